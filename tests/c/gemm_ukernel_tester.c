@@ -1,0 +1,240 @@
+/*
+ * GEMM micro-kernel tester: runs one generated kernel, with its real packing routines, through
+ * the case matrix of the kernel family and checks every result against a float64 reference.
+ *
+ * Built once per kernel (natively, or with aarch64-linux-gnu-gcc to run under qemu-aarch64):
+ *   -DTG_T=float|double -DTG_DT=f32|f64 -DTG_UKERNEL=<fn> -DTG_PACKA=<fn> -DTG_PACKB=<fn>
+ *   -DTG_MR=.. -DTG_NR=.. -DTG_UNROLL=.. -DTG_EPI=<TG_EPI_* flags> -DTG_REQUIRES="avx512f ..."
+ *
+ * Cases: every m <= MR and n <= NR; k in {0, 1, unroll-1, unroll, unroll+1, 2*unroll+1, 300};
+ * A and B packed from row- and column-major sources with prime leading dimensions; B also read
+ * unpacked (prime row stride); small-MR kernels reading panels packed with a wider stride; C with a
+ * prime row stride and sentinels in every gap; beta in {0 with NaN in C, 1, 0.5} and alpha in
+ * {1, -1.5, 0}. All buffers end at a PROT_NONE page, so any over-read or over-write faults.
+ *
+ * Prints "CASES <n> FAILED <f>"; exits 0 when all pass, 1 on failure, 77 when the CPU lacks the ISA.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tg_ukernels.h"
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+typedef TG_T T;
+typedef CAT(CAT(tg_, TG_DT), _gemm_params) params_t;
+
+/* Relative tolerance per sqrt(k), against the sum of |products|. */
+#define TOL (sizeof(T) == 8 ? 1e-12 : 1e-5)
+
+/* ---- guarded allocations: the object ends exactly where a PROT_NONE page starts ---- */
+typedef struct { void* base; size_t len; } region;
+
+static T* guarded(size_t count, region* r) {
+  const size_t page = (size_t) sysconf(_SC_PAGESIZE);
+  const size_t bytes = count * sizeof(T);
+  const size_t body = (bytes + page - 1) / page * page;
+  r->len = body + page;
+  r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (r->base == MAP_FAILED) { perror("mmap"); exit(2); }
+  if (mprotect((char*) r->base + body, page, PROT_NONE) != 0) { perror("mprotect"); exit(2); }
+  return (T*) ((char*) r->base + body - bytes);
+}
+
+static void release(region* r) { munmap(r->base, r->len); }
+
+/* ---- deterministic inputs ---- */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static double uniform(void) {  /* U(-1, 1) */
+  rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+  return (double) (rng_state >> 11) / 4503599627370496.0 - 1.0;
+}
+
+static const T SENTINEL = (T) -12345.625;
+
+static int64_t next_prime(int64_t x) {
+  for (;; x++) {
+    int prime = x > 1;
+    for (int64_t d = 2; d * d <= x && prime; d++) prime = (x % d) != 0;
+    if (prime) return x;
+  }
+}
+
+static long cases = 0, failed = 0;
+
+static void report(const char* what, int m, int n, int k, double alpha, double beta, int i, int j,
+                   double got, double want, double tol) {
+  failed++;
+  if (failed <= 20) {
+    fprintf(stderr,
+            "FAIL %s: m=%d n=%d k=%d alpha=%g beta=%g at (%d,%d): got %.17g want %.17g (tol %.3g)\n",
+            what, m, n, k, alpha, beta, i, j, got, want, tol);
+  }
+}
+
+enum { A_ROW = 0, A_COL = 1 };
+enum { B_PACKED_ROW = 0, B_PACKED_COL = 1, B_DIRECT = 2 };
+
+static void run_case(int m, int n, int k, double alpha, double beta, int a_layout, int b_mode,
+                     int a_pad) {
+  region ra, rb, rpa, rpb, rc, rbias;
+  /* A: m x k source, row-major (rs=prime >= k) or column-major (cs=prime >= m). */
+  const int64_t lda = a_layout == A_ROW ? next_prime(k + 1) : next_prime(m + 1);
+  const int64_t a_rs = a_layout == A_ROW ? lda : 1, a_cs = a_layout == A_ROW ? 1 : lda;
+  const size_t a_count = (size_t) (a_layout == A_ROW ? (m - 1) * lda + k : (k > 0 ? (k - 1) * lda + m : 0)) + 1;
+  T* a = guarded(a_count, &ra);
+  for (size_t i = 0; i < a_count; i++) a[i] = (T) uniform();
+
+  /* B: k x n source; packed from row- or column-major, or read directly with a prime stride. */
+  const int64_t ldb = b_mode == B_PACKED_COL ? next_prime(k + 1) : next_prime(TG_NR + 1);
+  const int64_t b_rs = b_mode == B_PACKED_COL ? 1 : ldb, b_cs = b_mode == B_PACKED_COL ? ldb : 1;
+  const int64_t b_cols = b_mode == B_DIRECT ? TG_NR : n;  /* the kernel reads NR per row */
+  const size_t b_count = (size_t) (b_mode == B_PACKED_COL ? (n - 1) * ldb + k : (k > 0 ? (k - 1) * ldb + b_cols : 0)) + 1;
+  T* b = guarded(b_count, &rb);
+  for (size_t i = 0; i < b_count; i++) b[i] = (T) uniform();
+
+  /* Packed panels, through the real packing routines. */
+  const int64_t cs_a = TG_MR + a_pad;
+  T* pa = guarded((size_t) (k > 0 ? k : 1) * (size_t) cs_a, &rpa);
+  if (a_pad == 0) {
+    TG_PACKA(m, k, a, a_rs, a_cs, pa);
+  } else {  /* a panel packed for a wider kernel: fill by hand, stride MR + pad */
+    for (int64_t kk = 0; kk < k; kk++)
+      for (int64_t i = 0; i < cs_a; i++)
+        pa[kk * cs_a + i] = i < m ? a[i * a_rs + kk * a_cs] : (T) 0;
+  }
+  const T* bk;
+  int64_t rs_b;
+  T* pb = guarded((size_t) (k > 0 ? k : 1) * TG_NR, &rpb);
+  if (b_mode == B_DIRECT) {
+    bk = b; rs_b = ldb;
+  } else {
+    TG_PACKB(n, k, b, b_rs, b_cs, pb);
+    bk = pb; rs_b = TG_NR;
+  }
+  if (a_pad == 0) {  /* check the packed layout itself, padding included */
+    for (int64_t kk = 0; kk < k; kk++)
+      for (int64_t i = 0; i < TG_MR; i++) {
+        const T want = i < m ? a[i * a_rs + kk * a_cs] : (T) 0;
+        if (memcmp(&pa[kk * TG_MR + i], &want, sizeof(T)) != 0)
+          report("packa", m, n, k, alpha, beta, (int) i, (int) kk, pa[kk * TG_MR + i], want, 0);
+      }
+  }
+  if (b_mode != B_DIRECT) {
+    for (int64_t kk = 0; kk < k; kk++)
+      for (int64_t j = 0; j < TG_NR; j++) {
+        const T want = j < n ? b[kk * b_rs + j * b_cs] : (T) 0;
+        if (memcmp(&pb[kk * TG_NR + j], &want, sizeof(T)) != 0)
+          report("packb", m, n, k, alpha, beta, (int) kk, (int) j, pb[kk * TG_NR + j], want, 0);
+      }
+  }
+
+  /* C: m x n with a prime row stride; sentinels everywhere outside the tile. */
+  const int64_t ldc = next_prime(n + 1);
+  const size_t c_count = (size_t) ((m - 1) * ldc + n);
+  T* c = guarded(c_count, &rc);
+  T* c0 = malloc(c_count * sizeof(T));
+  for (size_t idx = 0; idx < c_count; idx++) {
+    const int64_t j = (int64_t) idx % ldc;
+    c[idx] = j < n ? (beta == 0 ? (T) NAN : (T) uniform()) : SENTINEL;
+    c0[idx] = c[idx];
+  }
+  T* bias = guarded((size_t) n, &rbias);
+  for (int j = 0; j < n; j++) bias[j] = (T) uniform();
+
+  params_t params;
+  params.alpha = (T) alpha;
+  params.beta = (T) beta;
+  params.bias = bias;
+  TG_UKERNEL(m, n, k, pa, cs_a, bk, rs_b, c, ldc, &params);
+  cases++;
+
+  for (int i = 0; i < m; i++) {
+    for (int j = 0; j < ldc && (int64_t) i * ldc + j < (int64_t) c_count; j++) {
+      const size_t idx = (size_t) i * ldc + j;
+      if (j >= n) {
+        if (memcmp(&c[idx], &SENTINEL, sizeof(T)) != 0)
+          report("sentinel overwritten", m, n, k, alpha, beta, i, j, c[idx], SENTINEL, 0);
+        continue;
+      }
+      double acc = 0, mag = 0;
+      for (int kk = 0; kk < k; kk++) {
+        const double p = (double) a[i * a_rs + kk * a_cs] * (double) b[kk * b_rs + j * b_cs];
+        acc += p;
+        mag += fabs(p);
+      }
+      double want = alpha * acc;
+      mag = fabs(alpha) * mag;
+      if (beta != 0) { want += beta * (double) c0[idx]; mag += fabs(beta * (double) c0[idx]); }
+#if TG_EPI & TG_EPI_BIAS
+      want += (double) bias[j];
+      mag += fabs((double) bias[j]);
+#endif
+#if TG_EPI & TG_EPI_RELU
+      want = want > 0 ? want : 0;
+#endif
+#if TG_EPI & TG_EPI_RELU6
+      want = want > 0 ? (want < 6 ? want : 6) : 0;
+#endif
+      const double tol = TOL * sqrt((double) (k > 1 ? k : 1)) * (mag + 1e-30) + 1e-30;
+      const double got = (double) c[idx];
+      if (!(fabs(got - want) <= tol)) report("value", m, n, k, alpha, beta, i, j, got, want, tol);
+    }
+  }
+  free(c0);
+  release(&ra); release(&rb); release(&rpa); release(&rpb); release(&rc); release(&rbias);
+}
+
+static int cpu_supported(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  char req[] = TG_REQUIRES;
+  for (char* tok = strtok(req, " "); tok; tok = strtok(NULL, " ")) {
+    int ok = 1;
+    if (!strcmp(tok, "avx")) ok = __builtin_cpu_supports("avx");
+    else if (!strcmp(tok, "avx2")) ok = __builtin_cpu_supports("avx2");
+    else if (!strcmp(tok, "fma")) ok = __builtin_cpu_supports("fma");
+    else if (!strcmp(tok, "avx512f")) ok = __builtin_cpu_supports("avx512f");
+    else if (!strcmp(tok, "avx512dq")) ok = __builtin_cpu_supports("avx512dq");
+    else if (!strcmp(tok, "avx512bw")) ok = __builtin_cpu_supports("avx512bw");
+    else if (!strcmp(tok, "avx512vl")) ok = __builtin_cpu_supports("avx512vl");
+    if (!ok) { printf("SKIP: this CPU (or OS) lacks %s\n", tok); return 0; }
+  }
+#endif
+  return 1;
+}
+
+int main(void) {
+  if (!cpu_supported()) return 77;
+  const int u = TG_UNROLL;
+  const int candidates[] = {0, 1, u - 1, u, u + 1, 2 * u + 1, 300};
+  int ks[8], nk = 0;
+  for (size_t ci = 0; ci < sizeof(candidates) / sizeof(candidates[0]); ci++) {
+    int dup = candidates[ci] < 0;
+    for (int q = 0; q < nk; q++) dup |= ks[q] == candidates[ci];
+    if (!dup) ks[nk++] = candidates[ci];
+  }
+  const double ab[][2] = {{1.0, 0.0}, {-1.5, 1.0}, {1.0, 0.5}, {0.0, 0.5}};
+  for (int ki = 0; ki < nk; ki++) {
+    const int k = ks[ki];
+    for (int m = 1; m <= TG_MR; m++) {
+      for (int n = 1; n <= TG_NR; n++) {
+        run_case(m, n, k, ab[0][0], ab[0][1], A_ROW, B_PACKED_ROW, 0);   /* beta 0, NaN in C */
+        run_case(m, n, k, ab[1][0], ab[1][1], A_COL, B_PACKED_COL, 0);   /* alpha -1.5, beta 1 */
+        if (n == TG_NR) run_case(m, n, k, ab[2][0], ab[2][1], A_ROW, B_DIRECT, 0);
+        if (k == 300 || k == u) run_case(m, n, k, ab[3][0], ab[3][1], A_ROW, B_PACKED_ROW, 3);
+      }
+    }
+  }
+  printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
+  return failed ? 1 : 0;
+}

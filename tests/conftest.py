@@ -1,0 +1,41 @@
+"""Shared test options, fixtures and the end-of-run micro-kernel summary.
+
+Tests import the installed `tilegen`; REPO_ROOT (the parent of tests/, `from conftest import
+REPO_ROOT`) supplies the committed registry, templates and generated C that they check.
+"""
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# (isa, run mode) -> {"cases": n, "kernels": n, "skipped": n}, filled by test_gemm_ukernels.py.
+UKERNEL_RUNS = pytest.StashKey[dict]()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite tests/golden/*.c from the current templates instead of comparing")
+
+
+@pytest.fixture(scope="session")
+def update_golden(request) -> bool:
+    return request.config.getoption("--update-golden")
+
+
+@pytest.fixture(scope="session")
+def ukernel_runs(request) -> dict:
+    return request.config.stash.setdefault(UKERNEL_RUNS, {})
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    runs = config.stash.get(UKERNEL_RUNS, {})
+    if not runs:
+        return
+    parts = []
+    for (isa, mode), r in runs.items():
+        text = f"{isa} {mode} {r['cases']}"
+        if r["skipped"]:
+            text += f" ({r['skipped']} of {r['kernels']} kernels skipped)"
+        parts.append(text)
+    terminalreporter.write_line("micro-kernel cases: " + ", ".join(parts))

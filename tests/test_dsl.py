@@ -1,0 +1,183 @@
+"""The DSL: validation (register budget, vector width, allowed values), the name schema,
+the fluent builder, registry validation and a golden rendering."""
+
+import pytest
+from conftest import REPO_ROOT  # the source tree: its registry and templates are tested
+
+from tilegen.dsl import (
+    DTYPES, ISAS, OPS, F32, KernelSpec, format_name, gemm, load_registry, parse_name, registry_path,
+    spec_from_name,
+)
+from tilegen.dsl.render import render_kernel
+
+GOLDEN_DIR = REPO_ROOT / "tests" / "golden"
+
+
+def spec(**kw) -> KernelSpec:
+    return KernelSpec(**{"op": "gemm", "dtype": "f32", "isa": "avx512", "mr": 4, "nr": 32, **kw})
+
+
+# --- lowering: what the hardware allows ---
+
+@pytest.mark.parametrize("isa, dtype, mr, nr, budget", [
+    ("avx512", "f32", 16, 32, 32),   # 32 acc + 2 B + 1 A = 35
+    ("avx2", "f32", 8, 16, 16),      # 16 acc + 2 B + 1 A = 19
+    ("avx2", "f64", 7, 8, 16),
+    ("neon", "f32", 8, 16, 32),      # 32 acc + 4 B + 1 A = 37
+    ("scalar", "f32", 4, 4, 16),     # 16 + 4 + 1
+])
+def test_register_budget_rejects_oversized_tiles(isa, dtype, mr, nr, budget):
+    with pytest.raises(ValueError, match=rf"^tile: {mr}x{nr} .* budget of {budget}"):
+        spec(isa=isa, dtype=dtype, mr=mr, nr=nr)
+
+
+@pytest.mark.parametrize("isa, dtype, mr, nr", [
+    ("avx512", "f32", 14, 32), ("avx512", "f64", 14, 16), ("avx2", "f32", 6, 16),
+    ("neon", "f32", 8, 12), ("scalar", "f64", 2, 4),
+])
+def test_register_budget_accepts_tiles_that_fit(isa, dtype, mr, nr):
+    assert spec(isa=isa, dtype=dtype, mr=mr, nr=nr).tile == f"{mr}x{nr}"
+
+
+@pytest.mark.parametrize("isa, dtype, nr, lanes", [
+    ("avx512", "f32", 24, 16), ("avx512", "f64", 12, 8), ("avx2", "f32", 12, 8), ("neon", "f64", 3, 2),
+])
+def test_nr_must_be_a_multiple_of_the_vector_width(isa, dtype, nr, lanes):
+    with pytest.raises(ValueError, match=rf"^nr: .*{lanes} lanes"):
+        spec(isa=isa, dtype=dtype, mr=1, nr=nr)
+
+
+@pytest.mark.parametrize("field, value, allowed", [
+    ("op", "conv9d", OPS), ("dtype", "f16", DTYPES), ("isa", "sse9", ISAS),
+])
+def test_unknown_values_name_the_field_and_the_allowed_values(field, value, allowed):
+    with pytest.raises(ValueError) as err:
+        spec(**{field: value})
+    msg = str(err.value)
+    assert msg.startswith(f"{field}:") and repr(value) in msg and "allowed values" in msg
+    assert all(a in msg for a in allowed)
+
+
+@pytest.mark.parametrize("kw, field", [
+    ({"unroll": 0}, "unroll"), ({"unroll": 17}, "unroll"), ({"mr": 0}, "mr"), ({"kr": 4}, "kr"),
+    ({"prefetch": -1}, "prefetch"), ({"epilogue": ("gelu",)}, "epilogue"),
+    ({"epilogue": ("relu", "bias")}, "epilogue"), ({"epilogue": ("relu", "relu6")}, "epilogue"),
+    ({"isa": "avx2", "nr": 16, "tail": "mask"}, "tail"), ({"variant": "Bad-Name"}, "variant"),
+])
+def test_other_invalid_schedules_name_their_field(kw, field):
+    with pytest.raises(ValueError, match=rf"^{field}:"):
+        spec(**kw)
+
+
+# --- the name schema ---
+
+REGISTRY = load_registry(registry_path(str(REPO_ROOT)))
+
+
+@pytest.mark.parametrize("entry", REGISTRY, ids=lambda e: e.name)
+def test_registry_names_round_trip(entry):
+    s = entry.spec
+    rebuilt = spec_from_name(entry.name, unroll=s.unroll, prefetch=s.prefetch, tail=s.tail)
+    assert rebuilt == s and format_name(rebuilt) == entry.name
+
+
+@pytest.mark.parametrize("name, fields", [
+    ("tg_f32_gemm_ukernel_14x32__avx512",
+     dict(dtype="f32", op="gemm", epilogue=(), mr=14, nr=32, kr=1, isa="avx512", variant="")),
+    ("tg_f32_gemm_bias_relu_ukernel_14x32__avx512",
+     dict(epilogue=("bias", "relu"), mr=14, nr=32, isa="avx512", variant="")),
+    ("tg_f32_gemm_bias_relu6_ukernel_8x12__neon", dict(epilogue=("bias", "relu6"), isa="neon")),
+    ("tg_f64_gemm_relu_ukernel_6x8__avx2_prfm", dict(dtype="f64", epilogue=("relu",), variant="prfm")),
+    ("tg_f32_gemm_ukernel_2x4__scalar_fast_path", dict(isa="scalar", variant="fast_path")),
+])
+def test_hand_written_names_round_trip(name, fields):
+    parsed = parse_name(name)
+    assert {k: parsed[k] for k in fields} == fields
+    assert spec_from_name(name).name == name
+
+
+def test_name_with_kr_parses():
+    assert parse_name("tg_f32_gemm_ukernel_4x16c4__avx2")["kr"] == 4
+
+
+@pytest.mark.parametrize("name", [
+    "tg_f32_gemm_14x32__avx512", "f32_gemm_ukernel_14x32__avx512", "tg_f32_gemm_ukernel_14x32_avx512",
+    "tg_f32_gemm_ukernel_14by32__avx512", "tg_F32_gemm_ukernel_14x32__avx512",
+])
+def test_malformed_names_are_rejected(name):
+    with pytest.raises(ValueError, match="^name:"):
+        parse_name(name)
+
+
+# --- the fluent builder (DESIGN.md) ---
+
+def test_builder_from_the_design():
+    k = (gemm(F32).tile(m=14, n=32).vectorize("n").unroll("k", 4).epilogue("bias", "relu")
+         .target("avx512"))
+    assert k.name == "tg_f32_gemm_bias_relu_ukernel_14x32__avx512"
+    assert k.spec == KernelSpec(op="gemm", dtype="f32", isa="avx512", mr=14, nr=32, unroll=4,
+                                epilogue=("bias", "relu"))
+    assert "void tg_f32_gemm_bias_relu_ukernel_14x32__avx512(" in k.render()
+
+
+@pytest.mark.parametrize("build, field", [
+    (lambda: gemm(F32).vectorize("m"), "vectorize"),
+    (lambda: gemm(F32).unroll("n", 2), "unroll"),
+    (lambda: gemm(F32).tile(m=14, n=32).spec, "isa"),
+    (lambda: gemm(F32).target("avx2").spec, "mr"),
+    (lambda: gemm(F32).tile(m=16, n=32).target("avx512").name, "tile"),
+])
+def test_builder_errors_name_the_verb_or_field(build, field):
+    with pytest.raises(ValueError, match=rf"^{field}:"):
+        build()
+
+
+# --- registry validation ---
+
+def write_registry(tmp_path, body: str) -> str:
+    path = tmp_path / "kernels.yaml"
+    path.write_text("kernels:\n" + body)
+    return str(path)
+
+
+def test_registry_rejects_duplicate_names(tmp_path):
+    path = write_registry(tmp_path, "  - {op: gemm, dtype: f32, isa: avx2, tile: 6x16}\n"
+                                    "  - {op: gemm, dtype: f32, isa: avx2, tile: 6x16, unroll: 4}\n")
+    with pytest.raises(ValueError, match=r"kernels\[1\] and kernels\[0\] are both "
+                                         r"tg_f32_gemm_ukernel_6x16__avx2"):
+        load_registry(path)
+
+
+def test_registry_rejects_unknown_fields(tmp_path):
+    path = write_registry(tmp_path, "  - {op: gemm, dtype: f32, isa: avx2, tile: 6x16, unrol: 4}\n")
+    with pytest.raises(ValueError, match=r"kernels\[0\]: unknown field\(s\) \['unrol'\]"):
+        load_registry(path)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("  - {op: gemm, dtype: f32, isa: avx2}\n", "missing field 'tile'"),
+    ("  - {op: gemm, dtype: f32, isa: avx2, tile: 8x16}\n", "^tile: 8x16"),
+    ("  - {op: gemm, dtype: f32, isa: avx2, tile: 6x16, production: maybe}\n", "production"),
+    ("  - {op: gemm, dtype: f32, isa: avx2, tile: 6x16}\n"
+     "  - {op: gemm, dtype: f32, isa: avx2, tile: 1x8}\n", "mix NR values"),
+])
+def test_registry_rejects_invalid_entries(tmp_path, body, message):
+    with pytest.raises(ValueError, match=message):
+        load_registry(write_registry(tmp_path, body))
+
+
+# --- golden rendering: a template change shows up as a readable diff ---
+
+GOLDEN_SPEC = KernelSpec(op="gemm", dtype="f32", isa="avx2", mr=4, nr=16, unroll=2)
+
+
+def test_golden_rendering(update_golden):
+    path = GOLDEN_DIR / f"{GOLDEN_SPEC.name}.c"
+    rendered = render_kernel(GOLDEN_SPEC, str(REPO_ROOT))
+    if update_golden:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(rendered, encoding="utf-8")
+    assert path.is_file(), f"{path} is missing; run `pytest --update-golden` to create it"
+    assert rendered == path.read_text(encoding="utf-8"), (
+        f"{GOLDEN_SPEC.name} renders differently from {path}; if the change is intended, "
+        "run `pytest tests/test_dsl.py --update-golden` and review the diff")

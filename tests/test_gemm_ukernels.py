@@ -1,0 +1,153 @@
+"""Every registry kernel, built from the committed generated C, through tests/c/gemm_ukernel_tester.c.
+
+x86 kernels and the scalar fallback run natively on an x86-64 host; NEON kernels (and the scalar
+fallback once more) are cross-built with aarch64-linux-gnu-gcc -static and run under qemu-aarch64.
+On an aarch64 host NEON runs natively. A kernel whose ISA this CPU lacks is skipped (tester exit 77).
+All testers are compiled and run in parallel once per session; each test then reads its result.
+"""
+import os
+import platform
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+import pytest
+from conftest import REPO_ROOT
+
+from tilegen.dsl import DTYPES, ISAS, load_registry, registry_path
+from tilegen.dsl.registry import Entry
+from tilegen.dsl.render import GENERATED_RELPATH, kernel_path, pack_path, packa_name, packb_name
+
+TESTER = REPO_ROOT / "tests" / "c" / "gemm_ukernel_tester.c"
+ENTRIES = load_registry(registry_path(str(REPO_ROOT)))
+SKIP_EXIT = 77
+_ARCH_ALIASES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
+HOST_ARCH = _ARCH_ALIASES.get(platform.machine().lower(), platform.machine().lower())
+
+
+@dataclass(frozen=True)
+class Target:
+    """How to build and run a tester: natively, or cross-built and emulated."""
+
+    mode: str                       # shown in test ids and in the summary
+    cc: Tuple[str, ...] = ()
+    runner: Tuple[str, ...] = ()
+    packages: str = ""              # Debian packages that provide cc and runner
+    reason: str = ""                # why this target can never run here
+
+    def unavailable(self) -> Optional[str]:
+        if self.reason:
+            return self.reason
+        for tool in (*self.cc[:1], *self.runner[:1]):
+            if not shutil.which(tool):
+                return f"{tool} not found; install {self.packages}"
+        return None
+
+
+NATIVE = Target("native", ("gcc",), packages="gcc")
+# Emulated architectures: a static cross build run under qemu-user.
+CROSS = {
+    "aarch64": Target("under qemu-aarch64", ("aarch64-linux-gnu-gcc", "-static"), ("qemu-aarch64",),
+                      packages="gcc-aarch64-linux-gnu and qemu-user"),
+}
+
+
+def targets(isa_arch: str) -> List[Target]:
+    out = [NATIVE] if isa_arch in (HOST_ARCH, "any") else []
+    out += [t for arch, t in CROSS.items() if arch != HOST_ARCH and isa_arch in (arch, "any")]
+    return out or [Target("not runnable", reason=f"{isa_arch} code cannot run on this {HOST_ARCH} host")]
+
+
+CASES = [(e, t) for e in ENTRIES for t in targets(ISAS[e.spec.isa].arch)]
+
+
+def epilogue_flags(spec) -> str:
+    # Same spelling as the TG_GEMM_UKERNELS_* tables that tilegen/dsl/render.py writes.
+    return " | ".join(f"TG_EPI_{x.upper()}" for x in spec.epilogue) or "0u"
+
+
+def compile_command(entry: Entry, target: Target, out: Path) -> List[str]:
+    s = entry.spec
+    isa = ISAS[s.isa]
+    defines = {
+        "TG_T": DTYPES[s.dtype], "TG_DT": s.dtype, "TG_UKERNEL": s.name,
+        "TG_PACKA": packa_name(s.dtype, s.isa, s.mr), "TG_PACKB": packb_name(s.dtype, s.isa, s.nr),
+        "TG_MR": s.mr, "TG_NR": s.nr, "TG_UNROLL": s.unroll, "TG_EPI": f"({epilogue_flags(s)})",
+        "TG_REQUIRES": '"%s"' % " ".join(isa.requires),
+    }
+    return [
+        *target.cc, "-std=c99", "-O2", "-Wall", "-Werror", *isa.cflags,
+        "-I", str(REPO_ROOT / GENERATED_RELPATH), *(f"-D{k}={v}" for k, v in defines.items()),
+        str(TESTER), str(REPO_ROOT / kernel_path(s)), str(REPO_ROOT / pack_path(s.dtype, s.isa)),
+        "-o", str(out), "-lm",
+    ]
+
+
+@dataclass
+class Outcome:
+    skip: Optional[str] = None
+    build: Optional[subprocess.CompletedProcess] = None
+    run: Optional[subprocess.CompletedProcess] = None
+
+
+def case_id(case) -> str:
+    entry, target = case
+    return f"{entry.name}-{target.mode.replace('under ', '').replace(' ', '-')}"
+
+
+def build_and_run(case, workdir: Path) -> Outcome:
+    entry, target = case
+    unavailable = target.unavailable()
+    if unavailable:
+        return Outcome(skip=unavailable)
+    exe = workdir / case_id(case)
+    build = subprocess.run(compile_command(entry, target, exe), capture_output=True, text=True)
+    if build.returncode != 0:
+        return Outcome(build=build)
+    cmd = [*target.runner, str(exe)]
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired as e:
+        run = subprocess.CompletedProcess(cmd, -1, e.stdout or "", "timed out after 600 s")
+    return Outcome(build=build, run=run)
+
+
+@pytest.fixture(scope="session")
+def outcomes(request, tmp_path_factory):
+    """Build and run the testers of the selected cases, in parallel, once per session."""
+    wanted = {item.callspec.id for item in request.session.items
+              if item.originalname == "test_gemm_ukernel"}
+    selected = [c for c in CASES if case_id(c) in wanted]
+    workdir = tmp_path_factory.mktemp("ukernels")
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        futures = {case_id(c): pool.submit(build_and_run, c, workdir) for c in selected}
+    return {k: f.result() for k, f in futures.items()}
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_gemm_ukernel(case, outcomes, ukernel_runs):
+    entry, target = case
+    out = outcomes[case_id(case)]
+    tally = ukernel_runs.setdefault((entry.spec.isa, target.mode),
+                                    {"cases": 0, "kernels": 0, "skipped": 0})
+    tally["kernels"] += 1
+    if out.run is not None and out.run.returncode == SKIP_EXIT:
+        out.skip = out.run.stdout.strip() or "this CPU lacks the ISA"
+    if out.skip:
+        tally["skipped"] += 1
+        pytest.skip(out.skip)
+    if out.run is None:
+        pytest.fail(f"build failed:\n$ {' '.join(out.build.args)}\n{out.build.stderr}", pytrace=False)
+
+    m = re.search(r"KERNEL (\S+) CASES (\d+) FAILED (\d+)", out.run.stdout)
+    detail = f"exit {out.run.returncode}\nstdout:\n{out.run.stdout}\nstderr:\n{out.run.stderr}"
+    if not m or m.group(1) != entry.name:
+        pytest.fail(f"no result line for {entry.name} from the tester ({detail})", pytrace=False)
+    cases, failed = int(m.group(2)), int(m.group(3))
+    tally["cases"] += cases
+    if failed or out.run.returncode != 0 or cases == 0:
+        pytest.fail(detail, pytrace=False)

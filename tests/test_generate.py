@@ -1,0 +1,164 @@
+"""The `tilegen` command: generate/--check on a copy of the source tree, list, emit, bad input."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT
+
+import tilegen
+from tilegen.cli import main
+from tilegen.dsl import parse_name
+from tilegen.dsl.registry import REGISTRY_RELPATH
+from tilegen.dsl.render import GENERATED_RELPATH, TEMPLATES_RELPATH
+
+
+
+@pytest.fixture
+def tree(tmp_path) -> Path:
+    """A copy of the registry, templates and generated C: all `tilegen generate` reads or writes."""
+    root = tmp_path / "repo"
+    (root / "tilegen").mkdir(parents=True)
+    shutil.copy2(REPO_ROOT / REGISTRY_RELPATH, root / REGISTRY_RELPATH)
+    for rel in (TEMPLATES_RELPATH, GENERATED_RELPATH):
+        shutil.copytree(REPO_ROOT / rel, root / rel)
+    return root
+
+
+def tilegen_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_committed_tree_is_fresh(tree, capsys):
+    code, out, err = tilegen_cli(capsys, "generate", "--check", "--root", tree)
+    assert code == 0, err
+    assert out.count("\n") == 1 and "fresh" in out
+
+
+def test_template_change_makes_check_fail_and_generate_fixes_it(tree, capsys):
+    template = tree / TEMPLATES_RELPATH / "gemm_ukernel.c.j2"
+    template.write_text(template.read_text() + "/* a new line */\n")
+
+    code, out, err = tilegen_cli(capsys, "generate", "--check", "--root", tree)
+    assert code == 1
+    stale = [line.split(": ", 1)[1] for line in err.splitlines() if line.startswith("stale: ")]
+    kernels = sorted(p.relative_to(tree).as_posix() for p in (tree / GENERATED_RELPATH / "gemm").glob("*.c"))
+    assert sorted(Path(s).as_posix() for s in stale) == kernels
+    assert "run `tilegen generate" in err
+
+    code, out, err = tilegen_cli(capsys, "generate", "--root", tree)
+    assert code == 0 and len(out.splitlines()) == len(kernels)
+    assert tilegen_cli(capsys, "generate", "--check", "--root", tree)[0] == 0
+
+
+def test_files_are_written_only_when_their_content_changes(tree, capsys):
+    generated = sorted((tree / GENERATED_RELPATH).rglob("*.*"))
+    for i, path in enumerate(generated):  # an old, distinct mtime on every file
+        os.utime(path, ns=(10**18 + i, 10**18 + i))
+    before = {p: p.stat().st_mtime_ns for p in generated}
+    code, out, _ = tilegen_cli(capsys, "generate", "--root", tree)
+    assert code == 0 and "up to date" in out
+    assert {p: p.stat().st_mtime_ns for p in generated} == before
+
+
+def test_orphan_file_is_reported_by_check_and_removed_by_generate(tree, capsys):
+    orphan = tree / GENERATED_RELPATH / "gemm" / "tg_f32_gemm_ukernel_3x16__avx2.c"
+    orphan.write_text("/* no registry entry renders this */\n")
+    code, _, err = tilegen_cli(capsys, "generate", "--check", "--root", tree)
+    assert code == 1 and f"orphan: {orphan.relative_to(tree)}" in err
+    assert tilegen_cli(capsys, "generate", "--root", tree)[0] == 0
+    assert not orphan.exists()
+
+
+def python_m_tilegen(tmp_path, *argv) -> subprocess.CompletedProcess:
+    """`python -m tilegen ARGV` from an empty directory (so the source tree cannot shadow the
+    installed package), importing the same tilegen as this test process."""
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir(exist_ok=True)
+    path = [str(Path(tilegen.__path__[0]).parent), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in path if p))
+    return subprocess.run([sys.executable, "-m", "tilegen", *map(str, argv)],
+                          cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def test_check_through_python_dash_m(tree, tmp_path):
+    proc = python_m_tilegen(tmp_path, "generate", "--check", "--root", tree)
+    assert proc.returncode == 0, proc.stderr
+    with open(tree / TEMPLATES_RELPATH / "gemm_pack.c.j2", "a") as f:
+        f.write("/* drift */\n")
+    proc = python_m_tilegen(tmp_path, "generate", "--check", "--root", tree)
+    assert proc.returncode == 1 and "stale: " in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_generate_outside_a_checkout_is_an_error(tmp_path, capsys):
+    code, out, err = tilegen_cli(capsys, "generate", "--check", "--root", tmp_path)
+    assert code == 2 and err.startswith("tilegen: error:") and REGISTRY_RELPATH in err
+
+
+# --- list and emit ---
+
+def test_list_covers_every_isa_and_dtype(capsys):
+    code, out, _ = tilegen_cli(capsys, "list")
+    assert code == 0
+    names = [parse_name(line.split()[0]) for line in out.splitlines()]
+    for isa in ("avx512", "avx2", "neon"):
+        for dtype in ("f32", "f64"):
+            found = [n for n in names if (n["isa"], n["dtype"], n["op"]) == (isa, dtype, "gemm")]
+            assert len(found) >= 2, (isa, dtype)
+    assert any(n["isa"] == "scalar" for n in names)
+    assert "not dispatched" in out
+
+
+def test_list_filters(capsys):
+    code, out, _ = tilegen_cli(capsys, "list", "--isa", "neon", "--dtype", "f64", "--root", REPO_ROOT)
+    lines = out.splitlines()
+    assert code == 0 and lines
+    assert all(line.startswith("tg_f64_gemm_") and "__neon " in line for line in lines)
+    assert all(" 8x6 " in line or " 1x6 " in line for line in lines)
+
+
+def test_emit_prints_the_kernel(capsys):
+    code, out, err = tilegen_cli(capsys, "emit", "--op", "gemm", "--dtype", "f32", "--isa", "neon",
+                                 "--tile", "8x12", "--unroll", "2", "--epilogue", "bias,relu")
+    assert code == 0, err
+    assert "void tg_f32_gemm_bias_relu_ukernel_8x12__neon(" in out and "vfmaq_f32" in out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["emit", "--op", "gemm", "--dtype", "f32", "--isa", "avx512", "--tile", "16x32"],
+     ["tile", "budget of 32"]),
+    (["emit", "--op", "gemm", "--dtype", "f32", "--isa", "avx2", "--tile", "8x16"],
+     ["tile", "budget of 16"]),
+    (["emit", "--op", "gemm", "--dtype", "f32", "--isa", "avx512", "--tile", "4x24"], ["nr", "16"]),
+    (["emit", "--op", "gemm", "--dtype", "f32", "--isa", "avx512", "--tile", "4by32"], ["tile"]),
+    (["emit", "--op", "gemm", "--dtype", "f32", "--isa", "neon", "--tile", "8x12", "--tail", "mask"],
+     ["tail", "temp"]),
+    (["emit", "--op", "gemm", "--dtype", "f32", "--isa", "neon", "--tile", "8x12",
+      "--epilogue", "gelu"], ["epilogue", "relu6"]),
+    (["emit", "--op", "gemm", "--dtype", "f32", "--isa", "neon", "--tile", "8x12", "--unroll", "x"],
+     ["unroll"]),
+    (["emit", "--op", "gemm", "--dtype", "f16", "--isa", "neon", "--tile", "8x12"], ["dtype", "f64"]),
+    (["emit", "--op", "gemm", "--dtype", "f32", "--tile", "8x12"], ["--isa"]),
+    (["list", "--isa", "sse"], ["--isa", "avx512", "neon", "scalar"]),
+    (["list", "--op", "conv"], ["--op", "gemm"]),
+    (["list", "--dtype", "int8"], ["--dtype", "f32"]),
+    (["list", "--root", "/nonexistent"], ["root"]),
+    (["frobnicate"], ["frobnicate"]),
+    ([], ["COMMAND"]),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, words):
+    code, out, err = tilegen_cli(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("tilegen: error: ") and err.count("\n") == 1, err
+    assert all(w in err for w in words), err
+
+
+def test_bad_input_from_a_real_process_has_no_traceback(tmp_path):
+    proc = python_m_tilegen(tmp_path, "emit", "--op", "gemm", "--dtype", "f32", "--isa", "avx512",
+                            "--tile", "16x32")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr

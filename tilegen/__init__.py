@@ -1,0 +1,21 @@
+"""tilegen: generated SIMD micro-kernels behind NumPy drop-ins and a BLAS ABI.
+
+    import tilegen as tg
+    tg.matmul(a, b)        # numpy.matmul's answers, tilegen's kernels
+    tg.show_config()       # CPU features, the ISA cap, the kernels chosen, threads
+
+Importing tilegen initialises the kernel dispatch: an invalid TILEGEN_ISA raises ImportError.
+"""
+from ._version import __version__
+from .blas import _core
+from .blas._core import matmul, set_num_threads, get_num_threads
+from .numpy_api import dot, gemm
+from .runtime import get_include, get_library, runtime_info, show_config
+from . import _threadpoolctl
+
+_threadpoolctl.register()
+
+__all__ = [
+    "__version__", "dot", "gemm", "get_include", "get_library", "get_num_threads", "matmul",
+    "runtime_info", "set_num_threads", "show_config",
+]

@@ -1,0 +1,140 @@
+/* GEMM: the native tilegen_* entry points and the blocked driver for both dtypes. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dispatch.h"
+#include "tg_gemm.h"
+#include "tg_threads.h"
+#include "tg_workspace.h"
+#include "tilegen.h"
+
+#define TG_MAX_NR 128                 /* widest register tile the driver's temp tile holds */
+#define TG_DIRECT_B_MAX_PANELS 4      /* read B unpacked when C has at most this many row panels */
+#define TG_PARALLEL_MIN_FLOPS 4.0e6   /* below this a product runs on one thread */
+
+#define DT f32
+#define T float
+#include "gemm_impl.h"
+#undef DT
+#undef T
+#undef F
+
+#define DT f64
+#define T double
+#include "gemm_impl.h"
+#undef DT
+#undef T
+#undef F
+
+int tg_strides_from_blas(int layout, int trans, int64_t ld, int64_t* rs, int64_t* cs) {
+  if (layout != TILEGEN_ROW_MAJOR && layout != TILEGEN_COL_MAJOR) return -1;
+  if (trans != TILEGEN_NO_TRANS && trans != TILEGEN_TRANS && trans != TILEGEN_CONJ_TRANS) return -1;
+  const int rowwise = (layout == TILEGEN_ROW_MAJOR) == (trans == TILEGEN_NO_TRANS);
+  *rs = rowwise ? ld : 1;
+  *cs = rowwise ? 1 : ld;
+  return 0;
+}
+
+static int valid_act(int act) { return act >= TILEGEN_ACT_NONE && act <= TILEGEN_ACT_SILU; }
+
+/* Parameter numbers follow the tilegen_?gemm_ex signature. */
+static int check_ex(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t lda,
+                    int64_t ldb, int64_t ldc, int act) {
+  if (layout != TILEGEN_ROW_MAJOR && layout != TILEGEN_COL_MAJOR) return -1;
+  if (ta != TILEGEN_NO_TRANS && ta != TILEGEN_TRANS && ta != TILEGEN_CONJ_TRANS) return -2;
+  if (tb != TILEGEN_NO_TRANS && tb != TILEGEN_TRANS && tb != TILEGEN_CONJ_TRANS) return -3;
+  if (m < 0) return -4;
+  if (n < 0) return -5;
+  if (k < 0) return -6;
+  const int row = layout == TILEGEN_ROW_MAJOR;
+  /* Stored extent of a row (row-major) or a column (column-major) of each operand. */
+  const int64_t a_min = row ? (ta == TILEGEN_NO_TRANS ? k : m) : (ta == TILEGEN_NO_TRANS ? m : k);
+  const int64_t b_min = row ? (tb == TILEGEN_NO_TRANS ? n : k) : (tb == TILEGEN_NO_TRANS ? k : n);
+  const int64_t c_min = row ? n : m;
+  if (lda < (a_min > 1 ? a_min : 1)) return -9;
+  if (ldb < (b_min > 1 ? b_min : 1)) return -11;
+  if (ldc < (c_min > 1 ? c_min : 1)) return -14;
+  if (!valid_act(act)) return -16;
+  return 0;
+}
+
+#define TG_DEFINE_EX(PFX, DT, T)                                                                \
+  int tilegen_##PFX##gemm_ex(tilegen_layout layout, tilegen_transpose ta, tilegen_transpose tb, \
+                             int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, \
+                             const T* b, int64_t ldb, T beta, T* c, int64_t ldc, const T* bias,  \
+                             tilegen_activation act) {                                          \
+    const int err = check_ex(layout, ta, tb, m, n, k, lda, ldb, ldc, act);                      \
+    if (err) return err;                                                                        \
+    int64_t rs_a = 0, cs_a = 0, rs_b = 0, cs_b = 0, rs_c = 0, cs_c = 0;                         \
+    tg_strides_from_blas(layout, ta, lda, &rs_a, &cs_a);                                        \
+    tg_strides_from_blas(layout, tb, ldb, &rs_b, &cs_b);                                        \
+    tg_strides_from_blas(layout, TILEGEN_NO_TRANS, ldc, &rs_c, &cs_c);                          \
+    tg_gemm_##DT(m, n, k, alpha, a, rs_a, cs_a, b, rs_b, cs_b, beta, c, rs_c, cs_c, bias, 1,    \
+                 act);                                                                          \
+    return 0;                                                                                   \
+  }                                                                                             \
+                                                                                                \
+  int tilegen_##PFX##gemm_strided(int64_t m, int64_t n, int64_t k, T alpha, const T* a,        \
+                                  int64_t rs_a, int64_t cs_a, const T* b, int64_t rs_b,        \
+                                  int64_t cs_b, T beta, T* c, int64_t rs_c, int64_t cs_c,      \
+                                  const T* bias, int64_t bias_stride, tilegen_activation act) { \
+    if (m < 0) return -1;                                                                       \
+    if (n < 0) return -2;                                                                       \
+    if (k < 0) return -3;                                                                       \
+    if (!valid_act(act)) return -17;                                                            \
+    tg_gemm_##DT(m, n, k, alpha, a, rs_a, cs_a, b, rs_b, cs_b, beta, c, rs_c, cs_c, bias,       \
+                 bias_stride, act);                                                             \
+    return 0;                                                                                   \
+  }                                                                                             \
+                                                                                                \
+  int tilegen_##PFX##gemm_batched(                                                              \
+      int64_t ndim, const int64_t* shape, const int64_t* sa, const int64_t* sb,                 \
+      const int64_t* sc, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t rs_a,    \
+      int64_t cs_a, const T* b, int64_t rs_b, int64_t cs_b, T beta, T* c, int64_t rs_c,         \
+      int64_t cs_c) {                                                                           \
+    if (ndim < 0) return -1;                                                                    \
+    if (m < 0) return -6;                                                                       \
+    if (n < 0) return -7;                                                                       \
+    if (k < 0) return -8;                                                                       \
+    int64_t count = 1;                                                                          \
+    for (int64_t d = 0; d < ndim; d++) {                                                        \
+      if (shape[d] < 0) return -2;                                                              \
+      count *= shape[d];                                                                        \
+    }                                                                                           \
+    if (count == 0 || m == 0 || n == 0) return 0;                                               \
+    batch_##DT bt;                                                                              \
+    bt.count = count; bt.ndim = ndim; bt.shape = shape; bt.sa = sa; bt.sb = sb; bt.sc = sc;     \
+    if (alpha == 0 || k == 0) { /* C = beta*C, A and B unread */                                \
+      bt.proto = (problem_##DT){m, n, k, alpha, beta, a, rs_a, cs_a, b, rs_b, cs_b, c, rs_c,    \
+                                cs_c, NULL, 0, 0, TILEGEN_ACT_NONE, NULL, 0, 0, 0};             \
+      for (int64_t idx = 0; idx < count; idx++) {                                               \
+        problem_##DT p;                                                                         \
+        batch_item_##DT(&bt, idx, &p);                                                          \
+        scale_c_##DT(&p);                                                                       \
+      }                                                                                         \
+      return 0;                                                                                 \
+    }                                                                                           \
+    if (gemm_prepare_##DT(&bt.proto, m, n, k, alpha, a, rs_a, cs_a, b, rs_b, cs_b, beta, c,     \
+                          rs_c, cs_c, NULL, 0, TILEGEN_ACT_NONE) == 2) {                       \
+      bt.sa = sb; /* the transposed problem swapped A and B: swap their batch strides */       \
+      bt.sb = sa;                                                                               \
+    }                                                                                           \
+    const int per = threads_for_##DT(&bt.proto);                                             \
+    if (per == 1 && count > 1) {                                                                \
+      const double flops = 2.0 * (double) m * (double) n * (double) k * (double) count;        \
+      int nt = flops < TG_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();                           \
+      if (nt > count) nt = (int) count;                                                         \
+      tg_parallel_run(nt, batch_task_##DT, &bt);                                             \
+    } else {                                                                                    \
+      for (int64_t idx = 0; idx < count; idx++) {                                               \
+        problem_##DT p;                                                                      \
+        batch_item_##DT(&bt, idx, &p);                                                       \
+        tg_parallel_run(per, gemm_task_##DT, &p);                                            \
+      }                                                                                         \
+    }                                                                                           \
+    return 0;                                                                                   \
+  }
+
+TG_DEFINE_EX(s, f32, float)
+TG_DEFINE_EX(d, f64, double)

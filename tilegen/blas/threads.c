@@ -1,0 +1,205 @@
+#define _GNU_SOURCE
+#include "tg_threads.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tilegen.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <xmmintrin.h>
+#define TG_FP_STATE_T unsigned int
+#define TG_FP_STATE_GET() _mm_getcsr()
+#define TG_FP_STATE_SET(s) _mm_setcsr(s)
+#define TG_CPU_RELAX() _mm_pause()
+#elif defined(__aarch64__)
+#define TG_FP_STATE_T uint64_t
+static inline uint64_t tg_get_fpcr(void) { uint64_t v; __asm__ volatile("mrs %0, fpcr" : "=r"(v)); return v; }
+static inline void tg_set_fpcr(uint64_t v) { __asm__ volatile("msr fpcr, %0" : : "r"(v)); }
+#define TG_FP_STATE_GET() tg_get_fpcr()
+#define TG_FP_STATE_SET(s) tg_set_fpcr(s)
+#define TG_CPU_RELAX() __asm__ volatile("yield")
+#else
+#define TG_FP_STATE_T int
+#define TG_FP_STATE_GET() 0
+#define TG_FP_STATE_SET(s) ((void) (s))
+#define TG_CPU_RELAX() ((void) 0)
+#endif
+
+#define TG_MAX_THREADS 256
+#define TG_SPIN_NS 50000 /* idle workers spin this long after a region, then sleep */
+
+static struct {
+  pthread_mutex_t region;   /* held by the caller for the whole parallel region */
+  pthread_mutex_t mu;       /* guards sleeping/waking */
+  pthread_cond_t wake;      /* workers wait for a new generation */
+  pthread_cond_t done;      /* the caller waits for the last worker */
+  atomic_uint_fast64_t generation;
+  atomic_int remaining;
+  tg_task_fn fn;
+  void* ctx;
+  int nthreads;
+  TG_FP_STATE_T fp_state;
+  int nworkers;             /* workers started (thread ids 1..nworkers) */
+  uint64_t start_generation[TG_MAX_THREADS];
+} pool = {
+  .region = PTHREAD_MUTEX_INITIALIZER,
+  .mu = PTHREAD_MUTEX_INITIALIZER,
+  .wake = PTHREAD_COND_INITIALIZER,
+  .done = PTHREAD_COND_INITIALIZER,
+};
+
+static atomic_int requested_threads; /* 0: default */
+static int default_threads;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+static int env_int(const char* name) {
+  const char* v = getenv(name);
+  if (v == NULL) return 0;
+  char* end;
+  long x = strtol(v, &end, 10);  /* OMP_NUM_THREADS may be a list: take the first level */
+  return end != v && x > 0 ? (int) (x > TG_MAX_THREADS ? TG_MAX_THREADS : x) : 0;
+}
+
+static void init_default(void) {
+  int n = env_int("TILEGEN_NUM_THREADS");
+  if (n == 0) n = env_int("OMP_NUM_THREADS");
+#if defined(__linux__)
+  if (n == 0) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) n = CPU_COUNT(&set);
+  }
+#endif
+  if (n == 0) n = (int) sysconf(_SC_NPROCESSORS_ONLN);
+  default_threads = n < 1 ? 1 : (n > TG_MAX_THREADS ? TG_MAX_THREADS : n);
+}
+
+int tg_threads_max(void) {
+  const int r = atomic_load_explicit(&requested_threads, memory_order_relaxed);
+  if (r > 0) return r;
+  pthread_once(&default_once, init_default);
+  return default_threads;
+}
+
+void tilegen_set_num_threads(int n) {
+  atomic_store(&requested_threads, n < 1 ? 0 : (n > TG_MAX_THREADS ? TG_MAX_THREADS : n));
+}
+
+int tilegen_get_num_threads(void) { return tg_threads_max(); }
+
+/* Every started worker checks in for every region (running it only if tid < nthreads), so the
+   caller can rewrite the region fields only once no worker can still be reading them. */
+static void* worker_main(void* arg) {
+  const int tid = (int) (intptr_t) arg;
+  uint64_t seen = pool.start_generation[tid];
+  for (;;) {
+    uint64_t g = atomic_load_explicit(&pool.generation, memory_order_acquire);
+    if (g == seen) {
+      const uint64_t until = now_ns() + TG_SPIN_NS;
+      for (int i = 0; g == seen; i++) {
+        TG_CPU_RELAX();
+        g = atomic_load_explicit(&pool.generation, memory_order_acquire);
+        if ((i & 255) == 255 && now_ns() > until) break;
+      }
+      if (g == seen) {
+        pthread_mutex_lock(&pool.mu);
+        while ((g = atomic_load_explicit(&pool.generation, memory_order_acquire)) == seen)
+          pthread_cond_wait(&pool.wake, &pool.mu);
+        pthread_mutex_unlock(&pool.mu);
+      }
+    }
+    seen = g;
+    if (tid < pool.nthreads) {
+      TG_FP_STATE_SET(pool.fp_state);
+      pool.fn(pool.ctx, tid, pool.nthreads);
+    }
+    if (atomic_fetch_sub_explicit(&pool.remaining, 1, memory_order_acq_rel) == 1) {
+      pthread_mutex_lock(&pool.mu);
+      pthread_cond_signal(&pool.done);
+      pthread_mutex_unlock(&pool.mu);
+    }
+  }
+  return NULL;
+}
+
+/* The child of a fork has only the forking thread: forget the workers, rebuild the locks. */
+static void atfork_prepare(void) { pthread_mutex_lock(&pool.region); }
+static void atfork_parent(void) { pthread_mutex_unlock(&pool.region); }
+static void atfork_child(void) {
+  pthread_mutex_init(&pool.region, NULL);
+  pthread_mutex_init(&pool.mu, NULL);
+  pthread_cond_init(&pool.wake, NULL);
+  pthread_cond_init(&pool.done, NULL);
+  pool.nworkers = 0;
+  atomic_store(&pool.remaining, 0);
+}
+static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
+
+/* Starts workers up to `want - 1`; returns how many threads (caller included) are available. */
+static int ensure_workers(int want) {
+  while (pool.nworkers < want - 1) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pool.start_generation[pool.nworkers + 1] = atomic_load(&pool.generation);
+    const int rc = pthread_create(&t, &attr, worker_main, (void*) (intptr_t) (pool.nworkers + 1));
+    pthread_attr_destroy(&attr);
+    if (rc != 0) break;
+    pool.nworkers++;
+  }
+  return pool.nworkers + 1 < want ? pool.nworkers + 1 : want;
+}
+
+void tg_parallel_run(int want, tg_task_fn fn, void* ctx) {
+  if (want > TG_MAX_THREADS) want = TG_MAX_THREADS;
+  if (want <= 1 || pthread_mutex_trylock(&pool.region) != 0) {
+    fn(ctx, 0, 1);
+    return;
+  }
+  pthread_once(&atfork_once, register_atfork);
+  const int n = ensure_workers(want);
+  if (n <= 1) {
+    pthread_mutex_unlock(&pool.region);
+    fn(ctx, 0, 1);
+    return;
+  }
+  pool.fn = fn;
+  pool.ctx = ctx;
+  pool.nthreads = n;
+  pool.fp_state = TG_FP_STATE_GET();
+  atomic_store_explicit(&pool.remaining, pool.nworkers, memory_order_relaxed);
+  pthread_mutex_lock(&pool.mu);
+  atomic_fetch_add_explicit(&pool.generation, 1, memory_order_release);
+  pthread_cond_broadcast(&pool.wake);
+  pthread_mutex_unlock(&pool.mu);
+
+  fn(ctx, 0, n);
+
+  if (atomic_load_explicit(&pool.remaining, memory_order_acquire) != 0) {
+    const uint64_t until = now_ns() + TG_SPIN_NS;
+    for (int i = 0; atomic_load_explicit(&pool.remaining, memory_order_acquire) != 0; i++) {
+      TG_CPU_RELAX();
+      if ((i & 255) == 255 && now_ns() > until) {
+        pthread_mutex_lock(&pool.mu);
+        while (atomic_load_explicit(&pool.remaining, memory_order_acquire) != 0)
+          pthread_cond_wait(&pool.done, &pool.mu);
+        pthread_mutex_unlock(&pool.mu);
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&pool.region);
+}

@@ -1,0 +1,75 @@
+/* Built for the platform baseline: no ISA flags, so it runs on any CPU of the architecture. */
+#include "cpu_features.h"
+
+#include <string.h>
+
+#if TG_BUILD_ARCH == TG_ARCH_X86_64
+#include <cpuid.h>
+
+/* XGETBV without -mxsave, so this file needs no ISA flag. Only called when OSXSAVE is set. */
+static uint64_t read_xcr0(void) {
+  uint32_t eax, edx;
+  __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(eax), "=d"(edx) : "c"(0));
+  return ((uint64_t) edx << 32) | eax;
+}
+
+void tg_cpu_detect(tg_cpu_features* out) {
+  uint32_t eax, ebx, ecx, edx;
+  uint32_t rep = 0;
+  memset(out, 0, sizeof(*out));
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return;
+  const uint32_t max_leaf = eax;
+  __get_cpuid(1, &eax, &ebx, &ecx, &edx);
+  const int osxsave = (ecx >> 27) & 1;
+  if ((edx >> 26) & 1) rep |= TG_FEAT_SSE2;
+  if ((ecx >> 28) & 1) rep |= TG_FEAT_AVX;
+  if ((ecx >> 12) & 1) rep |= TG_FEAT_FMA;
+  if (max_leaf >= 7) {
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    if ((ebx >> 5) & 1) rep |= TG_FEAT_AVX2;
+    if ((ebx >> 16) & 1) rep |= TG_FEAT_AVX512F;
+    if ((ebx >> 17) & 1) rep |= TG_FEAT_AVX512DQ;
+    if ((ebx >> 30) & 1) rep |= TG_FEAT_AVX512BW;
+    if ((ebx >> 31) & 1) rep |= TG_FEAT_AVX512VL;
+  }
+  out->reported = rep;
+
+  /* The OS must save the register state: XMM|YMM (XCR0 bits 1-2) for AVX, plus
+     opmask|ZMM_Hi256|Hi16_ZMM (bits 5-7) for AVX-512. Without it these instructions fault. */
+  const uint64_t xcr0 = osxsave ? read_xcr0() : 0;
+  const int ymm_ok = (xcr0 & 0x6) == 0x6;
+  const int zmm_ok = ymm_ok && (xcr0 & 0xE0) == 0xE0;
+  const uint32_t avx_bits = TG_FEAT_AVX | TG_FEAT_FMA | TG_FEAT_AVX2;
+  const uint32_t avx512_bits = TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL;
+  uint32_t usable = rep & TG_FEAT_SSE2;
+  if (ymm_ok) usable |= rep & avx_bits;
+  if (zmm_ok) usable |= rep & avx512_bits;
+  out->usable = usable;
+}
+
+#elif TG_BUILD_ARCH == TG_ARCH_AARCH64
+
+#if defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1 << 1)
+#endif
+#endif
+
+void tg_cpu_detect(tg_cpu_features* out) {
+  memset(out, 0, sizeof(*out));
+#if defined(__linux__)
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  if (hwcap & HWCAP_ASIMD) out->reported |= TG_FEAT_ASIMD;
+#else
+  /* ASIMD is architecturally mandatory on AArch64 (Apple, Windows on Arm, ...). */
+  out->reported |= TG_FEAT_ASIMD;
+#endif
+  out->usable = out->reported;
+}
+
+#else
+
+void tg_cpu_detect(tg_cpu_features* out) { memset(out, 0, sizeof(*out)); }
+
+#endif

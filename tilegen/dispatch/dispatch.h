@@ -1,0 +1,62 @@
+/*
+ * Kernel selection: per-op, per-dtype config tables filled once from the registry's generated
+ * X-macro lists, best usable ISA first, never above the TILEGEN_ISA cap.
+ * The tilegen_x_* functions are exported for tilegen's own Python layer and tests only.
+ */
+#ifndef TG_DISPATCH_H
+#define TG_DISPATCH_H
+
+#include <stdint.h>
+
+#include "tg_ukernels.h"
+
+#define TG_MAX_MR 32
+
+#define TG_DEFINE_GEMM_CONFIG(DT, T)                                                      \
+  typedef struct tg_gemm_config_##DT {                                                    \
+    int isa;                  /* TG_ISA_* */                                              \
+    int mr, nr;               /* the main register tile */                                \
+    int64_t mc, kc, nc;       /* cache blocking; mc is a multiple of mr, nc of nr */       \
+    /* by_rows[r] serves a panel of r rows (1 <= r <= mr): the smallest tile that fits. */ \
+    tg_##DT##_gemm_ukernel_fn by_rows[TG_MAX_MR + 1];                                     \
+    tg_##DT##_packa_fn packa_by_rows[TG_MAX_MR + 1];                                      \
+    int tile_mr[TG_MAX_MR + 1];                                                           \
+    const char* name_by_rows[TG_MAX_MR + 1];                                              \
+    tg_##DT##_packb_fn packb;                                                             \
+  } tg_gemm_config_##DT;
+
+TG_DEFINE_GEMM_CONFIG(f32, float)
+TG_DEFINE_GEMM_CONFIG(f64, double)
+
+/* 0 on success; -1 when the TILEGEN_ISA cap was invalid (the tables are still usable, uncapped). */
+int tg_dispatch_init(void);
+const tg_gemm_config_f32* tg_gemm_cfg_f32(void);
+const tg_gemm_config_f64* tg_gemm_cfg_f64(void);
+
+/* ---- introspection and test hooks (dtype: 0 = f32, 1 = f64) ---- */
+#if defined(_WIN32)
+#define TG_XAPI __declspec(dllexport)
+#else
+#define TG_XAPI __attribute__((visibility("default")))
+#endif
+
+TG_XAPI uint32_t tilegen_x_features_reported(void);
+TG_XAPI uint32_t tilegen_x_features_usable(void);
+TG_XAPI int tilegen_x_feature_count(void);
+TG_XAPI const char* tilegen_x_feature_name(int bit);
+TG_XAPI int tilegen_x_isa_count(void);
+TG_XAPI const char* tilegen_x_isa_name_of(int isa);
+TG_XAPI int tilegen_x_isa_usable(int isa);      /* built here and supported by CPU and OS */
+TG_XAPI const char* tilegen_x_isa_cap(void);    /* the TILEGEN_ISA in force, or NULL */
+TG_XAPI int tilegen_x_gemm_isa(int dtype);
+TG_XAPI void tilegen_x_gemm_tile(int dtype, int* mr, int* nr);
+TG_XAPI const char* tilegen_x_gemm_kernel(int dtype, int rows);  /* rows 0: the main tile */
+TG_XAPI void tilegen_x_gemm_blocking(int dtype, int64_t* mc, int64_t* kc, int64_t* nc);
+/* Tuning: block sizes (rounded to the tile; values < 1 keep the current one) and the main
+   tile, chosen by name among this ISA's production kernels. Return 0, or -1 if rejected. */
+TG_XAPI int tilegen_x_set_gemm_blocking(int dtype, int64_t mc, int64_t kc, int64_t nc);
+TG_XAPI int tilegen_x_set_gemm_main_kernel(int dtype, const char* name);
+/* Re-run selection as if the CPU had exactly `usable` features (fake != 0), or as detected. */
+TG_XAPI int tilegen_x_reinit(int fake, uint32_t usable);
+
+#endif

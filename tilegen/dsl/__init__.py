@@ -1,0 +1,21 @@
+"""tilegen.dsl: describe micro-kernels, check them against the hardware, render them to C.
+
+Pure Python (jinja2 and pyyaml only); it never imports the compiled runtime.
+
+    >>> from tilegen.dsl import gemm, F32
+    >>> k = gemm(F32).tile(m=14, n=32).vectorize("n").unroll("k", 4).target("avx512")
+    >>> k.name
+    'tg_f32_gemm_ukernel_14x32__avx512'
+"""
+from .builder import F32, F64, KernelBuilder, gemm
+from .isa import DTYPES, FEATURES, ISAS, Isa, VecOps, get_isa
+from .lowering import lower, register_budget
+from .registry import Entry, load_registry, registry_path, select
+from .spec import EPILOGUES, OPS, KernelSpec, format_name, parse_name, parse_tile, spec_from_name
+
+__all__ = [
+    "DTYPES", "EPILOGUES", "F32", "F64", "FEATURES", "ISAS", "OPS", "Entry", "Isa",
+    "KernelBuilder", "KernelSpec", "VecOps", "format_name", "gemm", "get_isa", "load_registry",
+    "lower", "parse_name", "parse_tile", "register_budget", "registry_path", "select",
+    "spec_from_name",
+]

@@ -1,0 +1,77 @@
+"""The fluent schedule builder: the same verbs as a registry entry, written as code.
+
+    gemm(F32).tile(m=14, n=32).vectorize("n").unroll("k", 4).epilogue("bias", "relu")
+             .target("avx512")
+
+Each verb returns a new builder; `.spec` validates and builds the KernelSpec.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Dict
+
+from .spec import OPS, KernelSpec
+
+F32 = "f32"
+F64 = "f64"
+
+
+@dataclass(frozen=True)
+class KernelBuilder:
+    op: str
+    dtype: str
+    fields: Dict[str, object] = field(default_factory=dict)
+
+    def _with(self, **kw) -> "KernelBuilder":
+        return replace(self, fields={**self.fields, **kw})
+
+    def tile(self, m: int, n: int, k: int = 1) -> "KernelBuilder":
+        return self._with(mr=m, nr=n, kr=k)
+
+    def vectorize(self, loop: str) -> "KernelBuilder":
+        want = OPS[self.op].vector_dim if self.op in OPS else None
+        if loop != want:
+            raise ValueError(f"vectorize: {self.op} kernels vectorize loop {want!r}, not {loop!r}")
+        return self
+
+    def unroll(self, loop: str, factor: int) -> "KernelBuilder":
+        if loop != "k":
+            raise ValueError(f"unroll: only the reduction loop 'k' is unrolled, not {loop!r}")
+        return self._with(unroll=factor)
+
+    def prefetch(self, distance: int) -> "KernelBuilder":
+        return self._with(prefetch=distance)
+
+    def tail(self, strategy: str) -> "KernelBuilder":
+        return self._with(tail=strategy)
+
+    def epilogue(self, *stages: str) -> "KernelBuilder":
+        return self._with(epilogue=tuple(stages))
+
+    def variant(self, name: str) -> "KernelBuilder":
+        return self._with(variant=name)
+
+    def target(self, isa: str) -> "KernelBuilder":
+        return self._with(isa=isa)
+
+    @property
+    def spec(self) -> KernelSpec:
+        missing = [f for f in ("mr", "nr", "isa") if f not in self.fields]
+        if missing:
+            verbs = {"mr": ".tile()", "nr": ".tile()", "isa": ".target()"}
+            raise ValueError(
+                f"{missing[0]}: not set; call {verbs[missing[0]]} before building the kernel")
+        return KernelSpec(op=self.op, dtype=self.dtype, **self.fields)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def render(self) -> str:
+        return self.spec.render()
+
+
+def gemm(dtype: str) -> KernelBuilder:
+    """C[m, n] += A[m, k] * B[k, n], n along the SIMD lanes."""
+    return KernelBuilder(op="gemm", dtype=dtype)
+

@@ -1,0 +1,172 @@
+"""KernelSpec: one micro-kernel's schedule, and the name schema that encodes it.
+
+A name is ``tg_<dtype>_<op>[_<epilogue>...]_ukernel_<MR>x<NR>[c<KR>]__<isa>[_<variant>]``;
+`format_name` and `parse_name` are the only code that knows that spelling.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from .isa import DTYPES, ISAS, get_isa
+
+
+@dataclass(frozen=True)
+class OpFamily:
+    template: str          # Jinja2 template under tilegen/templates/
+    vector_dim: str        # the loop that runs along SIMD lanes
+    kr: Tuple[int, ...]    # KR values the template supports
+
+
+OPS: Mapping[str, OpFamily] = {
+    "gemm": OpFamily(template="gemm_ukernel.c.j2", vector_dim="n", kr=(1,)),
+}
+
+# Compile-time epilogue stages a kernel may fuse, applied in this order.
+EPILOGUES: Tuple[str, ...] = ("bias", "relu", "relu6")
+MAX_UNROLL = 16
+
+_NAME_RE = re.compile(
+    r"^tg_(?P<dtype>[a-z0-9]+)_(?P<op>[a-z0-9]+)(?P<epilogue>(?:_[a-z0-9]+)*?)"
+    r"_ukernel_(?P<mr>[0-9]+)x(?P<nr>[0-9]+)(?:c(?P<kr>[0-9]+))?"
+    r"__(?P<isa>[a-z0-9]+)(?:_(?P<variant>[a-z0-9_]+))?$"
+)
+
+
+def _allowed(field_name: str, value: Any, allowed) -> None:
+    if value not in allowed:
+        raise ValueError(
+            f"{field_name}: {value!r} is not supported; allowed values: "
+            f"{', '.join(str(a) for a in allowed)}"
+        )
+
+
+def _positive_int(field_name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{field_name}: expected a positive integer, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{field_name}: expected a positive integer, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What to generate: an op on a dtype, its register tile and its schedule.
+
+    Constructing a spec validates it completely, register budget included, so
+    an invalid kernel can never reach a template.
+    """
+
+    op: str
+    dtype: str
+    mr: int
+    nr: int
+    isa: str
+    kr: int = 1
+    unroll: int = 1
+    epilogue: Tuple[str, ...] = ()
+    tail: Optional[str] = None       # None: the ISA's default tail strategy
+    prefetch: int = 0                # distance (k steps) to prefetch A and B ahead; 0 = none
+    variant: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        _allowed("op", self.op, tuple(OPS))
+        _allowed("dtype", self.dtype, tuple(DTYPES))
+        _allowed("isa", self.isa, tuple(ISAS))
+        _positive_int("mr", self.mr)
+        _positive_int("nr", self.nr)
+        _positive_int("kr", self.kr)
+        _allowed("kr", self.kr, OPS[self.op].kr)
+        _positive_int("unroll", self.unroll)
+        if self.unroll > MAX_UNROLL:
+            raise ValueError(f"unroll: {self.unroll} is over the limit of {MAX_UNROLL}")
+        if isinstance(self.prefetch, bool) or not isinstance(self.prefetch, int) or self.prefetch < 0:
+            raise ValueError(f"prefetch: expected a non-negative integer, got {self.prefetch!r}")
+        epi = tuple(self.epilogue)
+        object.__setattr__(self, "epilogue", epi)
+        for e in epi:
+            _allowed("epilogue", e, EPILOGUES)
+        if len(set(epi)) != len(epi) or list(epi) != sorted(epi, key=EPILOGUES.index):
+            raise ValueError(
+                f"epilogue: {list(epi)} must list distinct stages in the order {list(EPILOGUES)}"
+            )
+        if "relu" in epi and "relu6" in epi:
+            raise ValueError("epilogue: relu and relu6 are exclusive")
+        isa = get_isa(self.isa)
+        tail = self.tail if self.tail is not None else isa.tail
+        allowed_tails = ("mask", "temp") if isa.vec(self.dtype).mask_type else ("temp",)
+        _allowed("tail", tail, allowed_tails)
+        object.__setattr__(self, "tail", tail)
+        if self.variant and not re.fullmatch(r"[a-z0-9_]+", self.variant):
+            raise ValueError(f"variant: {self.variant!r} must match [a-z0-9_]+")
+        lanes = isa.lanes(self.dtype)
+        if self.nr % lanes:
+            raise ValueError(
+                f"nr: NR={self.nr} is not a multiple of the {self.isa} {self.dtype} vector "
+                f"width ({lanes} lanes); allowed values: multiples of {lanes}"
+            )
+        from .lowering import check_register_budget  # lowering owns the budget rule
+
+        check_register_budget(self)
+
+    @property
+    def name(self) -> str:
+        return format_name(self)
+
+    @property
+    def tile(self) -> str:
+        return f"{self.mr}x{self.nr}" + (f"c{self.kr}" if self.kr > 1 else "")
+
+    @property
+    def template(self) -> str:
+        return OPS[self.op].template
+
+    def replace(self, **changes) -> "KernelSpec":
+        return replace(self, **changes)
+
+    def render(self) -> str:
+        from .render import render_kernel
+
+        return render_kernel(self)
+
+
+def format_name(spec: KernelSpec) -> str:
+    epi = "".join(f"_{e}" for e in spec.epilogue)
+    kr = f"c{spec.kr}" if spec.kr > 1 else ""
+    variant = f"_{spec.variant}" if spec.variant else ""
+    return f"tg_{spec.dtype}_{spec.op}{epi}_ukernel_{spec.mr}x{spec.nr}{kr}__{spec.isa}{variant}"
+
+
+def parse_name(name: str) -> Dict[str, Any]:
+    """Split a kernel name into its fields (the inverse of `format_name`)."""
+    m = _NAME_RE.match(name)
+    if not m:
+        raise ValueError(
+            f"name: {name!r} does not follow "
+            "tg_<dtype>_<op>[_<epilogue>]_ukernel_<MR>x<NR>[c<KR>]__<isa>[_<variant>]"
+        )
+    g = m.groupdict()
+    return {
+        "dtype": g["dtype"],
+        "op": g["op"],
+        "epilogue": tuple(e for e in g["epilogue"].split("_") if e),
+        "mr": int(g["mr"]),
+        "nr": int(g["nr"]),
+        "kr": int(g["kr"]) if g["kr"] else 1,
+        "isa": g["isa"],
+        "variant": g["variant"] or "",
+    }
+
+
+def spec_from_name(name: str, **schedule) -> KernelSpec:
+    """A KernelSpec from its name; schedule fields the name lacks (unroll...) as keywords."""
+    return KernelSpec(**{**parse_name(name), **schedule})
+
+
+def parse_tile(tile: str) -> Tuple[int, int, int]:
+    m = re.fullmatch(r"([0-9]+)x([0-9]+)(?:c([0-9]+))?", str(tile).strip())
+    if not m:
+        raise ValueError(f"tile: {tile!r} is not of the form MRxNR or MRxNRcKR (e.g. 14x32)")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)

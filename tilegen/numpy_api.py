@@ -1,0 +1,203 @@
+"""NumPy-compatible front ends: numpy.matmul's and numpy.dot's semantics on tilegen's kernels.
+
+Rule of the module: whatever tilegen computes, it computes exactly as NumPy defines it (shapes,
+broadcasting, 1-D promotion, dtype promotion, `out=` casting); whatever it does not compute
+(other dtypes, array subclasses, invalid arguments) goes to NumPy itself, which then gives NumPy's
+result or raises NumPy's exception, message included.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .blas import _core
+
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_SCALARS = (int, float, bool, complex, np.generic)
+
+
+def _plain(x) -> bool:
+    """Inputs NumPy would turn into a base-class ndarray (no subclass, no __array_ufunc__)."""
+    return type(x) is np.ndarray or isinstance(x, (list, tuple) + _SCALARS)
+
+
+def _ready(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """x as an aligned, native-order array of `dtype` (a copy only when needed)."""
+    if x.dtype != dtype or not x.flags.aligned or not x.dtype.isnative:
+        x = x.astype(dtype.newbyteorder("="), order="K")
+    return x
+
+
+def _overlaps(out: np.ndarray, *inputs: np.ndarray) -> bool:
+    return any(x is not None and np.may_share_memory(out, x) for x in inputs)
+
+
+def _matmul_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
+    """c = a2 @ b2 for (..., m, k) @ (..., k, n) -> c (..., m, n), batch dims broadcast."""
+    if c.ndim == 2:
+        _core.gemm_into(a2, b2, c)
+        return
+    batch = c.shape[:-2]
+    _core.gemm_batched_into(np.broadcast_to(a2, batch + a2.shape[-2:]),
+                            np.broadcast_to(b2, batch + b2.shape[-2:]), c)
+
+
+def matmul_general(a, b, out=None):
+    """numpy.matmul(a, b, out=out) for any input; float32/float64 on tilegen's kernels."""
+    if not (_plain(a) and _plain(b)) or not (out is None or type(out) is np.ndarray):
+        return np.matmul(a, b, out=out)
+    A, B = np.asarray(a), np.asarray(b)
+    if A.ndim == 0 or B.ndim == 0:
+        return np.matmul(a, b, out=out)
+    dt = np.result_type(A, B)
+    if dt not in _KERNEL_DTYPES:
+        return np.matmul(a, b, out=out)
+    A2 = A[np.newaxis, :] if A.ndim == 1 else A
+    B2 = B[:, np.newaxis] if B.ndim == 1 else B
+    if A2.shape[-1] != B2.shape[-2]:
+        return np.matmul(a, b, out=out)  # NumPy raises its core-dimension ValueError
+    try:
+        batch = np.broadcast_shapes(A2.shape[:-2], B2.shape[:-2])
+    except ValueError:
+        return np.matmul(a, b, out=out)
+    m, n = A2.shape[-2], B2.shape[-1]
+    shape = batch + ((m,) if A.ndim > 1 else ()) + ((n,) if B.ndim > 1 else ())
+    if out is not None and (
+        out.shape != shape or not out.flags.writeable
+        or not np.can_cast(dt, out.dtype, casting="same_kind")
+    ):
+        return np.matmul(a, b, out=out)  # NumPy raises the matching error
+    A2, B2 = _ready(A2, dt), _ready(B2, dt)
+
+    def full_view(x):  # the (..., m, n) view of a result of the final shape
+        if A.ndim == 1:
+            x = np.expand_dims(x, -2)
+        if B.ndim == 1:
+            x = np.expand_dims(x, -1)
+        return x
+
+    if out is not None and out.dtype == dt and out.flags.aligned and out.dtype.isnative \
+            and not _overlaps(out, A2, B2):
+        _matmul_into(A2, B2, full_view(out))
+        return out
+    result = np.empty(shape, dtype=dt)
+    _matmul_into(A2, B2, full_view(result))
+    if out is None:
+        return result
+    np.copyto(out, result, casting="same_kind")
+    return out
+
+
+def dot(a, b, out=None):
+    """numpy.dot(a, b, out=out); float32/float64 products run on tilegen's kernels."""
+    if not (_plain(a) and _plain(b)) or not (out is None or type(out) is np.ndarray):
+        return np.dot(a, b, out=out)
+    A, B = np.asarray(a), np.asarray(b)
+    if A.ndim == 0 or B.ndim == 0:
+        return np.dot(a, b, out=out)  # scalar multiplication
+    dt = np.result_type(A, B)
+    k_axis_b = 0 if B.ndim == 1 else B.ndim - 2
+    if dt not in _KERNEL_DTYPES or A.shape[-1] != B.shape[k_axis_b]:
+        return np.dot(a, b, out=out)
+    shape = A.shape[:-1] + B.shape[:k_axis_b] + B.shape[k_axis_b + 1:]
+    if out is not None and not (out.dtype == dt and out.shape == shape
+                                and out.flags.c_contiguous and out.flags.writeable):
+        return np.dot(a, b, out=out)  # NumPy raises "output array is not acceptable"
+    k = A.shape[-1]
+    A2 = _ready(A.reshape(-1, k), dt)                       # (P, K)
+    if B.ndim <= 2:
+        B3 = _ready(B.reshape(k, -1), dt)[np.newaxis]       # (1, K, N)
+    else:
+        B3 = _ready(B.reshape(-1, k, B.shape[-1]), dt)     # (Q, K, N)
+    direct = out is not None and out.flags.aligned and out.dtype.isnative \
+        and not _overlaps(out, A2, B3)
+    target = out if direct else np.empty(shape, dtype=dt)
+    # The (Q, P, N) view of the result, whose memory order is (P, Q, N).
+    q, p, nn = B3.shape[0], A2.shape[0], B3.shape[2]
+    c3 = target.reshape(p, q, nn).transpose(1, 0, 2)
+    if q == 1:
+        _core.gemm_into(A2, B3[0], c3[0])
+    else:
+        _core.gemm_batched_into(np.broadcast_to(A2, (q,) + A2.shape), B3, c3)
+    if out is None:
+        return target[()] if target.ndim == 0 else target
+    if not direct:
+        np.copyto(out, target)
+    return out
+
+
+_ACTIVATIONS = tuple(k for k in _core.ACTIVATIONS)
+
+
+def _as_matrix(name, x):
+    x = np.asarray(x)
+    if x.ndim != 2:
+        raise ValueError(f"gemm: {name} must be 2-D, got shape {x.shape}")
+    return x
+
+
+def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, bias=None,
+         activation=None, out=None):
+    """act(alpha * op(a) @ op(b) + beta * c + bias), BLAS semantics with a fused epilogue.
+
+    op(x) is x.T when trans_x. beta == 0 means c is not read (NaN in c does not propagate);
+    alpha == 0 means a and b are not read. bias has one value per column; activation is one of
+    None, "relu", "relu6", "gelu", "silu". The result goes to `out` (which may be `c`, for an
+    in-place update) or to a new array. Integer and bool inputs compute in float64, float16 in
+    float32.
+    """
+    if activation not in _core.ACTIVATIONS:
+        raise ValueError(f"gemm: activation={activation!r} is not supported; allowed: "
+                         f"{', '.join(repr(x) for x in _ACTIVATIONS)}")
+    A, B = _as_matrix("a", a), _as_matrix("b", b)
+    A = A.T if trans_a else A
+    B = B.T if trans_b else B
+    m, k = A.shape
+    if B.shape[0] != k:
+        raise ValueError(f"gemm: shapes {A.shape} (op(a)) and {B.shape} (op(b)) do not align: "
+                         f"{k} != {B.shape[0]}")
+    n = B.shape[1]
+    operands = [A, B] + [np.asarray(x) for x in (c, bias) if x is not None]
+    for x in operands:
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"gemm: dtype {x.dtype} is not supported; allowed: float32, float64 "
+                            "(bool, integer and float16 inputs are converted)")
+    dt = np.result_type(*operands)
+    dt = np.dtype(np.float32) if dt == np.float16 else dt
+    dt = dt if dt in _KERNEL_DTYPES else np.dtype(np.float64)
+    C = None
+    if c is not None:
+        C = np.asarray(c)
+        if C.shape != (m, n):
+            raise ValueError(f"gemm: c has shape {C.shape}; expected {(m, n)}")
+    elif beta != 0:
+        raise ValueError(f"gemm: beta={beta} needs c")
+    bias_v = None
+    if bias is not None:
+        bias_v = np.asarray(bias)
+        if bias_v.shape != (n,):
+            raise ValueError(f"gemm: bias has shape {bias_v.shape}; expected ({n},)")
+        bias_v = _ready(bias_v, dt)
+    if out is not None:
+        if type(out) is not np.ndarray:
+            raise TypeError(f"gemm: out must be a numpy.ndarray, got {type(out).__name__}")
+        if out.shape != (m, n):
+            raise ValueError(f"gemm: out has shape {out.shape}; expected {(m, n)}")
+        if not np.can_cast(dt, out.dtype, casting="same_kind"):
+            raise TypeError(f"gemm: cannot cast the {dt} result to out's {out.dtype} "
+                            "(same_kind casting)")
+        if not out.flags.writeable:
+            raise ValueError("gemm: out is read-only")
+    A, B = _ready(A, dt), _ready(B, dt)
+    use_c = C is not None and beta != 0
+    direct = (out is not None and out.dtype == dt and out.flags.aligned and out.dtype.isnative
+              and not _overlaps(out, A, B, bias_v)
+              and (not use_c or C is out or not np.may_share_memory(out, C)))
+    target = out if direct else np.empty((m, n), dtype=dt)
+    if use_c and C is not target:
+        np.copyto(target, C, casting="unsafe")
+    _core.gemm_into(A, B, target, alpha=float(alpha), beta=float(beta) if use_c else 0.0,
+                    bias=bias_v, act=activation)
+    if out is None or direct:
+        return target
+    np.copyto(out, target, casting="same_kind")
+    return out

@@ -1,0 +1,89 @@
+"""Plain-text report of `tilegen.runtime_info()`, shared by `tilegen info` and `tg.show_config()`.
+
+Pure formatting: it takes the dict and never imports the compiled core, so it can be tested
+with any dict. Missing keys are skipped and unknown keys are listed at the end, so the report
+keeps working while runtime_info() grows.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Mapping, Tuple
+
+# Top-level keys with a dedicated row below; anything else is printed generically at the end.
+_KNOWN = {"version", "numpy_version", "arch", "cpu_brand", "features", "isa_cap",
+          "isas_available", "kernels", "threads", "library"}
+
+
+def _words(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return " ".join(str(v) for v in value) or "(none)"
+    return str(value)
+
+
+def _kernel_rows(kernels: Mapping[str, Any]) -> List[Tuple[str, str]]:
+    rows: List[Tuple[str, str]] = []
+    for op, by_dtype in kernels.items():
+        if not isinstance(by_dtype, Mapping):
+            rows.append((op, str(by_dtype)))
+            continue
+        for dtype, k in by_dtype.items():
+            label = f"{op} {dtype}"
+            if not isinstance(k, Mapping):
+                rows.append((label, str(k)))
+                continue
+            head = k.get("kernel", "?")
+            if k.get("isa"):
+                head += f"  ({k['isa']})"
+            rows.append((label, head))
+            if k.get("kernels"):
+                rows.append(("", "by rows: " + _words(k["kernels"])))
+            blocks = [f"{b.upper()} {k[b]}" for b in ("mc", "kc", "nc") if b in k]
+            if blocks:
+                rows.append(("", "blocks: " + ", ".join(blocks)))
+    return rows
+
+
+def format_runtime_info(info: Mapping[str, Any]) -> str:
+    """The readable, aligned report of a runtime_info() dict."""
+    rows: List[Tuple[str, str]] = []
+
+    def add(label: str, key: str, fmt=_words) -> None:
+        if key in info:
+            rows.append((label, fmt(info[key])))
+
+    versions = []
+    if "version" in info:
+        versions.append(f"tilegen {info['version']}")
+    if "numpy_version" in info:
+        versions.append(f"numpy {info['numpy_version']}")
+    if versions:
+        rows.append(("versions", ", ".join(versions)))
+    add("CPU", "cpu_brand")
+    add("arch", "arch")
+    features = info.get("features")
+    if isinstance(features, Mapping):
+        if "detected" in features:
+            rows.append(("features", _words(features["detected"])))
+        if "os_enabled" in features:
+            rows.append(("OS-enabled", _words(features["os_enabled"])))
+    elif features is not None:
+        rows.append(("features", _words(features)))
+    # None means no cap: TILEGEN_ISA is unset, the best ISA the CPU supports is used.
+    add("ISA cap", "isa_cap", lambda v: "none (TILEGEN_ISA not set)" if v is None else str(v))
+    add("ISAs available", "isas_available")
+    kernels = info.get("kernels")
+    if isinstance(kernels, Mapping):
+        rows += _kernel_rows(kernels)
+    threads = info.get("threads")
+    if isinstance(threads, Mapping):
+        text = str(threads.get("num_threads", "?"))
+        if threads.get("backend"):
+            text += f" ({threads['backend']})"
+        rows.append(("threads", text))
+    elif threads is not None:
+        rows.append(("threads", str(threads)))
+    add("library", "library")
+    for key in sorted(set(info) - _KNOWN):
+        rows.append((key, _words(info[key])))
+
+    width = max((len(label) for label, _ in rows), default=0)
+    return "\n".join(f"{label:<{width}}  {value}".rstrip() for label, value in rows)

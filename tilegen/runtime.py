@@ -1,0 +1,64 @@
+"""Runtime reporting: what tilegen detected, chose and uses (NumPy's show_runtime, for tilegen)."""
+from __future__ import annotations
+
+import os
+import platform
+
+import numpy as np
+
+from ._version import __version__
+from .blas import _core
+
+_PKG = os.path.dirname(os.path.abspath(__file__))
+
+
+def get_include() -> str:
+    """The folder holding tilegen.h."""
+    return os.path.join(_PKG, "include")
+
+
+def get_library() -> str:
+    """The path of libtilegen.so (BLAS/CBLAS ABI + tilegen_* API; no libpython)."""
+    return os.path.join(_PKG, "lib", "libtilegen.so")
+
+
+def _cpu_brand() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith(("model name", "Model", "Hardware")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    try:  # slower (it probes in a subprocess), but portable
+        import cpuinfo
+
+        return cpuinfo.get_cpu_info().get("brand_raw", "unknown")
+    except Exception:  # pragma: no cover - best effort only
+        return platform.processor() or "unknown"
+
+
+def runtime_info() -> dict:
+    """CPU features, ISA cap, the kernels chosen per op and dtype, blocking, threads, versions."""
+    reported, usable = _core.features()
+    return {
+        "version": __version__,
+        "numpy_version": np.__version__,
+        "arch": platform.machine(),
+        "cpu_brand": _cpu_brand(),
+        "features": {"detected": reported, "os_enabled": usable},
+        "isa_cap": _core.isa_cap(),
+        "isas_available": [name for name, ok in _core.isas().items() if ok],
+        "kernels": {"gemm": {"f32": _core.gemm_config(np.float32),
+                             "f64": _core.gemm_config(np.float64)}},
+        "threads": {"num_threads": _core.get_num_threads(),
+                    "backend": "pthreads (tilegen's own pool)"},
+        "library": get_library(),
+    }
+
+
+def show_config() -> None:
+    """Print runtime_info() as a readable report (the same text as `tilegen info`)."""
+    from .report import format_runtime_info
+
+    print(format_runtime_info(runtime_info()))
