@@ -81,9 +81,10 @@ class ListCommand:
         if not os.path.isfile(path):
             raise FileNotFoundError(f"root: no registry at {path}")
         entries = select(load_registry(path), isa=args.isa, op=args.op, dtype=args.dtype)
-        width = max((len(e.name) for e in entries), default=0)
+        name_w = max((len(e.name) for e in entries), default=0)
+        tile_w = max((len(e.spec.tile) for e in entries), default=0)
         for e in entries:
-            print(f"{e.name:<{width}}  {e.spec.tile:<6} {e.describe()}")
+            print(f"{e.name:<{name_w}}  {e.spec.tile:<{tile_w}}  {e.describe()}")
         return 0
 
 

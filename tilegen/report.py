@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping, Tuple
 
+from .dsl.spec import parse_name
+
 # Top-level keys with a dedicated row below; anything else is printed generically at the end.
 _KNOWN = {"version", "numpy_version", "arch", "cpu_brand", "features", "isa_cap",
           "isas_available", "kernels", "threads", "library"}
@@ -17,6 +19,28 @@ def _words(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return " ".join(str(v) for v in value) or "(none)"
     return str(value)
+
+
+# Per-kernel keys shown in their own form; the tile (mr, nr) is already in the kernel's name.
+_KERNEL_KNOWN = {"isa", "kernel", "kernels", "kernels_by_rows", "mc", "kc", "nc", "mr", "nr"}
+
+
+def _rows_summary(by_rows: List[str]) -> str:
+    """[<1x32 kernel>, <4x32>, <4x32>] -> "1 -> 1x32, 2-3 -> 4x32" (entry i serves i+1 rows)."""
+    runs: List[List[Any]] = []
+    for rows, name in enumerate(by_rows, start=1):
+        if runs and runs[-1][2] == name:
+            runs[-1][1] = rows
+        else:
+            runs.append([rows, rows, name])
+    parts = []
+    for lo, hi, name in runs:
+        try:
+            tile = "{mr}x{nr}".format(**parse_name(name))
+        except ValueError:
+            tile = name
+        parts.append(f"{lo}{'' if lo == hi else f'-{hi}'} -> {tile}")
+    return ", ".join(parts)
 
 
 def _kernel_rows(kernels: Mapping[str, Any]) -> List[Tuple[str, str]]:
@@ -30,15 +54,17 @@ def _kernel_rows(kernels: Mapping[str, Any]) -> List[Tuple[str, str]]:
             if not isinstance(k, Mapping):
                 rows.append((label, str(k)))
                 continue
-            head = k.get("kernel", "?")
+            head = str(k.get("kernel", "?"))
             if k.get("isa"):
                 head += f"  ({k['isa']})"
             rows.append((label, head))
-            if k.get("kernels"):
-                rows.append(("", "by rows: " + _words(k["kernels"])))
+            by_rows = k.get("kernels_by_rows", k.get("kernels"))
+            if by_rows:
+                rows.append(("", "rows " + _rows_summary(list(by_rows))))
             blocks = [f"{b.upper()} {k[b]}" for b in ("mc", "kc", "nc") if b in k]
             if blocks:
                 rows.append(("", "blocks: " + ", ".join(blocks)))
+            rows += [("", f"{key}: {_words(k[key])}") for key in k if key not in _KERNEL_KNOWN]
     return rows
 
 
@@ -77,7 +103,7 @@ def format_runtime_info(info: Mapping[str, Any]) -> str:
     if isinstance(threads, Mapping):
         text = str(threads.get("num_threads", "?"))
         if threads.get("backend"):
-            text += f" ({threads['backend']})"
+            text += f", {threads['backend']}"
         rows.append(("threads", text))
     elif threads is not None:
         rows.append(("threads", str(threads)))

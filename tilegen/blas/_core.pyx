@@ -52,6 +52,8 @@ cdef extern from "dispatch.h" nogil:
     int tilegen_x_set_gemm_blocking(int dtype, int64_t mc, int64_t kc, int64_t nc)
     int tilegen_x_set_gemm_main_kernel(int dtype, const char* name)
     int tilegen_x_reinit(int fake, uint32_t usable)
+    int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops)
+    const char* tilegen_x_gemv_kernel(int dtype)
 
 if tilegen_init() != 0:
     raise ImportError("tilegen: " + tilegen_init_error().decode())
@@ -108,7 +110,24 @@ def gemm_config(dtype):
         "mr": mr, "nr": nr,
         "kernels_by_rows": [_s(tilegen_x_gemm_kernel(d, r)) for r in range(1, mr + 1)],
         "mc": mc, "kc": kc, "nc": nc,
+        "gemv_kernel": _s(tilegen_x_gemv_kernel(d)),
     }
+
+
+def fma_probe(str isa, dtype, int64_t iters):
+    """Runs `isa`'s FMA-throughput probe (independent FMA chains in registers) for `iters`
+    iterations with the GIL released; returns the flops executed. Time it from the caller."""
+    cdef int d = _dtype_index(dtype), i, rc
+    cdef double flops = 0
+    names = [_s(tilegen_x_isa_name_of(j)) for j in range(tilegen_x_isa_count())]
+    if isa not in names:
+        raise ValueError(f"isa: {isa!r} is unknown; allowed: {', '.join(names)}")
+    i = names.index(isa)
+    with nogil:
+        rc = tilegen_x_fma_probe(i, d, iters, &flops)
+    if rc != 0:
+        raise ValueError(f"isa: {isa} is not usable on this CPU")
+    return flops
 
 
 def set_gemm_blocking(dtype, int64_t mc=0, int64_t kc=0, int64_t nc=0):

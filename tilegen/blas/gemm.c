@@ -12,6 +12,7 @@
 #define TG_MAX_NR 128                 /* widest register tile the driver's temp tile holds */
 #define TG_DIRECT_B_MAX_PANELS 4      /* read B unpacked when C has at most this many row panels */
 #define TG_PARALLEL_MIN_FLOPS 4.0e6   /* below this a product runs on one thread */
+#define TG_GEMV_KC 16                 /* depth block of row-vector x matrix products */
 
 #define DT f32
 #define T float

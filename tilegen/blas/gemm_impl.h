@@ -238,6 +238,52 @@ static int F(threads_for_)(const F(problem_)* p) {
   return nt < by_work ? nt : (by_work < 1 ? 1 : by_work);
 }
 
+/* ---- matrix-vector products ---- */
+
+/* y = alpha * mat x + beta * y for a rows x k matrix whose rows are contiguous. */
+typedef struct {
+  const T* mat;
+  int64_t rs_mat, rows, k;
+  const T* x;              /* contiguous */
+  T* y;
+  int64_t inc_y;
+  T alpha, beta;
+  const F(cfg_t_)* cfg;
+} F(gemv_);
+
+static void F(gemv_task_)(void* ctx, int tid, int nt) {
+  const F(gemv_)* g = ctx;
+  const int64_t MR = g->cfg->gemv_mr, panels = (g->rows + MR - 1) / MR;
+  const F(params_t_) prm = {g->alpha, g->beta, NULL};
+  for (int64_t pi = panels * tid / nt; pi < panels * (tid + 1) / nt; pi++) {
+    const int64_t i = pi * MR, r = g->rows - i < MR ? g->rows - i : MR;
+    g->cfg->gemv(r, g->k, g->mat + i * g->rs_mat, g->rs_mat, g->x, g->y + i * g->inc_y, g->inc_y,
+                 &prm);
+  }
+}
+
+/* The dot form: output vector y (rows values, stride inc_y) from a matrix with contiguous rows
+   and a vector x of stride inc_x; then the epilogue with the bias at stride bias_inc. */
+static void F(gemv_dot_)(const F(problem_)* p, const T* mat, int64_t rs_mat, int64_t rows,
+                         const T* x, int64_t inc_x, T* y, int64_t inc_y, int64_t bias_inc) {
+  F(gemv_) g = {mat, rs_mat, rows, p->k, x, y, inc_y, p->alpha, p->beta, p->cfg};
+  if (inc_x != 1) {  /* the kernel streams x with full vectors: make it contiguous */
+    T* xc = tg_workspace(TG_WS_EDGE, (size_t) p->k * sizeof(T));
+    if (xc == NULL) {
+      F(naive_block_)(p, 0, p->m, 0, p->n);
+      return;
+    }
+    for (int64_t kk = 0; kk < p->k; kk++) xc[kk] = x[kk * inc_x];
+    g.x = xc;
+  }
+  const double flops = 2.0 * (double) rows * (double) p->k;
+  int nt = flops < TG_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();
+  const int64_t panels = (rows + g.cfg->gemv_mr - 1) / g.cfg->gemv_mr;
+  if (nt > panels) nt = (int) panels;
+  tg_parallel_run(nt, F(gemv_task_), &g);
+  if (p->bias || p->act) F(epilogue_)(y, rows, 1, inc_y, 1, p->bias, bias_inc, 0, p->act);
+}
+
 void F(tg_gemm_)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t rs_a,
                  int64_t cs_a, const T* b, int64_t rs_b, int64_t cs_b, T beta, T* c,
                  int64_t rs_c, int64_t cs_c, const T* bias, int64_t bias_stride, int act) {
@@ -245,6 +291,25 @@ void F(tg_gemm_)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t r
   if (!F(gemm_prepare_)(&p, m, n, k, alpha, a, rs_a, cs_a, b, rs_b, cs_b, beta, c, rs_c, cs_c,
                         bias, bias_stride, act))
     return;
+  if (p.n == 1 && p.cs_a == 1 && p.m > 1) {         /* y = A x, A rows contiguous */
+    F(gemv_dot_)(&p, p.a, p.rs_a, p.m, p.b, p.rs_b, p.c, p.rs_c, p.bias_rs);
+    return;
+  }
+  if (p.m == 1 && p.rs_b == 1 && p.n > 1) {         /* y = x B, B columns contiguous */
+    F(gemv_dot_)(&p, p.b, p.cs_b, p.n, p.a, p.cs_a, p.c, p.cs_c, p.bias_cs);
+    return;
+  }
+  if (p.n == 1 && p.rs_a == 1 && p.m > 1) {
+    /* y = A x with A's columns contiguous: as the row vector y^T = x^T A^T, streamed below. */
+    p = (F(problem_)){1, p.m, p.k, p.alpha, p.beta, p.b, 1, p.rs_b, p.a, p.cs_a, p.rs_a, p.c,
+                      1, p.rs_c, p.bias, 0, p.bias_rs, p.act, p.cfg, p.mc, p.kc, p.nc};
+  }
+  if (p.m == 1 && p.cs_b == 1) {
+    /* x B streams B once: a few rows at a time (a handful of prefetch streams) across all of
+       its columns, with no column blocking since nothing is reused. */
+    p.kc = TG_GEMV_KC;
+    p.nc = F(round_up_)(p.n, p.cfg->nr);
+  }
   tg_parallel_run(F(threads_for_)(&p), F(gemm_task_), &p);
 }
 

@@ -117,6 +117,13 @@ static int parse_cap(void) {
       if (main_mr == 0) return 0;                                                              \
     }                                                                                          \
     cfg->mr = main_mr;                                                                         \
+    TG_FOREACH_GEMV_UKERNEL_##DT(TG_COLLECT_GEMV)                                              \
+    if (cfg->gemv == NULL) { /* no dot-form kernel for this ISA: the portable one */          \
+      const int want = isa;                                                                    \
+      isa = TG_ISA_SCALAR;                                                                     \
+      TG_FOREACH_GEMV_UKERNEL_##DT(TG_COLLECT_GEMV)                                            \
+      isa = want;                                                                              \
+    }                                                                                          \
     for (int r = 1; r <= main_mr; r++) {                                                       \
       int best = -1;                                                                           \
       for (int i = 0; i < count; i++)                                                          \
@@ -137,9 +144,15 @@ static int parse_cap(void) {
     k[count].pb = PB; k[count].name = NAME; count++;                                   \
   }
 
+#define TG_COLLECT_GEMV(ISA, MR, KR, PROD, FN, NAME)                              \
+  if ((ISA) == isa && (PROD) && cfg->gemv == NULL) {                                   \
+    cfg->gemv = FN; cfg->gemv_mr = (MR); cfg->gemv_name = NAME;                        \
+  }
+
 TG_DEFINE_FILL(f32)
 TG_DEFINE_FILL(f64)
 #undef TG_COLLECT
+#undef TG_COLLECT_GEMV
 
 static int64_t round_to(int64_t v, int64_t unit) {
   v = v / unit * unit;
@@ -313,6 +326,26 @@ int tilegen_x_set_gemm_main_kernel(int dtype, const char* name) {
   }
   pthread_mutex_unlock(&init_lock);
   return ok ? 0 : -1;
+}
+
+int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops) {
+  tg_dispatch_init();
+  *flops = 0;
+  if (isa < 0 || isa >= TG_ISA_COUNT || !isa_usable(isa)) return -1;
+  volatile double sink = 0;
+#define TG_RUN_PROBE(ISA, DTYPE, FN, FLOPS_PER_ITER)        \
+  if ((ISA) == isa && (DTYPE) == dtype) {                   \
+    sink = FN(iters);                                       \
+    *flops = (double) iters * (double) (FLOPS_PER_ITER);    \
+  }
+  TG_FOREACH_FMA_PROBE(TG_RUN_PROBE)
+#undef TG_RUN_PROBE
+  (void) sink;
+  return *flops > 0 || iters == 0 ? 0 : -1;
+}
+
+const char* tilegen_x_gemv_kernel(int dtype) {
+  return dtype == 0 ? tg_gemm_cfg_f32()->gemv_name : tg_gemm_cfg_f64()->gemv_name;
 }
 
 int tilegen_x_reinit(int fake, uint32_t usable) {

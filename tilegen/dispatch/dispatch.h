@@ -23,6 +23,10 @@
     int tile_mr[TG_MAX_MR + 1];                                                           \
     const char* name_by_rows[TG_MAX_MR + 1];                                              \
     tg_##DT##_packb_fn packb;                                                             \
+    /* y = A x with A's rows contiguous: the dot-form GEMV kernel of the same ISA. */      \
+    tg_##DT##_gemv_ukernel_fn gemv;                                                       \
+    int gemv_mr;                                                                          \
+    const char* gemv_name;                                                                \
   } tg_gemm_config_##DT;
 
 TG_DEFINE_GEMM_CONFIG(f32, float)
@@ -56,6 +60,10 @@ TG_XAPI void tilegen_x_gemm_blocking(int dtype, int64_t* mc, int64_t* kc, int64_
    tile, chosen by name among this ISA's production kernels. Return 0, or -1 if rejected. */
 TG_XAPI int tilegen_x_set_gemm_blocking(int dtype, int64_t mc, int64_t kc, int64_t nc);
 TG_XAPI int tilegen_x_set_gemm_main_kernel(int dtype, const char* name);
+/* Runs the ISA's FMA-throughput probe for `iters` iterations and stores the flops it executed
+   in *flops. Returns 0, or -1 when the ISA is not usable here (nothing runs). */
+TG_XAPI int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops);
+TG_XAPI const char* tilegen_x_gemv_kernel(int dtype);
 /* Re-run selection as if the CPU had exactly `usable` features (fake != 0), or as detected. */
 TG_XAPI int tilegen_x_reinit(int fake, uint32_t usable);
 

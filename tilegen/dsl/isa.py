@@ -48,6 +48,8 @@ class VecOps:
     add_: str
     max_: str
     min_: str
+    reduce_: str = "({x})"     # horizontal sum of a vector to a scalar
+    helpers: str = ""          # C helpers (static inline) the spellings above rely on
     mask_type: str = ""
     mask_: str = ""
     load_mask_: str = ""
@@ -82,6 +84,9 @@ class VecOps:
 
     def min(self, k: str, x: str) -> str:
         return self.min_.format(a=k, b=x)
+
+    def reduce(self, x: str) -> str:
+        return self.reduce_.format(x=x)
 
     def mask(self, count: str) -> str:
         return self.mask_.format(n=count)
@@ -120,6 +125,21 @@ class Isa:
         return self.prefetch_.format(p=p)
 
 
+_AVX2_HSUM = {
+    "f32": (
+        "static inline float tg_hsum256_ps(__m256 v) {\n"
+        "  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));\n"
+        "  s = _mm_add_ps(s, _mm_movehl_ps(s, s));\n"
+        "  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));\n"
+        "}\n"),
+    "f64": (
+        "static inline double tg_hsum256_pd(__m256d v) {\n"
+        "  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));\n"
+        "  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));\n"
+        "}\n"),
+}
+
+
 def _x86_ops(bits: int, dtype: str) -> VecOps:
     sfx = "ps" if dtype == "f32" else "pd"
     w = "_mm512" if bits == 512 else "_mm256"
@@ -143,6 +163,10 @@ def _x86_ops(bits: int, dtype: str) -> VecOps:
         max_=f"{w}_max_{sfx}({{a}}, {{b}})",
         min_=f"{w}_min_{sfx}({{a}}, {{b}})",
     )
+    if bits == 512:
+        common.update(reduce_=f"{w}_reduce_add_{sfx}({{x}})")
+    else:
+        common.update(reduce_=f"tg_hsum256_{sfx}({{x}})", helpers=_AVX2_HSUM[dtype])
     if bits == 512:
         mtype = "__mmask16" if dtype == "f32" else "__mmask8"
         common.update(
@@ -170,6 +194,7 @@ def _neon_ops(dtype: str) -> VecOps:
         # FMAX/FMIN return NaN when either input is NaN.
         max_=f"vmaxq_{s}({{a}}, {{b}})",
         min_=f"vminq_{s}({{a}}, {{b}})",
+        reduce_=f"vaddvq_{s}({{x}})",
     )
 
 

@@ -29,19 +29,45 @@ class RegisterBudget:
 
 def register_budget(spec: "KernelSpec") -> RegisterBudget:
     isa = get_isa(spec.isa)
-    nv = spec.nr // isa.lanes(spec.dtype)
+    lanes = isa.lanes(spec.dtype)
+    if spec.op == "gemv":
+        # MR x KR/lanes partial sums, one x vector per lane group, one A load.
+        kv = spec.kr // lanes
+        return RegisterBudget(spec.mr * kv, kv, 1, isa.num_vregs)
+    nv = spec.nr // lanes
     # MR x NV accumulators, one row of B vectors per k step, one A broadcast.
     return RegisterBudget(spec.mr * nv, nv, 1, isa.num_vregs)
 
 
-def check_register_budget(spec: "KernelSpec") -> None:
+def _check_multiple(field: str, value: int, spec: "KernelSpec", what: str) -> None:
+    lanes = isa_lanes(spec)
+    if value % lanes:
+        raise ValueError(
+            f"{field}: {what}={value} is not a multiple of the {spec.isa} {spec.dtype} vector "
+            f"width ({lanes} lanes); allowed values: multiples of {lanes}"
+        )
+
+
+def check_spec(spec: "KernelSpec") -> None:
+    """The per-op shape rules and the register budget; ValueError naming the field."""
+    if spec.op == "gemv":
+        if spec.nr != 1:
+            raise ValueError(f"nr: gemv kernels compute one column (NR=1), got NR={spec.nr}")
+        _check_multiple("kr", spec.kr, spec, "KR")
+    else:
+        if spec.kr != 1:
+            raise ValueError(f"kr: {spec.op} kernels take KR=1, got KR={spec.kr}")
+        _check_multiple("nr", spec.nr, spec, "NR")
     b = register_budget(spec)
     if b.used > b.available:
+        lanes = isa_lanes(spec)
+        rule = (f"MR*KR/{lanes} + KR/{lanes} + 1" if spec.op == "gemv"
+                else f"MR*NR/{lanes} + NR/{lanes} + 1")
         raise ValueError(
-            f"tile: {spec.mr}x{spec.nr} needs {b.accumulators} accumulators + {b.b_vectors} B "
-            f"vectors + {b.a_broadcasts} A broadcast = {b.used} vector registers, over the "
-            f"{spec.isa} budget of {b.available}; allowed: MR*NR/{isa_lanes(spec)} + "
-            f"NR/{isa_lanes(spec)} + 1 <= {b.available}"
+            f"tile: {spec.tile} needs {b.accumulators} accumulators + {b.b_vectors} "
+            f"{'x' if spec.op == 'gemv' else 'B'} vectors + {b.a_broadcasts} "
+            f"{'A load' if spec.op == 'gemv' else 'A broadcast'} = {b.used} vector registers, "
+            f"over the {spec.isa} budget of {b.available}; allowed: {rule} <= {b.available}"
         )
 
 
@@ -96,7 +122,33 @@ def lower_gemm(spec: "KernelSpec") -> GemmPlan:
     )
 
 
-LOWERINGS = {"gemm": lower_gemm}
+@dataclass(frozen=True)
+class GemvPlan:
+    name: str
+    dtype: str
+    ctype: str
+    mr: int
+    kr: int                    # k values per step
+    lanes: int
+    kv: int                    # vectors per row per step
+    tail: str
+    isa: Isa
+    v: VecOps
+    budget: RegisterBudget
+    params_type: str
+
+
+def lower_gemv(spec: "KernelSpec") -> GemvPlan:
+    isa = get_isa(spec.isa)
+    v = isa.vec(spec.dtype)
+    return GemvPlan(
+        name=spec.name, dtype=spec.dtype, ctype=v.ctype, mr=spec.mr, kr=spec.kr,
+        lanes=v.lanes, kv=spec.kr // v.lanes, tail=spec.tail, isa=isa, v=v,
+        budget=register_budget(spec), params_type=f"tg_{spec.dtype}_gemm_params",
+    )
+
+
+LOWERINGS = {"gemm": lower_gemm, "gemv": lower_gemv}
 
 
 def lower(spec: "KernelSpec"):

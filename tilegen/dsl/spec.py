@@ -14,13 +14,18 @@ from .isa import DTYPES, ISAS, get_isa
 
 @dataclass(frozen=True)
 class OpFamily:
-    template: str          # Jinja2 template under tilegen/templates/
-    vector_dim: str        # the loop that runs along SIMD lanes
-    kr: Tuple[int, ...]    # KR values the template supports
+    template: str                   # Jinja2 template under tilegen/templates/
+    vector_dim: str                 # the loop that runs along SIMD lanes
+    epilogues: Tuple[str, ...]      # fusable epilogue stages
 
 
 OPS: Mapping[str, OpFamily] = {
-    "gemm": OpFamily(template="gemm_ukernel.c.j2", vector_dim="n", kr=(1,)),
+    # C[MR x NR] += A[MR x k] B[k x NR]: n along the lanes, A broadcast, KR = 1.
+    "gemm": OpFamily(template="gemm_ukernel.c.j2", vector_dim="n",
+                     epilogues=("bias", "relu", "relu6")),
+    # y[MR] = A[MR x k] x[k] with rows contiguous along k: k along the lanes, KR k values
+    # (a multiple of the vector width) per step, NR = 1.
+    "gemv": OpFamily(template="gemv_ukernel.c.j2", vector_dim="k", epilogues=()),
 }
 
 # Compile-time epilogue stages a kernel may fuse, applied in this order.
@@ -78,7 +83,6 @@ class KernelSpec:
         _positive_int("mr", self.mr)
         _positive_int("nr", self.nr)
         _positive_int("kr", self.kr)
-        _allowed("kr", self.kr, OPS[self.op].kr)
         _positive_int("unroll", self.unroll)
         if self.unroll > MAX_UNROLL:
             raise ValueError(f"unroll: {self.unroll} is over the limit of {MAX_UNROLL}")
@@ -87,7 +91,7 @@ class KernelSpec:
         epi = tuple(self.epilogue)
         object.__setattr__(self, "epilogue", epi)
         for e in epi:
-            _allowed("epilogue", e, EPILOGUES)
+            _allowed("epilogue", e, OPS[self.op].epilogues)
         if len(set(epi)) != len(epi) or list(epi) != sorted(epi, key=EPILOGUES.index):
             raise ValueError(
                 f"epilogue: {list(epi)} must list distinct stages in the order {list(EPILOGUES)}"
@@ -101,15 +105,9 @@ class KernelSpec:
         object.__setattr__(self, "tail", tail)
         if self.variant and not re.fullmatch(r"[a-z0-9_]+", self.variant):
             raise ValueError(f"variant: {self.variant!r} must match [a-z0-9_]+")
-        lanes = isa.lanes(self.dtype)
-        if self.nr % lanes:
-            raise ValueError(
-                f"nr: NR={self.nr} is not a multiple of the {self.isa} {self.dtype} vector "
-                f"width ({lanes} lanes); allowed values: multiples of {lanes}"
-            )
-        from .lowering import check_register_budget  # lowering owns the budget rule
+        from .lowering import check_spec  # lowering owns the per-op shape and register rules
 
-        check_register_budget(self)
+        check_spec(self)
 
     @property
     def name(self) -> str:

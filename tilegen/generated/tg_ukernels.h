@@ -28,6 +28,11 @@ typedef void (*tg_f32_gemm_ukernel_fn)(
     float* c, int64_t rs_c,
     const tg_f32_gemm_params* params);
 
+/* y[i*inc_y] = alpha * dot(a + i*rs_a, x) + beta * y[i*inc_y], i < m <= MR (params->bias unused). */
+typedef void (*tg_f32_gemv_ukernel_fn)(
+    int64_t m, int64_t k, const float* a, int64_t rs_a, const float* x,
+    float* y, int64_t inc_y, const tg_f32_gemm_params* params);
+
 typedef void (*tg_f32_packa_fn)(
     int64_t m, int64_t k, const float* a, int64_t rs_a, int64_t cs_a, float* dst);
 
@@ -47,6 +52,11 @@ typedef void (*tg_f64_gemm_ukernel_fn)(
     const double* b, int64_t rs_b,
     double* c, int64_t rs_c,
     const tg_f64_gemm_params* params);
+
+/* y[i*inc_y] = alpha * dot(a + i*rs_a, x) + beta * y[i*inc_y], i < m <= MR (params->bias unused). */
+typedef void (*tg_f64_gemv_ukernel_fn)(
+    int64_t m, int64_t k, const double* a, int64_t rs_a, const double* x,
+    double* y, int64_t inc_y, const tg_f64_gemm_params* params);
 
 typedef void (*tg_f64_packa_fn)(
     int64_t m, int64_t k, const double* a, int64_t rs_a, int64_t cs_a, double* dst);
@@ -73,6 +83,14 @@ void tg_f32_gemm_ukernel_2x16__avx2(int64_t, int64_t, int64_t, const float*, int
 void tg_f32_gemm_ukernel_1x16__avx2(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemm_ukernel_6x8__avx2(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f32_gemv_ukernel_4x1c32__avx512(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f64_gemv_ukernel_4x1c16__avx512(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f32_gemv_ukernel_4x1c16__avx2(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f64_gemv_ukernel_4x1c8__avx2(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+double tg_f32_fma_probe__avx2(int64_t iters);
+double tg_f64_fma_probe__avx2(int64_t iters);
+double tg_f32_fma_probe__avx512(int64_t iters);
+double tg_f64_fma_probe__avx512(int64_t iters);
 void tg_f32_packa_1__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_2__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_6__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
@@ -98,6 +116,10 @@ void tg_f32_gemm_ukernel_1x12__neon(int64_t, int64_t, int64_t, const float*, int
 void tg_f32_gemm_bias_relu6_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemm_ukernel_8x6__neon(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_1x6__neon(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+double tg_f32_fma_probe__neon(int64_t iters);
+double tg_f64_fma_probe__neon(int64_t iters);
 void tg_f32_packa_1__neon(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_4__neon(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_8__neon(int64_t, int64_t, const float*, int64_t, int64_t, float*);
@@ -112,6 +134,10 @@ void tg_f32_gemm_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float*, in
 void tg_f32_gemm_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemm_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f32_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+double tg_f32_fma_probe__scalar(int64_t iters);
+double tg_f64_fma_probe__scalar(int64_t iters);
 void tg_f32_packa_1__scalar(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_2__scalar(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packb_4__scalar(int64_t, int64_t, const float*, int64_t, int64_t, float*);
@@ -123,12 +149,12 @@ void tg_f64_packb_4__scalar(int64_t, int64_t, const double*, int64_t, int64_t, d
 /* TG_FOREACH_GEMM_UKERNEL_<dtype>(X): every kernel built for this architecture, registry order.
    X(isa id, MR, NR, unroll, epilogue flags, production, kernel, packa, packb, "name") */
 #define TG_GEMM_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 14, 32, 4, 0u, 1, tg_f32_gemm_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX512, 8, 32, 4, 0u, 1, tg_f32_gemm_ukernel_8x32__avx512, tg_f32_packa_8__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_8x32__avx512") \
-  X(TG_ISA_AVX512, 4, 32, 4, 0u, 1, tg_f32_gemm_ukernel_4x32__avx512, tg_f32_packa_4__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, tg_f32_gemm_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX512, 8, 32, 2, 0u, 1, tg_f32_gemm_ukernel_8x32__avx512, tg_f32_packa_8__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_8x32__avx512") \
+  X(TG_ISA_AVX512, 4, 32, 2, 0u, 1, tg_f32_gemm_ukernel_4x32__avx512, tg_f32_packa_4__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_4x32__avx512") \
   X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, tg_f32_gemm_ukernel_1x32__avx512, tg_f32_packa_1__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 14, 32, 4, TG_EPI_BIAS | TG_EPI_RELU, 0, tg_f32_gemm_bias_relu_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_bias_relu_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX2, 6, 16, 4, 0u, 1, tg_f32_gemm_ukernel_6x16__avx2, tg_f32_packa_6__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_6x16__avx2") \
+  X(TG_ISA_AVX512, 14, 32, 2, TG_EPI_BIAS | TG_EPI_RELU, 0, tg_f32_gemm_bias_relu_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_bias_relu_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, tg_f32_gemm_ukernel_6x16__avx2, tg_f32_packa_6__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_6x16__avx2") \
   X(TG_ISA_AVX2, 2, 16, 4, 0u, 1, tg_f32_gemm_ukernel_2x16__avx2, tg_f32_packa_2__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_2x16__avx2") \
   X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, tg_f32_gemm_ukernel_1x16__avx2, tg_f32_packa_1__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_1x16__avx2") \
 
@@ -143,10 +169,10 @@ void tg_f64_packb_4__scalar(int64_t, int64_t, const double*, int64_t, int64_t, d
   X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, tg_f32_gemm_ukernel_1x4__scalar, tg_f32_packa_1__scalar, tg_f32_packb_4__scalar, "tg_f32_gemm_ukernel_1x4__scalar") \
 
 #define TG_GEMM_UKERNELS_f64_X86_64(X) \
-  X(TG_ISA_AVX512, 14, 16, 4, 0u, 1, tg_f64_gemm_ukernel_14x16__avx512, tg_f64_packa_14__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_14x16__avx512") \
+  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, tg_f64_gemm_ukernel_14x16__avx512, tg_f64_packa_14__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_14x16__avx512") \
   X(TG_ISA_AVX512, 4, 16, 4, 0u, 1, tg_f64_gemm_ukernel_4x16__avx512, tg_f64_packa_4__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_4x16__avx512") \
   X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, tg_f64_gemm_ukernel_1x16__avx512, tg_f64_packa_1__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX2, 6, 8, 4, 0u, 1, tg_f64_gemm_ukernel_6x8__avx2, tg_f64_packa_6__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_6x8__avx2") \
+  X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, tg_f64_gemm_ukernel_6x8__avx2, tg_f64_packa_6__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_6x8__avx2") \
   X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, tg_f64_gemm_ukernel_1x8__avx2, tg_f64_packa_1__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_1x8__avx2") \
 
 #define TG_GEMM_UKERNELS_f64_AARCH64(X) \
@@ -157,28 +183,74 @@ void tg_f64_packb_4__scalar(int64_t, int64_t, const double*, int64_t, int64_t, d
   X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, tg_f64_gemm_ukernel_2x4__scalar, tg_f64_packa_2__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_2x4__scalar") \
   X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, tg_f64_gemm_ukernel_1x4__scalar, tg_f64_packa_1__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_1x4__scalar") \
 
+/* TG_GEMV_UKERNELS_<dtype>_<ARCH>(X): X(isa id, MR, KR, production, kernel, "name") */
+#define TG_GEMV_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, 4, 32, 1, tg_f32_gemv_ukernel_4x1c32__avx512, "tg_f32_gemv_ukernel_4x1c32__avx512") \
+  X(TG_ISA_AVX2, 4, 16, 1, tg_f32_gemv_ukernel_4x1c16__avx2, "tg_f32_gemv_ukernel_4x1c16__avx2") \
+
+#define TG_GEMV_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, 4, 8, 1, tg_f32_gemv_ukernel_4x1c8__neon, "tg_f32_gemv_ukernel_4x1c8__neon") \
+
+#define TG_GEMV_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 2, 1, tg_f32_gemv_ukernel_4x1c2__scalar, "tg_f32_gemv_ukernel_4x1c2__scalar") \
+
+#define TG_GEMV_UKERNELS_f64_X86_64(X) \
+  X(TG_ISA_AVX512, 4, 16, 1, tg_f64_gemv_ukernel_4x1c16__avx512, "tg_f64_gemv_ukernel_4x1c16__avx512") \
+  X(TG_ISA_AVX2, 4, 8, 1, tg_f64_gemv_ukernel_4x1c8__avx2, "tg_f64_gemv_ukernel_4x1c8__avx2") \
+
+#define TG_GEMV_UKERNELS_f64_AARCH64(X) \
+  X(TG_ISA_NEON, 4, 4, 1, tg_f64_gemv_ukernel_4x1c4__neon, "tg_f64_gemv_ukernel_4x1c4__neon") \
+
+#define TG_GEMV_UKERNELS_f64_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 2, 1, tg_f64_gemv_ukernel_4x1c2__scalar, "tg_f64_gemv_ukernel_4x1c2__scalar") \
+
+/* TG_FMA_PROBES_<ARCH>(X): X(isa id, dtype index (0 f32, 1 f64), probe, flops per iteration) */
+#define TG_FMA_PROBES_X86_64(X) \
+  X(TG_ISA_AVX2, 0, tg_f32_fma_probe__avx2, 192) \
+  X(TG_ISA_AVX2, 1, tg_f64_fma_probe__avx2, 96) \
+  X(TG_ISA_AVX512, 0, tg_f32_fma_probe__avx512, 768) \
+  X(TG_ISA_AVX512, 1, tg_f64_fma_probe__avx512, 384) \
+
+#define TG_FMA_PROBES_AARCH64(X) \
+  X(TG_ISA_NEON, 0, tg_f32_fma_probe__neon, 192) \
+  X(TG_ISA_NEON, 1, tg_f64_fma_probe__neon, 96) \
+
+#define TG_FMA_PROBES_ANY(X) \
+  X(TG_ISA_SCALAR, 0, tg_f32_fma_probe__scalar, 24) \
+  X(TG_ISA_SCALAR, 1, tg_f64_fma_probe__scalar, 24) \
+
+#define TG_FOREACH_GEMV_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_GEMV_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_GEMV_UKERNELS_f32_AARCH64(X)) \
+  TG_GEMV_UKERNELS_f32_ANY(X)
+#define TG_FOREACH_GEMV_UKERNEL_f64(X) \
+  TG_IF_BUILT_X86_64(TG_GEMV_UKERNELS_f64_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_GEMV_UKERNELS_f64_AARCH64(X)) \
+  TG_GEMV_UKERNELS_f64_ANY(X)
+#define TG_FOREACH_FMA_PROBE(X) \
+  TG_IF_BUILT_X86_64(TG_FMA_PROBES_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_FMA_PROBES_AARCH64(X)) \
+  TG_FMA_PROBES_ANY(X)
+
 #define TG_FOREACH_GEMM_UKERNEL_f32(X) \
-  TG_GEMM_UKERNELS_f32_X86_64_IF_BUILT(X) \
-  TG_GEMM_UKERNELS_f32_AARCH64_IF_BUILT(X) \
+  TG_IF_BUILT_X86_64(TG_GEMM_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_GEMM_UKERNELS_f32_AARCH64(X)) \
   TG_GEMM_UKERNELS_f32_ANY(X)
 #define TG_FOREACH_GEMM_UKERNEL_f64(X) \
-  TG_GEMM_UKERNELS_f64_X86_64_IF_BUILT(X) \
-  TG_GEMM_UKERNELS_f64_AARCH64_IF_BUILT(X) \
+  TG_IF_BUILT_X86_64(TG_GEMM_UKERNELS_f64_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_GEMM_UKERNELS_f64_AARCH64(X)) \
   TG_GEMM_UKERNELS_f64_ANY(X)
 
+/* TG_IF_BUILT_<ARCH>(list): the list on a build for that architecture, nothing elsewhere. */
 #if TG_BUILD_ARCH == TG_ARCH_X86_64
-#define TG_GEMM_UKERNELS_f32_X86_64_IF_BUILT(X) TG_GEMM_UKERNELS_f32_X86_64(X)
-#define TG_GEMM_UKERNELS_f64_X86_64_IF_BUILT(X) TG_GEMM_UKERNELS_f64_X86_64(X)
+#define TG_IF_BUILT_X86_64(list) list
 #else
-#define TG_GEMM_UKERNELS_f32_X86_64_IF_BUILT(X)
-#define TG_GEMM_UKERNELS_f64_X86_64_IF_BUILT(X)
+#define TG_IF_BUILT_X86_64(list)
 #endif
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
-#define TG_GEMM_UKERNELS_f32_AARCH64_IF_BUILT(X) TG_GEMM_UKERNELS_f32_AARCH64(X)
-#define TG_GEMM_UKERNELS_f64_AARCH64_IF_BUILT(X) TG_GEMM_UKERNELS_f64_AARCH64(X)
+#define TG_IF_BUILT_AARCH64(list) list
 #else
-#define TG_GEMM_UKERNELS_f32_AARCH64_IF_BUILT(X)
-#define TG_GEMM_UKERNELS_f64_AARCH64_IF_BUILT(X)
+#define TG_IF_BUILT_AARCH64(list)
 #endif
 
 #ifdef __cplusplus

@@ -22,6 +22,9 @@ void tg_f64_gemm_ukernel_1x4__scalar(
   double vacc0x2 = 0;
   double vacc0x3 = 0;
 
+  /* Start pulling the C tile toward L1 now; the k loop hides the latency. */
+  __builtin_prefetch((const char*) (c + 0 * rs_c) + 0);
+
   int64_t kk = k;
   for (; kk != 0; kk--) {
     {

@@ -1,0 +1,154 @@
+/*
+ * GEMV (dot form) micro-kernel tester: y[i*inc_y] = alpha * dot(A[i, :k], x) + beta * y[i*inc_y]
+ * for every m <= MR, k in {0, 1, KR-1, KR, KR+1, 2KR+1, 300}, prime row strides of A, prime
+ * inc_y with sentinels between the outputs, beta 0 with NaN in y, beta 1, alpha 0; every buffer
+ * ends at a PROT_NONE page so an over-read of a row, of x or of y faults.
+ *
+ * Built per kernel with -DTG_T=float|double -DTG_DT=f32|f64 -DTG_UKERNEL=<fn> -DTG_MR=..
+ * -DTG_KR=.. -DTG_REQUIRES="..."; prints "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77
+ * (77: the CPU lacks the ISA).
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tg_ukernels.h"
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+typedef TG_T T;
+typedef CAT(CAT(tg_, TG_DT), _gemm_params) params_t;
+
+#define TOL (sizeof(T) == 8 ? 1e-12 : 1e-5)
+
+typedef struct { void* base; size_t len; } region;
+
+static T* guarded(size_t count, region* r) {
+  const size_t page = (size_t) sysconf(_SC_PAGESIZE);
+  const size_t bytes = (count ? count : 1) * sizeof(T);
+  const size_t body = (bytes + page - 1) / page * page;
+  r->len = body + page;
+  r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (r->base == MAP_FAILED) { perror("mmap"); exit(2); }
+  if (mprotect((char*) r->base + body, page, PROT_NONE) != 0) { perror("mprotect"); exit(2); }
+  return (T*) ((char*) r->base + body - bytes);
+}
+
+static void release(region* r) { munmap(r->base, r->len); }
+
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+static double uniform(void) {
+  rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+  return (double) (rng_state >> 11) / 4503599627370496.0 - 1.0;
+}
+
+static const T SENTINEL = (T) -777.25;
+static long cases = 0, failed = 0;
+
+static int64_t next_prime(int64_t x) {
+  for (;; x++) {
+    int prime = x > 1;
+    for (int64_t d = 2; d * d <= x && prime; d++) prime = (x % d) != 0;
+    if (prime) return x;
+  }
+}
+
+static void fail(const char* what, int m, int k, double alpha, double beta, int i, double got,
+                 double want) {
+  failed++;
+  if (failed <= 20)
+    fprintf(stderr, "FAIL %s: m=%d k=%d alpha=%g beta=%g row %d: got %.17g want %.17g\n", what, m,
+            k, alpha, beta, i, got, want);
+}
+
+static void run_case(int m, int k, double alpha, double beta) {
+  region ra, rx, ry;
+  const int64_t rs_a = next_prime(k + 1);
+  const size_t a_count = (size_t) ((m - 1) * rs_a + k);
+  T* a = guarded(a_count, &ra);
+  for (size_t i = 0; i < a_count; i++) a[i] = (T) uniform();
+  T* x = guarded((size_t) k, &rx);
+  for (int i = 0; i < k; i++) x[i] = (T) uniform();
+  const int64_t inc_y = m == 1 ? 1 : 3;
+  const size_t y_count = (size_t) ((m - 1) * inc_y + 1);
+  T* y = guarded(y_count, &ry);
+  T* y0 = malloc(y_count * sizeof(T));
+  for (size_t i = 0; i < y_count; i++) {
+    y[i] = i % inc_y ? SENTINEL : (beta == 0 ? (T) NAN : (T) uniform());
+    y0[i] = y[i];
+  }
+  params_t params;
+  params.alpha = (T) alpha;
+  params.beta = (T) beta;
+  params.bias = NULL;
+  TG_UKERNEL(m, k, a, rs_a, x, y, inc_y, &params);
+  cases++;
+  for (size_t idx = 0; idx < y_count; idx++) {
+    if (idx % inc_y) {
+      if (memcmp(&y[idx], &SENTINEL, sizeof(T)) != 0)
+        fail("sentinel overwritten", m, k, alpha, beta, (int) idx, y[idx], SENTINEL);
+      continue;
+    }
+    const int i = (int) (idx / inc_y);
+    double acc = 0, mag = 0;
+    for (int kk = 0; kk < k; kk++) {
+      const double p = (double) a[i * rs_a + kk] * (double) x[kk];
+      acc += p;
+      mag += fabs(p);
+    }
+    double want = alpha * acc;
+    mag = fabs(alpha) * mag;
+    if (beta != 0) { want += beta * (double) y0[idx]; mag += fabs(beta * (double) y0[idx]); }
+    const double tol = TOL * sqrt((double) (k > 1 ? k : 1)) * (mag + 1e-30) + 1e-30;
+    if (!(fabs((double) y[idx] - want) <= tol)) fail("value", m, k, alpha, beta, i, y[idx], want);
+  }
+  free(y0);
+  release(&ra); release(&rx); release(&ry);
+}
+
+static int cpu_supported(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  char req[] = TG_REQUIRES;
+  for (char* tok = strtok(req, " "); tok; tok = strtok(NULL, " ")) {
+    int ok = 1;
+    if (!strcmp(tok, "avx")) ok = __builtin_cpu_supports("avx");
+    else if (!strcmp(tok, "avx2")) ok = __builtin_cpu_supports("avx2");
+    else if (!strcmp(tok, "fma")) ok = __builtin_cpu_supports("fma");
+    else if (!strcmp(tok, "avx512f")) ok = __builtin_cpu_supports("avx512f");
+    else if (!strcmp(tok, "avx512dq")) ok = __builtin_cpu_supports("avx512dq");
+    else if (!strcmp(tok, "avx512bw")) ok = __builtin_cpu_supports("avx512bw");
+    else if (!strcmp(tok, "avx512vl")) ok = __builtin_cpu_supports("avx512vl");
+    if (!ok) { printf("SKIP: this CPU (or OS) lacks %s\n", tok); return 0; }
+  }
+#endif
+  return 1;
+}
+
+int main(void) {
+  if (!cpu_supported()) return 77;
+  const int candidates[] = {0, 1, TG_KR - 1, TG_KR, TG_KR + 1, 2 * TG_KR + 1, 300};
+  int ks[8], nk = 0;
+  for (size_t c = 0; c < sizeof(candidates) / sizeof(candidates[0]); c++) {
+    int dup = candidates[c] < 0;
+    for (int q = 0; q < nk; q++) dup |= ks[q] == candidates[c];
+    if (!dup) ks[nk++] = candidates[c];
+  }
+  for (int ki = 0; ki < nk; ki++) {
+    for (int m = 1; m <= TG_MR; m++) {
+      run_case(m, ks[ki], 1.0, 0.0);
+      run_case(m, ks[ki], -1.5, 1.0);
+      run_case(m, ks[ki], 0.0, 0.5);
+    }
+  }
+  printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
+  return failed ? 1 : 0;
+}
