@@ -3,8 +3,13 @@
  * the case matrix of the kernel family and checks every result against a float64 reference.
  *
  * Built once per kernel (natively, or with aarch64-linux-gnu-gcc to run under qemu-aarch64):
- *   -DTG_T=float|double -DTG_DT=f32|f64 -DTG_UKERNEL=<fn> -DTG_PACKA=<fn> -DTG_PACKB=<fn>
- *   -DTG_MR=.. -DTG_NR=.. -DTG_UNROLL=.. -DTG_EPI=<TG_EPI_* flags> -DTG_REQUIRES="avx512f ..."
+ *   -DTG_T=float|double -DTG_DT=f32|f64 -DTG_UKERNEL=<fn> -DTG_PACKA=<fn> -DTG_PACKR=<fn>
+ *   -DTG_PACKB=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_UNROLL=.. -DTG_EPI=<TG_EPI_* flags>
+ *   -DTG_ROWS=0|1 (the kernel's A layout: packed panels, or rows) -DTG_REQUIRES="avx512f ..."
+ *
+ * "rows" kernels read A either in place (row-major, prime row stride; MR rows are allocated, as
+ * the driver only hands full panels over in place) or from a TG_PACKR row panel with a prime
+ * leading dimension; "packed" kernels read a TG_PACKA panel, or one with a wider stride.
  *
  * Cases: every m <= MR and n <= NR; k in {0, 1, unroll-1, unroll, unroll+1, 2*unroll+1, 300};
  * A and B packed from row- and column-major sources with prime leading dimensions; B also read
@@ -87,10 +92,12 @@ enum { B_PACKED_ROW = 0, B_PACKED_COL = 1, B_DIRECT = 2 };
 static void run_case(int m, int n, int k, double alpha, double beta, int a_layout, int b_mode,
                      int a_pad) {
   region ra, rb, rpa, rpb, rc, rbias;
-  /* A: m x k source, row-major (rs=prime >= k) or column-major (cs=prime >= m). */
-  const int64_t lda = a_layout == A_ROW ? next_prime(k + 1) : next_prime(m + 1);
+  /* A: rows x k source, row-major (rs=prime >= k) or column-major (cs=prime >= rows). The
+     "rows" kernels read all MR rows, so their source has MR rows (the extra ones not stored). */
+  const int rows = TG_ROWS ? TG_MR : m;
+  const int64_t lda = a_layout == A_ROW ? next_prime(k + 1) : next_prime(rows + 1);
   const int64_t a_rs = a_layout == A_ROW ? lda : 1, a_cs = a_layout == A_ROW ? 1 : lda;
-  const size_t a_count = (size_t) (a_layout == A_ROW ? (m - 1) * lda + k : (k > 0 ? (k - 1) * lda + m : 0)) + 1;
+  const size_t a_count = (size_t) (a_layout == A_ROW ? (rows - 1) * lda + k : (k > 0 ? (k - 1) * lda + rows : 0)) + 1;
   T* a = guarded(a_count, &ra);
   for (size_t i = 0; i < a_count; i++) a[i] = (T) uniform();
 
@@ -102,16 +109,42 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
   T* b = guarded(b_count, &rb);
   for (size_t i = 0; i < b_count; i++) b[i] = (T) uniform();
 
-  /* Packed panels, through the real packing routines. */
+  /* The A operand the kernel reads, through the real packing routines. */
+  const T* ak;
+  int64_t a_stride;
+#if TG_ROWS
+  const int64_t ld_p = next_prime(k + 2);
+  T* pa = guarded((size_t) TG_MR * (size_t) ld_p, &rpa);
+  if (a_pad == 0 && a_layout == A_ROW) {  /* in place */
+    ak = a; a_stride = lda;
+  } else {
+    TG_PACKR(m, TG_MR, k, a, a_rs, a_cs, pa, ld_p);
+    for (int64_t i = 0; i < TG_MR; i++)
+      for (int64_t kk = 0; kk < k; kk++) {
+        const T want = i < m ? a[i * a_rs + kk * a_cs] : (T) 0;
+        if (memcmp(&pa[i * ld_p + kk], &want, sizeof(T)) != 0)
+          report("packr", m, n, k, alpha, beta, (int) i, (int) kk, pa[i * ld_p + kk], want, 0);
+      }
+    ak = pa; a_stride = ld_p;
+  }
+#else
   const int64_t cs_a = TG_MR + a_pad;
   T* pa = guarded((size_t) (k > 0 ? k : 1) * (size_t) cs_a, &rpa);
   if (a_pad == 0) {
     TG_PACKA(m, k, a, a_rs, a_cs, pa);
-  } else {  /* a panel packed for a wider kernel: fill by hand, stride MR + pad */
+    for (int64_t kk = 0; kk < k; kk++)  /* check the packed layout itself, padding included */
+      for (int64_t i = 0; i < TG_MR; i++) {
+        const T want = i < m ? a[i * a_rs + kk * a_cs] : (T) 0;
+        if (memcmp(&pa[kk * TG_MR + i], &want, sizeof(T)) != 0)
+          report("packa", m, n, k, alpha, beta, (int) i, (int) kk, pa[kk * TG_MR + i], want, 0);
+      }
+  } else {  /* a panel with a wider stride: fill by hand, stride MR + pad */
     for (int64_t kk = 0; kk < k; kk++)
       for (int64_t i = 0; i < cs_a; i++)
         pa[kk * cs_a + i] = i < m ? a[i * a_rs + kk * a_cs] : (T) 0;
   }
+  ak = pa; a_stride = cs_a;
+#endif
   const T* bk;
   int64_t rs_b;
   T* pb = guarded((size_t) (k > 0 ? k : 1) * TG_NR, &rpb);
@@ -120,14 +153,6 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
   } else {
     TG_PACKB(n, k, b, b_rs, b_cs, pb);
     bk = pb; rs_b = TG_NR;
-  }
-  if (a_pad == 0) {  /* check the packed layout itself, padding included */
-    for (int64_t kk = 0; kk < k; kk++)
-      for (int64_t i = 0; i < TG_MR; i++) {
-        const T want = i < m ? a[i * a_rs + kk * a_cs] : (T) 0;
-        if (memcmp(&pa[kk * TG_MR + i], &want, sizeof(T)) != 0)
-          report("packa", m, n, k, alpha, beta, (int) i, (int) kk, pa[kk * TG_MR + i], want, 0);
-      }
   }
   if (b_mode != B_DIRECT) {
     for (int64_t kk = 0; kk < k; kk++)
@@ -155,7 +180,7 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
   params.alpha = (T) alpha;
   params.beta = (T) beta;
   params.bias = bias;
-  TG_UKERNEL(m, n, k, pa, cs_a, bk, rs_b, c, ldc, &params);
+  TG_UKERNEL(m, n, k, ak, a_stride, bk, rs_b, c, ldc, &params);
   cases++;
 
   for (int i = 0; i < m; i++) {

@@ -46,10 +46,10 @@ cdef extern from "dispatch.h" nogil:
     int tilegen_x_isa_usable(int isa)
     const char* tilegen_x_isa_cap()
     int tilegen_x_gemm_isa(int dtype)
-    void tilegen_x_gemm_tile(int dtype, int* mr, int* nr)
-    const char* tilegen_x_gemm_kernel(int dtype, int rows)
-    void tilegen_x_gemm_blocking(int dtype, int64_t* mc, int64_t* kc, int64_t* nc)
-    int tilegen_x_set_gemm_blocking(int dtype, int64_t mc, int64_t kc, int64_t nc)
+    void tilegen_x_gemm_tile(int dtype, int layout, int* mr, int* nr)
+    const char* tilegen_x_gemm_kernel(int dtype, int layout, int rows)
+    void tilegen_x_gemm_blocking(int dtype, int64_t* kc, int64_t* nc)
+    int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc)
     int tilegen_x_set_gemm_main_kernel(int dtype, const char* name)
     int tilegen_x_reinit(int fake, uint32_t usable)
     int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops)
@@ -99,19 +99,24 @@ cdef int _dtype_index(dtype) except -1:
 
 
 def gemm_config(dtype):
-    """The GEMM configuration chosen for a dtype: ISA, tile, kernels by row count, blocking."""
-    cdef int d = _dtype_index(dtype), mr = 0, nr = 0
-    cdef int64_t mc = 0, kc = 0, nc = 0
-    tilegen_x_gemm_tile(d, &mr, &nr)
-    tilegen_x_gemm_blocking(d, &mc, &kc, &nc)
-    return {
-        "isa": _s(tilegen_x_isa_name_of(tilegen_x_gemm_isa(d))),
-        "kernel": _s(tilegen_x_gemm_kernel(d, 0)),
-        "mr": mr, "nr": nr,
-        "kernels_by_rows": [_s(tilegen_x_gemm_kernel(d, r)) for r in range(1, mr + 1)],
-        "mc": mc, "kc": kc, "nc": nc,
-        "gemv_kernel": _s(tilegen_x_gemv_kernel(d)),
-    }
+    """The GEMM configuration chosen for a dtype: ISA, blocking, and per A layout ("rows" for
+    row-major A, "packed" for the rest) the main kernel and the kernel serving each row count.
+    "kernel" is the main kernel a C-ordered float matmul runs."""
+    cdef int d = _dtype_index(dtype), mr = 0, nr = 0, layout
+    cdef int64_t kc = 0, nc = 0
+    tilegen_x_gemm_blocking(d, &kc, &nc)
+    out = {"isa": _s(tilegen_x_isa_name_of(tilegen_x_gemm_isa(d))), "kc": kc, "nc": nc}
+    for layout, name in ((0, "packed"), (1, "rows")):
+        tilegen_x_gemm_tile(d, layout, &mr, &nr)
+        out["nr"] = nr
+        out[name] = {
+            "mr": mr,
+            "kernel": _s(tilegen_x_gemm_kernel(d, layout, 0)),
+            "kernels_by_rows": [_s(tilegen_x_gemm_kernel(d, layout, r)) for r in range(1, mr + 1)],
+        }
+    out["kernel"] = out["rows"]["kernel"] or out["packed"]["kernel"]
+    out["gemv_kernel"] = _s(tilegen_x_gemv_kernel(d))
+    return out
 
 
 def fma_probe(str isa, dtype, int64_t iters):
@@ -130,14 +135,14 @@ def fma_probe(str isa, dtype, int64_t iters):
     return flops
 
 
-def set_gemm_blocking(dtype, int64_t mc=0, int64_t kc=0, int64_t nc=0):
-    """Override MC/KC/NC (0 keeps a value); values are rounded to the tile."""
-    if tilegen_x_set_gemm_blocking(_dtype_index(dtype), mc, kc, nc) != 0:
-        raise ValueError(f"blocking: mc={mc}, kc={kc}, nc={nc} out of range")
+def set_gemm_blocking(dtype, int64_t kc=0, int64_t nc=0):
+    """Override KC/NC (0 keeps a value); NC is rounded to NR."""
+    if tilegen_x_set_gemm_blocking(_dtype_index(dtype), kc, nc) != 0:
+        raise ValueError(f"blocking: kc={kc}, nc={nc} out of range")
 
 
 def set_gemm_kernel(dtype, str name):
-    """Use `name` (a production kernel of the current ISA) as the main tile."""
+    """Use `name` (a production kernel of the current ISA) as the main tile of its A layout."""
     if tilegen_x_set_gemm_main_kernel(_dtype_index(dtype), name.encode()) != 0:
         raise ValueError(f"kernel: {name!r} is not a production kernel of the ISA in use")
 

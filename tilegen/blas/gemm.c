@@ -107,8 +107,9 @@ static int check_ex(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
     batch_##DT bt;                                                                              \
     bt.count = count; bt.ndim = ndim; bt.shape = shape; bt.sa = sa; bt.sb = sb; bt.sc = sc;     \
     if (alpha == 0 || k == 0) { /* C = beta*C, A and B unread */                                \
-      bt.proto = (problem_##DT){m, n, k, alpha, beta, a, rs_a, cs_a, b, rs_b, cs_b, c, rs_c,    \
-                                cs_c, NULL, 0, 0, TILEGEN_ACT_NONE, NULL, 0, 0, 0};             \
+      bt.proto = (problem_##DT){.m = m, .n = n, .k = k, .alpha = alpha, .beta = beta, .a = a,    \
+                                .rs_a = rs_a, .cs_a = cs_a, .b = b, .rs_b = rs_b, .cs_b = cs_b,  \
+                                .c = c, .rs_c = rs_c, .cs_c = cs_c};                             \
       for (int64_t idx = 0; idx < count; idx++) {                                               \
         problem_##DT p;                                                                         \
         batch_item_##DT(&bt, idx, &p);                                                          \

@@ -2,11 +2,13 @@
  * The blocked GEMM driver, written once for both dtypes: gemm.c includes this file with
  * DT (f32 | f64) and T (float | double) defined.
  *
- * GotoBLAS/BLIS loop nest around the micro-kernels: jc (NC columns) > pc (KC depth, B block
- * packed) > ic (MC rows, A block packed) > jr (NR panel) > ir (MR panel) > micro-kernel. The
- * K remainder and the edge tiles are handled by the kernels themselves; remainder rows use the
- * smallest registered tile that covers them (cfg->by_rows). Threads split C into a grid of
- * blocks, each running the whole nest with its own packing buffers (no barriers).
+ * Loop nest: jc (NC columns) > pc (KC depth: the KC x NC block of B is packed and stays in L2)
+ * > row panel (its A panel is read in place or packed on the fly, and stays in L1) > NR column
+ * panel > micro-kernel. Row-major A goes to the "rows" kernels (A panels are plain row copies or
+ * the user's rows themselves), column-major A to the "packed" ones (A panels are contiguous
+ * column runs, or the user's columns). K remainders and edge tiles are handled inside the
+ * kernels; the rows of C are cut into panels matched to the registered tiles. Threads split C
+ * into a grid of blocks, each running the whole nest with its own buffers (no barriers).
  */
 #define TG_CAT_(a, b) a##b
 #define TG_CAT(a, b) TG_CAT_(a, b)
@@ -28,7 +30,8 @@ typedef struct {
   int64_t bias_rs, bias_cs;
   int act;
   const F(cfg_t_)* cfg;
-  int64_t mc, kc, nc;      /* snapshot of the blocking, so a concurrent re-tune cannot tear it */
+  const TG_CAT(tg_gemm_set_, DT)* set;  /* the kernels of A's layout */
+  int64_t kc, nc;          /* snapshot of the blocking, so a concurrent re-tune cannot tear it */
 } F(problem_);
 
 static inline T F(activate_)(T x, int act) {
@@ -89,28 +92,72 @@ static void F(naive_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_
 
 static inline int64_t F(round_up_)(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; }
 
+/* Row panels of an M-row block: MR rows each and a remainder, or (when the tiles then do less
+   padded work) equal panels, so that e.g. 16 rows become 8 + 8 rather than 14 + 2. */
+typedef struct {
+  int64_t count, base, extra;  /* balanced: `extra` panels of base+1 rows, then base rows */
+  int balanced;
+} F(panels_);
+
+static F(panels_) F(plan_panels_)(const TG_CAT(tg_gemm_set_, DT)* set, int64_t M) {
+  const int64_t MR = set->mr, count = (M + MR - 1) / MR;
+  F(panels_) pl = {count, M / count, M % count, 0};
+  const int64_t rem = M - (count - 1) * MR;
+  const int64_t standard = (count - 1) * MR + set->tile_mr[rem];
+  const int64_t balanced = pl.extra * set->tile_mr[pl.base + (pl.extra > 0)] +
+                           (count - pl.extra) * set->tile_mr[pl.base];
+  pl.balanced = balanced < standard;
+  return pl;
+}
+
+static inline void F(panel_)(const F(panels_)* pl, int64_t MR, int64_t M, int64_t i,
+                             int64_t* off, int64_t* rows) {
+  if (pl->balanced) {
+    *off = i * pl->base + (i < pl->extra ? i : pl->extra);
+    *rows = pl->base + (i < pl->extra);
+  } else {
+    *off = i * MR;
+    *rows = M - *off < MR ? M - *off : MR;
+  }
+}
+
+/* Leading dimension of a packed row panel: padded so the rows do not share L1 sets. */
+static inline int64_t F(row_panel_ld_)(int64_t kc) {
+  int64_t ld = (kc + 15) / 16 * 16;
+  if (((ld * (int64_t) sizeof(T)) & 4095) == 0 || ((ld * (int64_t) sizeof(T)) & 2047) == 0) ld += 16;
+  return ld;
+}
+
 /* C[i0:i1, j0:j1] on this thread. */
 static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const F(cfg_t_)* cfg = p->cfg;
-  const int64_t MR = cfg->mr, NR = cfg->nr, MC = p->mc, KC = p->kc, NC = p->nc;
+  const TG_CAT(tg_gemm_set_, DT)* set = p->set;
+  const int rows_layout = set == &cfg->rows;
+  const int64_t MR = set->mr, NR = cfg->nr, KC = p->kc, NC = p->nc;
   const int64_t M = i1 - i0, N = j1 - j0, K = p->k;
   const int direct_c = p->cs_c == 1;
   const int has_epi = p->bias != NULL || p->act != TILEGEN_ACT_NONE;
   /* Few row panels share each B panel: reading B in place beats packing it. */
   const int direct_b = p->cs_b == 1 && M <= TG_DIRECT_B_MAX_PANELS * MR;
+  /* Full panels of A are read in place when the layout allows, except row-major A whose rows
+     fall on the same L1 sets (a row stride of a multiple of 2 KiB) and is re-read by many
+     column panels: those get padded row copies. */
+  const int64_t row_bytes = p->rs_a * (int64_t) sizeof(T);
+  const int direct_a = rows_layout ? ((row_bytes & 2047) != 0 || N <= 2 * NR) : p->rs_a == 1;
   const int64_t kc_max = K < KC ? K : KC;
-  const int64_t mc_max = M < MC ? F(round_up_)(M, MR) : MC;
   const int64_t nc_max = N < NC ? F(round_up_)(N, NR) : NC;
-  T* pa = tg_workspace(TG_WS_A, (size_t) (mc_max * kc_max) * sizeof(T));
+  const int64_t lda_p = rows_layout ? F(row_panel_ld_)(kc_max) : kc_max;
+  T* pa = tg_workspace(TG_WS_A, (size_t) (MR * lda_p) * sizeof(T));
   T* pb = tg_workspace(direct_b ? TG_WS_EDGE : TG_WS_B,
                        (size_t) ((direct_b ? NR : nc_max) * kc_max) * sizeof(T));
   if (pa == NULL || pb == NULL) {
     F(naive_block_)(p, i0, i1, j0, j1);
     return;
   }
+  const F(panels_) pl = F(plan_panels_)(set, M);
   T tile[TG_MAX_MR * TG_MAX_NR] __attribute__((aligned(64)));
   F(params_t_) prm = {p->alpha, p->beta, NULL};
-  F(params_t_) tile_prm = {p->alpha, 0, NULL};
+  const F(params_t_) tile_prm = {p->alpha, 0, NULL};
 
   for (int64_t jc = 0; jc < N; jc += NC) {
     const int64_t nc = N - jc < NC ? N - jc : NC;
@@ -121,17 +168,30 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
       const T* bblk = p->b + pc * p->rs_b + (j0 + jc) * p->cs_b;
       if (!direct_b) {
         for (int64_t jr = 0; jr < nc; jr += NR)
-          cfg->packb(nc - jr < NR ? nc - jr : NR, kc, bblk + jr * p->cs_b, p->rs_b, p->cs_b, pb + jr * kc);
+          cfg->packb(nc - jr < NR ? nc - jr : NR, kc, bblk + jr * p->cs_b, p->rs_b, p->cs_b,
+                     pb + jr * kc);
       } else if (nc % NR) {
         const int64_t jr = nc - nc % NR;  /* only the edge panel needs zero padding */
         cfg->packb(nc % NR, kc, bblk + jr * p->cs_b, p->rs_b, p->cs_b, pb);
       }
-      for (int64_t ic = 0; ic < M; ic += MC) {
-        const int64_t mc = M - ic < MC ? M - ic : MC;
-        const T* ablk = p->a + (i0 + ic) * p->rs_a + pc * p->cs_a;
-        for (int64_t ir = 0; ir < mc; ir += MR) {
-          const int64_t r = mc - ir < MR ? mc - ir : MR;
-          cfg->packa_by_rows[r](r, kc, ablk + ir * p->rs_a, p->rs_a, p->cs_a, pa + ir * kc);
+      for (int64_t pi = 0; pi < pl.count; pi++) {
+        int64_t off, r;
+        F(panel_)(&pl, MR, M, pi, &off, &r);
+        const int64_t ci = i0 + off, tmr = set->tile_mr[r];
+        const T* asrc = p->a + ci * p->rs_a + pc * p->cs_a;
+        const T* ap;
+        int64_t a_stride;  /* cs_a of a packed-layout panel, rs_a of a rows-layout panel */
+        if (direct_a && r == tmr) {
+          ap = asrc;
+          a_stride = rows_layout ? p->rs_a : p->cs_a;
+        } else if (rows_layout) {
+          cfg->packr(r, tmr, kc, asrc, p->rs_a, p->cs_a, pa, lda_p);
+          ap = pa;
+          a_stride = lda_p;
+        } else {
+          set->packa_by_rows[r](r, kc, asrc, p->rs_a, p->cs_a, pa);
+          ap = pa;
+          a_stride = tmr;
         }
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int64_t nr = nc - jr < NR ? nc - jr : NR;
@@ -140,26 +200,22 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
           if (!direct_b) { bp = pb + jr * kc; rs_bp = NR; }
           else if (nr == NR) { bp = bblk + jr; rs_bp = p->rs_b; }
           else { bp = pb; rs_bp = NR; }
-          for (int64_t ir = 0; ir < mc; ir += MR) {
-            const int64_t r = mc - ir < MR ? mc - ir : MR;
-            const int64_t ci = i0 + ic + ir, cj = j0 + jc + jr;
-            T* ct = p->c + ci * p->rs_c + cj * p->cs_c;
-            const T* ak = pa + ir * kc;
-            if (direct_c) {
-              cfg->by_rows[r](r, nr, kc, ak, cfg->tile_mr[r], bp, rs_bp, ct, p->rs_c, &prm);
-            } else {  /* C without a unit stride: compute into a tile, then merge */
-              cfg->by_rows[r](r, nr, kc, ak, cfg->tile_mr[r], bp, rs_bp, tile, NR, &tile_prm);
-              for (int64_t i = 0; i < r; i++)
-                for (int64_t j = 0; j < nr; j++) {
-                  T* cp = ct + i * p->rs_c + j * p->cs_c;
-                  *cp = prm.beta == 0 ? tile[i * NR + j] : tile[i * NR + j] + prm.beta * *cp;
-                }
-            }
-            if (last_k && has_epi)
-              F(epilogue_)(ct, r, nr, p->rs_c, p->cs_c,
-                           p->bias ? p->bias + ci * p->bias_rs + cj * p->bias_cs : NULL,
-                           p->bias_rs, p->bias_cs, p->act);
+          const int64_t cj = j0 + jc + jr;
+          T* ct = p->c + ci * p->rs_c + cj * p->cs_c;
+          if (direct_c) {
+            set->by_rows[r](r, nr, kc, ap, a_stride, bp, rs_bp, ct, p->rs_c, &prm);
+          } else {  /* C without a unit stride: compute into a tile, then merge */
+            set->by_rows[r](r, nr, kc, ap, a_stride, bp, rs_bp, tile, NR, &tile_prm);
+            for (int64_t i = 0; i < r; i++)
+              for (int64_t j = 0; j < nr; j++) {
+                T* cp = ct + i * p->rs_c + j * p->cs_c;
+                *cp = prm.beta == 0 ? tile[i * NR + j] : tile[i * NR + j] + prm.beta * *cp;
+              }
           }
+          if (last_k && has_epi)
+            F(epilogue_)(ct, r, nr, p->rs_c, p->cs_c,
+                         p->bias ? p->bias + ci * p->bias_rs + cj * p->bias_cs : NULL,
+                         p->bias_rs, p->bias_cs, p->act);
         }
       }
     }
@@ -170,7 +226,7 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
    packing; thread tid takes block (tid / tn, tid % tn). */
 static void F(thread_block_)(const F(problem_)* p, int tid, int nt, int64_t* i0, int64_t* i1,
                             int64_t* j0, int64_t* j1) {
-  const int64_t MR = p->cfg->mr, NR = p->cfg->nr;
+  const int64_t MR = p->set->mr, NR = p->cfg->nr;
   const int64_t mp = (p->m + MR - 1) / MR, np = (p->n + NR - 1) / NR;
   int best_tm = 1;
   double best = -1;
@@ -197,6 +253,11 @@ static void F(gemm_task_)(void* ctx, int tid, int nt) {
   if (i0 < i1 && j0 < j1) F(gemm_block_)(p, i0, i1, j0, j1);
 }
 
+/* Row-major A (rows contiguous) goes to the "rows" kernels when the ISA has them. */
+static inline void F(choose_layout_)(F(problem_)* p) {
+  p->set = p->cs_a == 1 && p->cfg->rows.mr > 0 ? &p->cfg->rows : &p->cfg->packed;
+}
+
 /* Normalises the problem (C with a unit column stride when it has one at all) and fills p.
    Returns 0 when nothing is left to compute (after scaling C when alpha or k is 0), 1 when p is
    the problem as given, 2 when p is its transpose (A and B swapped). */
@@ -204,8 +265,10 @@ static int F(gemm_prepare_)(F(problem_)* p, int64_t m, int64_t n, int64_t k, T a
                            const T* a, int64_t rs_a, int64_t cs_a, const T* b, int64_t rs_b,
                            int64_t cs_b, T beta, T* c, int64_t rs_c, int64_t cs_c,
                            const T* bias, int64_t bias_stride, int act) {
-  *p = (F(problem_)){m, n, k, alpha, beta, a, rs_a, cs_a, b, rs_b, cs_b, c, rs_c, cs_c,
-                     bias, 0, bias_stride, act, NULL, 0, 0, 0};
+  *p = (F(problem_)){.m = m, .n = n, .k = k, .alpha = alpha, .beta = beta, .a = a,
+                     .rs_a = rs_a, .cs_a = cs_a, .b = b, .rs_b = rs_b, .cs_b = cs_b, .c = c,
+                     .rs_c = rs_c, .cs_c = cs_c, .bias = bias, .bias_rs = 0,
+                     .bias_cs = bias_stride, .act = act};
   if (m == 0 || n == 0) return 0;
   if (alpha == 0 || k == 0) {
     F(scale_c_)(p);
@@ -216,13 +279,15 @@ static int F(gemm_prepare_)(F(problem_)* p, int64_t m, int64_t n, int64_t k, T a
     p->cs_c = 1;  /* a single column: its stride never matters */
   } else if (cs_c != 1 && rs_c == 1) {
     /* Column-major C: compute C^T = B^T A^T, whose rows are contiguous. */
-    *p = (F(problem_)){n, m, k, alpha, beta, b, cs_b, rs_b, a, cs_a, rs_a, c, cs_c, rs_c,
-                       bias, bias_stride, 0, act, NULL, 0, 0, 0};
+    *p = (F(problem_)){.m = n, .n = m, .k = k, .alpha = alpha, .beta = beta, .a = b,
+                       .rs_a = cs_b, .cs_a = rs_b, .b = a, .rs_b = cs_a, .cs_b = rs_a, .c = c,
+                       .rs_c = cs_c, .cs_c = rs_c, .bias = bias, .bias_rs = bias_stride,
+                       .bias_cs = 0, .act = act};
     if (p->n == 1) p->cs_c = 1;
     transposed = 1;
   }
   p->cfg = F(tg_gemm_cfg_)();
-  p->mc = p->cfg->mc;
+  F(choose_layout_)(p);
   p->kc = p->cfg->kc;
   p->nc = p->cfg->nc;
   return transposed ? 2 : 1;
@@ -232,7 +297,7 @@ static int F(threads_for_)(const F(problem_)* p) {
   const double flops = 2.0 * (double) p->m * (double) p->n * (double) p->k;
   if (flops < TG_PARALLEL_MIN_FLOPS) return 1;
   int nt = tg_threads_max();
-  const int64_t panels = ((p->m + p->cfg->mr - 1) / p->cfg->mr) * ((p->n + p->cfg->nr - 1) / p->cfg->nr);
+  const int64_t panels = ((p->m + p->set->mr - 1) / p->set->mr) * ((p->n + p->cfg->nr - 1) / p->cfg->nr);
   if (nt > panels) nt = (int) panels;
   const int by_work = (int) (flops / TG_PARALLEL_MIN_FLOPS);
   return nt < by_work ? nt : (by_work < 1 ? 1 : by_work);
@@ -301,8 +366,11 @@ void F(tg_gemm_)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t r
   }
   if (p.n == 1 && p.rs_a == 1 && p.m > 1) {
     /* y = A x with A's columns contiguous: as the row vector y^T = x^T A^T, streamed below. */
-    p = (F(problem_)){1, p.m, p.k, p.alpha, p.beta, p.b, 1, p.rs_b, p.a, p.cs_a, p.rs_a, p.c,
-                      1, p.rs_c, p.bias, 0, p.bias_rs, p.act, p.cfg, p.mc, p.kc, p.nc};
+    p = (F(problem_)){.m = 1, .n = p.m, .k = p.k, .alpha = p.alpha, .beta = p.beta, .a = p.b,
+                      .rs_a = 1, .cs_a = p.rs_b, .b = p.a, .rs_b = p.cs_a, .cs_b = p.rs_a,
+                      .c = p.c, .rs_c = 1, .cs_c = p.rs_c, .bias = p.bias, .bias_rs = 0,
+                      .bias_cs = p.bias_rs, .act = p.act, .cfg = p.cfg, .kc = p.kc, .nc = p.nc};
+    F(choose_layout_)(&p);
   }
   if (p.m == 1 && p.cs_b == 1) {
     /* x B streams B once: a few rows at a time (a handful of prefetch streams) across all of

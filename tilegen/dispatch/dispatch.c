@@ -16,11 +16,11 @@ typedef struct {
   int arch;
   int priority;
   uint32_t requires;
-  int64_t blocking[2][3];  /* [dtype][mc, kc, nc] */
+  int64_t blocking[2][2];  /* [dtype][kc, nc] */
 } isa_info;
 
-#define TG_ISA_ROW(ID, NAME, ARCH, PRIO, REQ, M32, K32, N32, M64, K64, N64) \
-  [ID] = {NAME, ARCH, PRIO, REQ, {{M32, K32, N32}, {M64, K64, N64}}},
+#define TG_ISA_ROW(ID, NAME, ARCH, PRIO, REQ, K32, N32, K64, N64) \
+  [ID] = {NAME, ARCH, PRIO, REQ, {{K32, N32}, {K64, N64}}},
 static const isa_info isa_table[TG_ISA_COUNT] = {TG_FOREACH_ISA(TG_ISA_ROW)};
 #undef TG_ISA_ROW
 
@@ -100,53 +100,79 @@ static int parse_cap(void) {
   return -1;
 }
 
-/* Best usable ISA within the cap that has production kernels for the dtype. */
+/* Fills cfg with the ISA's production kernels of one dtype: both A layouts, the packers, the
+   GEMV kernel. `only` (a kernel name) or NULL: restrict that kernel's layout to tiles no taller.
+   Returns 0 when the ISA has no usable GEMM kernels for the dtype. */
 #define TG_DEFINE_FILL(DT)                                                                      \
-  static int fill_##DT(tg_gemm_config_##DT* cfg, int isa, const char* only) {                  \
-    memset(cfg, 0, sizeof(*cfg));                                                              \
-    cfg->isa = isa;                                                                            \
-    struct { int mr, nr; tg_##DT##_gemm_ukernel_fn fn; tg_##DT##_packa_fn pa;                  \
-             tg_##DT##_packb_fn pb; const char* name; } k[TG_MAX_MR + 1];                      \
-    int count = 0, main_mr = 0;                                                                \
-    TG_FOREACH_GEMM_UKERNEL_##DT(TG_COLLECT)                                                   \
-    if (count == 0) return 0;                                                                  \
-    for (int i = 0; i < count; i++) if (k[i].mr > main_mr) main_mr = k[i].mr;                 \
-    if (only) { /* a chosen main tile: keep it and the smaller tiles */                        \
-      main_mr = 0;                                                                             \
-      for (int i = 0; i < count; i++) if (!strcmp(k[i].name, only)) main_mr = k[i].mr;        \
-      if (main_mr == 0) return 0;                                                              \
+  static void fill_set_##DT(tg_gemm_set_##DT* set, const tg_ukernel_##DT* k, int count,        \
+                            int layout, int max_mr) {                                           \
+    memset(set, 0, sizeof(*set));                                                              \
+    for (int i = 0; i < count; i++)                                                            \
+      if (k[i].layout == layout && k[i].mr <= max_mr && k[i].mr > set->mr) set->mr = k[i].mr;  \
+    for (int r = 1; r <= set->mr; r++) {                                                       \
+      int best = -1;                                                                           \
+      for (int i = 0; i < count; i++)                                                          \
+        if (k[i].layout == layout && k[i].mr >= r && k[i].mr <= set->mr &&                     \
+            (best < 0 || k[i].mr < k[best].mr)) best = i;                                      \
+      set->by_rows[r] = k[best].fn;                                                            \
+      set->packa_by_rows[r] = k[best].pa;                                                      \
+      set->tile_mr[r] = k[best].mr;                                                            \
+      set->name_by_rows[r] = k[best].name;                                                     \
     }                                                                                          \
-    cfg->mr = main_mr;                                                                         \
+  }                                                                                            \
+                                                                                               \
+  static int fill_##DT(tg_gemm_config_##DT* cfg, int isa, const char* only) {                  \
+    tg_ukernel_##DT k[64];                                                                     \
+    int count = 0;                                                                             \
+    TG_FOREACH_GEMM_UKERNEL_##DT(TG_COLLECT)                                                   \
+    int limit[2] = {TG_MAX_MR, TG_MAX_MR}, found = only == NULL;                               \
+    for (int i = 0; i < count && only; i++)                                                    \
+      if (!strcmp(k[i].name, only)) { limit[k[i].layout] = k[i].mr; found = 1; }               \
+    if (!found) return 0;                                                                      \
+    tg_gemm_config_##DT next;                                                                  \
+    memset(&next, 0, sizeof(next));                                                            \
+    next.isa = isa;                                                                            \
+    fill_set_##DT(&next.packed, k, count, 0, limit[0]);                                        \
+    fill_set_##DT(&next.rows, k, count, 1, limit[1]);                                          \
+    if (next.packed.mr == 0) return 0; /* the packed layout is the one every ISA must have */  \
+    for (int i = 0; i < count; i++)                                                            \
+      if (k[i].layout == 0 && k[i].mr == next.packed.mr) {                                     \
+        next.nr = k[i].nr; next.packb = k[i].pb; next.packr = k[i].pr;                          \
+      }                                                                                        \
     TG_FOREACH_GEMV_UKERNEL_##DT(TG_COLLECT_GEMV)                                              \
-    if (cfg->gemv == NULL) { /* no dot-form kernel for this ISA: the portable one */          \
+    if (next.gemv == NULL) { /* no dot-form kernel for this ISA: the portable one */           \
       const int want = isa;                                                                    \
       isa = TG_ISA_SCALAR;                                                                     \
       TG_FOREACH_GEMV_UKERNEL_##DT(TG_COLLECT_GEMV)                                            \
       isa = want;                                                                              \
     }                                                                                          \
-    for (int r = 1; r <= main_mr; r++) {                                                       \
-      int best = -1;                                                                           \
-      for (int i = 0; i < count; i++)                                                          \
-        if (k[i].mr >= r && k[i].mr <= main_mr && (best < 0 || k[i].mr < k[best].mr)) best = i; \
-      cfg->by_rows[r] = k[best].fn;                                                            \
-      cfg->packa_by_rows[r] = k[best].pa;                                                      \
-      cfg->tile_mr[r] = k[best].mr;                                                            \
-      cfg->name_by_rows[r] = k[best].name;                                                     \
-      cfg->nr = k[best].nr;                                                                    \
-      cfg->packb = k[best].pb;                                                                 \
-    }                                                                                          \
+    next.kc = cfg->isa == isa ? cfg->kc : 0;  /* a re-fill keeps tuned blocking */             \
+    next.nc = cfg->isa == isa ? cfg->nc : 0;                                                   \
+    *cfg = next;                                                                               \
     return 1;                                                                                  \
   }
 
-#define TG_COLLECT(ISA, MR, NR, U, EPI, PROD, FN, PA, PB, NAME)                  \
-  if ((ISA) == isa && (PROD) && (EPI) == 0u && count <= TG_MAX_MR && (MR) <= TG_MAX_MR) { \
-    k[count].mr = (MR); k[count].nr = (NR); k[count].fn = FN; k[count].pa = PA;        \
-    k[count].pb = PB; k[count].name = NAME; count++;                                   \
+#define TG_DEFINE_UKERNEL_T(DT)                                                               \
+  typedef struct {                                                                            \
+    int mr, nr, layout;                                                                       \
+    tg_##DT##_gemm_ukernel_fn fn;                                                             \
+    tg_##DT##_packa_fn pa;                                                                    \
+    tg_##DT##_packr_fn pr;                                                                    \
+    tg_##DT##_packb_fn pb;                                                                    \
+    const char* name;                                                                         \
+  } tg_ukernel_##DT;
+TG_DEFINE_UKERNEL_T(f32)
+TG_DEFINE_UKERNEL_T(f64)
+
+#define TG_COLLECT(ISA, MR, NR, U, EPI, PROD, LAYOUT, FN, PA, PR, PB, NAME)                  \
+  if ((ISA) == isa && (PROD) && (EPI) == 0u && count < 64 && (MR) <= TG_MAX_MR) {            \
+    k[count] = (__typeof__(k[0])){(MR), (NR), (LAYOUT), FN, PA, PR, PB, NAME};               \
+    count++;                                                                                  \
   }
 
-#define TG_COLLECT_GEMV(ISA, MR, KR, PROD, FN, NAME)                              \
-  if ((ISA) == isa && (PROD) && cfg->gemv == NULL) {                                   \
-    cfg->gemv = FN; cfg->gemv_mr = (MR); cfg->gemv_name = NAME;                        \
+#define TG_COLLECT_GEMV(ISA, MR, KR, PROD, FN, NAME)                                          \
+  if ((ISA) == isa && (PROD) && next.gemv == NULL) {                                         \
+    next.gemv = FN; next.gemv_mr = (MR); next.gemv_name = NAME;                              \
   }
 
 TG_DEFINE_FILL(f32)
@@ -154,30 +180,28 @@ TG_DEFINE_FILL(f64)
 #undef TG_COLLECT
 #undef TG_COLLECT_GEMV
 
-static int64_t round_to(int64_t v, int64_t unit) {
-  v = v / unit * unit;
-  return v < unit ? unit : v;
-}
-
-#define TG_DEFINE_APPLY_BLOCKING(DT, IDX)                                                  \
-  static void apply_blocking_##DT(tg_gemm_config_##DT* cfg, int64_t mc, int64_t kc,       \
-                                  int64_t nc) {                                           \
-    const int64_t* d = isa_table[cfg->isa].blocking[IDX];                                 \
-    cfg->mc = round_to(mc > 0 ? mc : (cfg->mc > 0 ? cfg->mc : d[0]), cfg->mr);            \
-    cfg->kc = kc > 0 ? kc : (cfg->kc > 0 ? cfg->kc : d[1]);                               \
-    cfg->nc = round_to(nc > 0 ? nc : (cfg->nc > 0 ? cfg->nc : d[2]), cfg->nr);            \
+/* Fills kc/nc from the ISA table where unset (0) and keeps them sane. */
+#define TG_DEFINE_APPLY_BLOCKING(DT, IDX)                                                   \
+  static void apply_blocking_##DT(tg_gemm_config_##DT* cfg, int64_t kc, int64_t nc) {      \
+    const int64_t* d = isa_table[cfg->isa].blocking[IDX];                                  \
+    cfg->kc = kc > 0 ? kc : (cfg->kc > 0 ? cfg->kc : d[0]);                                \
+    nc = nc > 0 ? nc : (cfg->nc > 0 ? cfg->nc : d[1]);                                     \
+    nc = nc / cfg->nr * cfg->nr;                                                           \
+    cfg->nc = nc < cfg->nr ? cfg->nr : nc;                                                 \
   }
 TG_DEFINE_APPLY_BLOCKING(f32, 0)
 TG_DEFINE_APPLY_BLOCKING(f64, 1)
 
+/* Best usable ISA within the cap that has production kernels for the dtype. */
 #define TG_DEFINE_SELECT(DT)                                                                 \
   static void select_##DT(void) {                                                          \
+    memset(&cfg_##DT, 0, sizeof(cfg_##DT));                                                \
     for (int prio = 1000; prio >= 0; prio--)                                               \
       for (int i = 0; i < TG_ISA_COUNT; i++) {                                             \
         if (isa_table[i].priority != prio || !isa_usable(i)) continue;                     \
         if (cap_isa >= 0 && prio > isa_table[cap_isa].priority) continue;                  \
         if (fill_##DT(&cfg_##DT, i, NULL)) {                                               \
-          apply_blocking_##DT(&cfg_##DT, 0, 0, 0);                                         \
+          apply_blocking_##DT(&cfg_##DT, 0, 0);                                            \
           return;                                                                          \
         }                                                                                  \
       }                                                                                    \
@@ -192,12 +216,14 @@ static void log_choice(void) {
   list_isas(usable, sizeof(usable), 1);
   fprintf(stderr, "tilegen: usable ISAs: %s; cap: %s\n", usable,
           cap_isa >= 0 ? isa_table[cap_isa].name : "none");
-  fprintf(stderr, "tilegen: f32 gemm: %s, %s (MC=%lld KC=%lld NC=%lld)\n",
-          isa_table[cfg_f32.isa].name, cfg_f32.name_by_rows[cfg_f32.mr], (long long) cfg_f32.mc,
-          (long long) cfg_f32.kc, (long long) cfg_f32.nc);
-  fprintf(stderr, "tilegen: f64 gemm: %s, %s (MC=%lld KC=%lld NC=%lld)\n",
-          isa_table[cfg_f64.isa].name, cfg_f64.name_by_rows[cfg_f64.mr], (long long) cfg_f64.mc,
-          (long long) cfg_f64.kc, (long long) cfg_f64.nc);
+  fprintf(stderr, "tilegen: f32 gemm: %s, %s / %s (KC=%lld NC=%lld); gemv %s\n",
+          isa_table[cfg_f32.isa].name, cfg_f32.packed.name_by_rows[cfg_f32.packed.mr],
+          cfg_f32.rows.mr ? cfg_f32.rows.name_by_rows[cfg_f32.rows.mr] : "-",
+          (long long) cfg_f32.kc, (long long) cfg_f32.nc, cfg_f32.gemv_name);
+  fprintf(stderr, "tilegen: f64 gemm: %s, %s / %s (KC=%lld NC=%lld); gemv %s\n",
+          isa_table[cfg_f64.isa].name, cfg_f64.packed.name_by_rows[cfg_f64.packed.mr],
+          cfg_f64.rows.mr ? cfg_f64.rows.name_by_rows[cfg_f64.rows.mr] : "-",
+          (long long) cfg_f64.kc, (long long) cfg_f64.nc, cfg_f64.gemv_name);
   if (init_status != 0) fprintf(stderr, "tilegen: %s\n", init_error);
 }
 
@@ -282,31 +308,38 @@ int tilegen_x_gemm_isa(int dtype) {
   return dtype == 0 ? tg_gemm_cfg_f32()->isa : tg_gemm_cfg_f64()->isa;
 }
 
-void tilegen_x_gemm_tile(int dtype, int* mr, int* nr) {
-  if (dtype == 0) { *mr = tg_gemm_cfg_f32()->mr; *nr = cfg_f32.nr; }
-  else { *mr = tg_gemm_cfg_f64()->mr; *nr = cfg_f64.nr; }
-}
-
-const char* tilegen_x_gemm_kernel(int dtype, int rows) {
+void tilegen_x_gemm_tile(int dtype, int layout, int* mr, int* nr) {
   if (dtype == 0) {
     const tg_gemm_config_f32* c = tg_gemm_cfg_f32();
-    return rows >= 0 && rows <= c->mr ? c->name_by_rows[rows ? rows : c->mr] : NULL;
+    *mr = layout ? c->rows.mr : c->packed.mr;
+    *nr = c->nr;
+  } else {
+    const tg_gemm_config_f64* c = tg_gemm_cfg_f64();
+    *mr = layout ? c->rows.mr : c->packed.mr;
+    *nr = c->nr;
   }
-  const tg_gemm_config_f64* c = tg_gemm_cfg_f64();
-  return rows >= 0 && rows <= c->mr ? c->name_by_rows[rows ? rows : c->mr] : NULL;
 }
 
-void tilegen_x_gemm_blocking(int dtype, int64_t* mc, int64_t* kc, int64_t* nc) {
-  if (dtype == 0) { const tg_gemm_config_f32* c = tg_gemm_cfg_f32(); *mc = c->mc; *kc = c->kc; *nc = c->nc; }
-  else { const tg_gemm_config_f64* c = tg_gemm_cfg_f64(); *mc = c->mc; *kc = c->kc; *nc = c->nc; }
+const char* tilegen_x_gemm_kernel(int dtype, int layout, int rows) {
+  if (dtype == 0) {
+    const tg_gemm_set_f32* st = layout ? &tg_gemm_cfg_f32()->rows : &tg_gemm_cfg_f32()->packed;
+    return st->mr && rows >= 0 && rows <= st->mr ? st->name_by_rows[rows ? rows : st->mr] : NULL;
+  }
+  const tg_gemm_set_f64* st = layout ? &tg_gemm_cfg_f64()->rows : &tg_gemm_cfg_f64()->packed;
+  return st->mr && rows >= 0 && rows <= st->mr ? st->name_by_rows[rows ? rows : st->mr] : NULL;
 }
 
-int tilegen_x_set_gemm_blocking(int dtype, int64_t mc, int64_t kc, int64_t nc) {
+void tilegen_x_gemm_blocking(int dtype, int64_t* kc, int64_t* nc) {
+  if (dtype == 0) { const tg_gemm_config_f32* c = tg_gemm_cfg_f32(); *kc = c->kc; *nc = c->nc; }
+  else { const tg_gemm_config_f64* c = tg_gemm_cfg_f64(); *kc = c->kc; *nc = c->nc; }
+}
+
+int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc) {
   tg_dispatch_init();
-  if (mc > (1 << 20) || kc > (1 << 16) || nc > (1 << 24)) return -1;
+  if (kc > (1 << 16) || nc > (1 << 24)) return -1;
   pthread_mutex_lock(&init_lock);
-  if (dtype == 0) apply_blocking_f32(&cfg_f32, mc, kc, nc);
-  else apply_blocking_f64(&cfg_f64, mc, kc, nc);
+  if (dtype == 0) apply_blocking_f32(&cfg_f32, kc, nc);
+  else apply_blocking_f64(&cfg_f64, kc, nc);
   pthread_mutex_unlock(&init_lock);
   return 0;
 }
@@ -318,11 +351,11 @@ int tilegen_x_set_gemm_main_kernel(int dtype, const char* name) {
   if (dtype == 0) {
     tg_gemm_config_f32 c = cfg_f32;
     ok = fill_f32(&c, cfg_f32.isa, name);
-    if (ok) { c.mc = cfg_f32.mc; c.kc = cfg_f32.kc; c.nc = cfg_f32.nc; apply_blocking_f32(&c, 0, 0, 0); cfg_f32 = c; }
+    if (ok) { apply_blocking_f32(&c, 0, 0); cfg_f32 = c; }
   } else {
     tg_gemm_config_f64 c = cfg_f64;
     ok = fill_f64(&c, cfg_f64.isa, name);
-    if (ok) { c.mc = cfg_f64.mc; c.kc = cfg_f64.kc; c.nc = cfg_f64.nc; apply_blocking_f64(&c, 0, 0, 0); cfg_f64 = c; }
+    if (ok) { apply_blocking_f64(&c, 0, 0); cfg_f64 = c; }
   }
   pthread_mutex_unlock(&init_lock);
   return ok ? 0 : -1;

@@ -12,16 +12,24 @@
 
 #define TG_MAX_MR 32
 
+/* The kernels of one A layout: by_rows[r] serves a panel of r rows (1 <= r <= mr), the smallest
+   registered tile that covers them; mr == 0 when the ISA has no kernel of that layout. */
 #define TG_DEFINE_GEMM_CONFIG(DT, T)                                                      \
-  typedef struct tg_gemm_config_##DT {                                                    \
-    int isa;                  /* TG_ISA_* */                                              \
-    int mr, nr;               /* the main register tile */                                \
-    int64_t mc, kc, nc;       /* cache blocking; mc is a multiple of mr, nc of nr */       \
-    /* by_rows[r] serves a panel of r rows (1 <= r <= mr): the smallest tile that fits. */ \
+  typedef struct tg_gemm_set_##DT {                                                       \
+    int mr;                                                                               \
     tg_##DT##_gemm_ukernel_fn by_rows[TG_MAX_MR + 1];                                     \
-    tg_##DT##_packa_fn packa_by_rows[TG_MAX_MR + 1];                                      \
+    tg_##DT##_packa_fn packa_by_rows[TG_MAX_MR + 1];  /* "packed" layout only */          \
     int tile_mr[TG_MAX_MR + 1];                                                           \
     const char* name_by_rows[TG_MAX_MR + 1];                                              \
+  } tg_gemm_set_##DT;                                                                     \
+                                                                                          \
+  typedef struct tg_gemm_config_##DT {                                                    \
+    int isa;                  /* TG_ISA_* */                                              \
+    int nr;                   /* shared by every kernel: one packed-B format */           \
+    int64_t kc, nc;           /* cache blocking: kc rows of B x nc columns stay in L2 */  \
+    tg_gemm_set_##DT packed;  /* A(i, kk) at a[kk*cs_a + i]: column-major A, packed A */  \
+    tg_gemm_set_##DT rows;    /* A(i, kk) at a[i*rs_a + kk]: row-major A, row panels */   \
+    tg_##DT##_packr_fn packr;                                                             \
     tg_##DT##_packb_fn packb;                                                             \
     /* y = A x with A's rows contiguous: the dot-form GEMV kernel of the same ISA. */      \
     tg_##DT##_gemv_ukernel_fn gemv;                                                       \
@@ -53,12 +61,13 @@ TG_XAPI const char* tilegen_x_isa_name_of(int isa);
 TG_XAPI int tilegen_x_isa_usable(int isa);      /* built here and supported by CPU and OS */
 TG_XAPI const char* tilegen_x_isa_cap(void);    /* the TILEGEN_ISA in force, or NULL */
 TG_XAPI int tilegen_x_gemm_isa(int dtype);
-TG_XAPI void tilegen_x_gemm_tile(int dtype, int* mr, int* nr);
-TG_XAPI const char* tilegen_x_gemm_kernel(int dtype, int rows);  /* rows 0: the main tile */
-TG_XAPI void tilegen_x_gemm_blocking(int dtype, int64_t* mc, int64_t* kc, int64_t* nc);
-/* Tuning: block sizes (rounded to the tile; values < 1 keep the current one) and the main
-   tile, chosen by name among this ISA's production kernels. Return 0, or -1 if rejected. */
-TG_XAPI int tilegen_x_set_gemm_blocking(int dtype, int64_t mc, int64_t kc, int64_t nc);
+TG_XAPI void tilegen_x_gemm_tile(int dtype, int layout, int* mr, int* nr);
+/* The kernel serving `rows` rows (0: the main tile) for A layout 0 (packed) or 1 (rows). */
+TG_XAPI const char* tilegen_x_gemm_kernel(int dtype, int layout, int rows);
+TG_XAPI void tilegen_x_gemm_blocking(int dtype, int64_t* kc, int64_t* nc);
+/* Tuning: block sizes (nc rounded to NR; values < 1 keep the current one) and the main tile of
+   a layout, chosen by name among this ISA's production kernels. Return 0, or -1 if rejected. */
+TG_XAPI int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc);
 TG_XAPI int tilegen_x_set_gemm_main_kernel(int dtype, const char* name);
 /* Runs the ISA's FMA-throughput probe for `iters` iterations and stores the flops it executed
    in *flops. Returns 0, or -1 when the ISA is not usable here (nothing runs). */

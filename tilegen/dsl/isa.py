@@ -111,8 +111,9 @@ class Isa:
     priority: int                   # dispatch order within an arch: higher is tried first
     prefetch_: str
     ops: Mapping[str, VecOps] = field(default_factory=dict)
-    # Default cache blocking (MC, KC, NC) per dtype; `tilegen tune` refines it per machine.
-    blocking: Mapping[str, Tuple[int, int, int]] = field(default_factory=dict)
+    # Default cache blocking (KC, NC) per dtype: a KC x NC block of packed B stays in L2 while
+    # every row panel of A streams through L1. `tilegen tune` refines it per machine.
+    blocking: Mapping[str, Tuple[int, int]] = field(default_factory=dict)
     description: str = ""
 
     def vec(self, dtype: str) -> VecOps:
@@ -219,7 +220,7 @@ ISAS: Dict[str, Isa] = {
         cflags=("-fno-tree-vectorize",), headers=(), requires=(), priority=0,
         prefetch_="__builtin_prefetch({p})",
         ops={d: _scalar_ops(d) for d in DTYPES},
-        blocking={"f32": (64, 256, 512), "f64": (64, 256, 512)},
+        blocking={"f32": (256, 256), "f64": (256, 256)},
         description="portable C, one element per 'register' (16 FP registers assumed)",
     ),
     "avx2": Isa(
@@ -228,7 +229,7 @@ ISAS: Dict[str, Isa] = {
         requires=("avx", "avx2", "fma"), priority=20,
         prefetch_="_mm_prefetch((const char*) ({p}), _MM_HINT_T0)",
         ops={d: _x86_ops(256, d) for d in DTYPES},
-        blocking={"f32": (144, 384, 3072), "f64": (96, 384, 2048)},
+        blocking={"f32": (256, 1024), "f64": (256, 512)},
         description="AVX2 + FMA3, 16 ymm registers",
     ),
     "avx512": Isa(
@@ -239,7 +240,7 @@ ISAS: Dict[str, Isa] = {
         priority=30,
         prefetch_="_mm_prefetch((const char*) ({p}), _MM_HINT_T0)",
         ops={d: _x86_ops(512, d) for d in DTYPES},
-        blocking={"f32": (336, 256, 3072), "f64": (168, 256, 2048)},
+        blocking={"f32": (256, 1024), "f64": (256, 512)},
         description="AVX-512 F/VL/BW/DQ, 32 zmm registers, masked tails",
     ),
     "neon": Isa(
@@ -247,7 +248,7 @@ ISAS: Dict[str, Isa] = {
         cflags=(), headers=("arm_neon.h",), requires=("asimd",), priority=20,
         prefetch_="__builtin_prefetch({p})",
         ops={d: _neon_ops(d) for d in DTYPES},
-        blocking={"f32": (128, 256, 2048), "f64": (128, 256, 1024)},
+        blocking={"f32": (256, 512), "f64": (256, 256)},
         description="AArch64 Advanced SIMD (ASIMD), 32 q registers",
     ),
 }

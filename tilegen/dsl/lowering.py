@@ -75,6 +75,23 @@ def isa_lanes(spec: "KernelSpec") -> int:
     return get_isa(spec.isa).lanes(spec.dtype)
 
 
+def row_addressing(mr: int) -> Tuple[Tuple[int, ...], Tuple[Tuple[int, int], ...]]:
+    """How a kernel reaching A by rows addresses its MR rows with few registers.
+
+    Row i is read as base_b + s * rs (bytes), with s in {0, 1, 2, 4, 8}: the scales x86
+    addressing applies for free (other targets compute the address once per row). Returns the
+    base rows and, per row, (base row, scale).
+    """
+    bases, rows = [], []
+    for i in range(mr):
+        hit = next(((b, i - b) for b in bases if i - b in (0, 1, 2, 4, 8)), None)
+        if hit is None:
+            bases.append(i)
+            hit = (i, 0)
+        rows.append(hit)
+    return tuple(bases), tuple(rows)
+
+
 @dataclass(frozen=True)
 class GemmPlan:
     """Everything the GEMM template needs, already decided."""
@@ -90,6 +107,9 @@ class GemmPlan:
     tail: str
     epilogue: Tuple[str, ...]
     prefetch: int              # k steps ahead, 0 = off
+    a_layout: str              # "packed": a[kk*cs_a + i]; "rows": a[i*rs_a + kk]
+    row_bases: Tuple[int, ...]
+    row_addr: Tuple[Tuple[int, int], ...]
     isa: Isa
     v: VecOps
     budget: RegisterBudget
@@ -98,6 +118,14 @@ class GemmPlan:
     @property
     def elem_bytes(self) -> int:
         return DTYPE_BYTES[self.dtype]
+
+    def a_elem(self, i: int, u: int) -> str:
+        """Address of A(i, kk + u) in the current k step's frame."""
+        if self.a_layout == "packed":
+            return f"a + {i}"
+        base, scale = self.row_addr[i]
+        row = f"ab{base}" if scale == 0 else f"ab{base} + {scale} * rsb"
+        return f"(const {self.ctype}*) ({row}) + {u}"
 
 
 def lower_gemm(spec: "KernelSpec") -> GemmPlan:
@@ -115,6 +143,9 @@ def lower_gemm(spec: "KernelSpec") -> GemmPlan:
         tail=spec.tail,
         epilogue=spec.epilogue,
         prefetch=spec.prefetch,
+        a_layout=spec.a_layout,
+        row_bases=row_addressing(spec.mr)[0],
+        row_addr=row_addressing(spec.mr)[1],
         isa=isa,
         v=v,
         budget=register_budget(spec),

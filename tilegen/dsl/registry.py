@@ -9,7 +9,7 @@ from .spec import KernelSpec, parse_tile
 
 REGISTRY_RELPATH = os.path.join("tilegen", "kernels.yaml")
 _ENTRY_KEYS = {"op", "dtype", "isa", "tile", "unroll", "prefetch", "epilogue", "variant",
-               "production", "tail"}
+               "production", "tail", "a_layout"}
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def parse_entry(raw: dict, where: str = "registry") -> Entry:
         op=raw["op"], dtype=raw["dtype"], isa=raw["isa"], mr=mr, nr=nr, kr=kr,
         unroll=raw.get("unroll", 1), prefetch=raw.get("prefetch", 0),
         epilogue=tuple(raw.get("epilogue", ()) or ()), variant=raw.get("variant", ""),
-        tail=raw.get("tail"),
+        tail=raw.get("tail"), a_layout=raw.get("a_layout", "packed"),
     )
     production = raw.get("production", True)
     if not isinstance(production, bool):
@@ -92,12 +92,14 @@ def validate(entries: Sequence[Entry], where: str = "registry") -> None:
                 f"{where}: production {key[0]} {key[1]} kernels for {key[2]} mix NR values "
                 f"{sorted(nrs)}; they must share one packed-B format"
             )
-        plain = [e for e in group if not e.spec.epilogue]
+        plain = [e for e in group if not e.spec.epilogue and e.spec.a_layout == "packed"]
         if not plain:
-            raise ValueError(f"{where}: {key} has no production kernel without an epilogue")
+            raise ValueError(
+                f"{where}: {key} has no production kernel with packed A and no epilogue")
 
 
 def production_groups(entries: Iterable[Entry]) -> Dict[Tuple[str, str, str], List[Entry]]:
+    """Dispatchable kernels by (op, dtype, isa): each group shares one NR."""
     groups: Dict[Tuple[str, str, str], List[Entry]] = {}
     for e in entries:
         if e.production:

@@ -93,6 +93,10 @@ def packb_name(dtype: str, isa: str, nr: int) -> str:
     return f"tg_{dtype}_packb_{nr}__{isa}"
 
 
+def packr_name(dtype: str, isa: str) -> str:
+    return f"tg_{dtype}_packr__{isa}"
+
+
 def probe_path(isa: str) -> str:
     return os.path.join(GENERATED_RELPATH, "probe", f"tg_fma_probe__{isa}.c")
 
@@ -142,11 +146,15 @@ def render_all(root: Optional[str] = None) -> Dict[str, str]:
         by_arch[ISAS[s.isa].arch].append(dict(
             name=s.name, op=s.op, dtype=s.dtype, ctype=DTYPES[s.dtype], isa=s.isa, mr=s.mr,
             nr=s.nr, kr=s.kr, unroll=s.unroll, epi_flags=flags, production=e.production,
-            packa=packa_name(s.dtype, s.isa, s.mr), packb=packb_name(s.dtype, s.isa, s.nr)))
+            layout=1 if s.a_layout == "rows" else 0, packa=packa_name(s.dtype, s.isa, s.mr),
+            packr=packr_name(s.dtype, s.isa), packb=packb_name(s.dtype, s.isa, s.nr)))
     for (dtype, isa), (mrs, nrs) in packs.items():
         protos = pack_protos[ISAS[isa].arch]
-        protos += [dict(name=packa_name(dtype, isa, m), ctype=DTYPES[dtype]) for m in mrs]
-        protos += [dict(name=packb_name(dtype, isa, n), ctype=DTYPES[dtype]) for n in nrs]
+        protos += [dict(name=packa_name(dtype, isa, m), ctype=DTYPES[dtype], rows=False)
+                   for m in mrs]
+        protos += [dict(name=packb_name(dtype, isa, n), ctype=DTYPES[dtype], rows=False)
+                   for n in nrs]
+        protos += [dict(name=packr_name(dtype, isa), ctype=DTYPES[dtype], rows=True)]
     probes = {a: [] for a in by_arch}
     for isa in ISAS.values():
         for d in DTYPES:

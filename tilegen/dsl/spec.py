@@ -30,6 +30,10 @@ OPS: Mapping[str, OpFamily] = {
 
 # Compile-time epilogue stages a kernel may fuse, applied in this order.
 EPILOGUES: Tuple[str, ...] = ("bias", "relu", "relu6")
+# How a GEMM kernel reads A: "packed" MR-interleaved panels (element (i, kk) at a[kk*cs_a + i]),
+# or "rows" (element at a[i*rs_a + kk]: row-major A in place, or panels packed by plain row copies).
+# The name marks "rows" kernels with the variant token "rows".
+A_LAYOUTS: Tuple[str, ...] = ("packed", "rows")
 MAX_UNROLL = 16
 
 _NAME_RE = re.compile(
@@ -73,6 +77,7 @@ class KernelSpec:
     epilogue: Tuple[str, ...] = ()
     tail: Optional[str] = None       # None: the ISA's default tail strategy
     prefetch: int = 0                # distance (k steps) to prefetch A and B ahead; 0 = none
+    a_layout: str = "packed"         # gemm: "packed" (MR values per k step) or "rows" (A by rows)
     variant: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
@@ -103,6 +108,7 @@ class KernelSpec:
         allowed_tails = ("mask", "temp") if isa.vec(self.dtype).mask_type else ("temp",)
         _allowed("tail", tail, allowed_tails)
         object.__setattr__(self, "tail", tail)
+        _allowed("a_layout", self.a_layout, A_LAYOUTS if self.op == "gemm" else ("packed",))
         if self.variant and not re.fullmatch(r"[a-z0-9_]+", self.variant):
             raise ValueError(f"variant: {self.variant!r} must match [a-z0-9_]+")
         from .lowering import check_spec  # lowering owns the per-op shape and register rules
@@ -133,7 +139,8 @@ class KernelSpec:
 def format_name(spec: KernelSpec) -> str:
     epi = "".join(f"_{e}" for e in spec.epilogue)
     kr = f"c{spec.kr}" if spec.kr > 1 else ""
-    variant = f"_{spec.variant}" if spec.variant else ""
+    tokens = (["rows"] if spec.a_layout == "rows" else []) + ([spec.variant] if spec.variant else [])
+    variant = "".join(f"_{t}" for t in tokens)
     return f"tg_{spec.dtype}_{spec.op}{epi}_ukernel_{spec.mr}x{spec.nr}{kr}__{spec.isa}{variant}"
 
 
@@ -146,6 +153,10 @@ def parse_name(name: str) -> Dict[str, Any]:
             "tg_<dtype>_<op>[_<epilogue>]_ukernel_<MR>x<NR>[c<KR>]__<isa>[_<variant>]"
         )
     g = m.groupdict()
+    variant = g["variant"] or ""
+    a_layout = "packed"
+    if variant == "rows" or variant.startswith("rows_"):
+        a_layout, variant = "rows", variant[5:]
     return {
         "dtype": g["dtype"],
         "op": g["op"],
@@ -154,7 +165,8 @@ def parse_name(name: str) -> Dict[str, Any]:
         "nr": int(g["nr"]),
         "kr": int(g["kr"]) if g["kr"] else 1,
         "isa": g["isa"],
-        "variant": g["variant"] or "",
+        "a_layout": a_layout,
+        "variant": variant,
     }
 
 

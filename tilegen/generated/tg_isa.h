@@ -39,12 +39,12 @@
 #define TG_ISA_NEON 3
 #define TG_ISA_COUNT 4
 
-/* X(id, "name", arch, priority, required feature mask,
-     f32 MC, KC, NC, f64 MC, KC, NC)  -- default cache blocking per dtype */
+/* X(id, "name", arch, priority, required feature mask, f32 KC, NC, f64 KC, NC)
+   -- the default cache blocking per dtype */
 #define TG_FOREACH_ISA(X) \
-  X(TG_ISA_SCALAR, "scalar", TG_ARCH_ANY, 0, 0u, 64, 256, 512, 64, 256, 512) \
-  X(TG_ISA_AVX2, "avx2", TG_ARCH_X86_64, 20, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA, 144, 384, 3072, 96, 384, 2048) \
-  X(TG_ISA_AVX512, "avx512", TG_ARCH_X86_64, 30, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL, 336, 256, 3072, 168, 256, 2048) \
-  X(TG_ISA_NEON, "neon", TG_ARCH_AARCH64, 20, TG_FEAT_ASIMD, 128, 256, 2048, 128, 256, 1024) \
+  X(TG_ISA_SCALAR, "scalar", TG_ARCH_ANY, 0, 0u, 256, 256, 256, 256) \
+  X(TG_ISA_AVX2, "avx2", TG_ARCH_X86_64, 20, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA, 256, 1024, 256, 512) \
+  X(TG_ISA_AVX512, "avx512", TG_ARCH_X86_64, 30, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL, 256, 1024, 256, 512) \
+  X(TG_ISA_NEON, "neon", TG_ARCH_AARCH64, 20, TG_FEAT_ASIMD, 256, 512, 256, 256) \
 
 #endif /* TG_ISA_H */

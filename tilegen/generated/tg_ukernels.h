@@ -36,6 +36,11 @@ typedef void (*tg_f32_gemv_ukernel_fn)(
 typedef void (*tg_f32_packa_fn)(
     int64_t m, int64_t k, const float* a, int64_t rs_a, int64_t cs_a, float* dst);
 
+/* Row panel for "rows" kernels: dst[i*ld + kk] = A(i, kk) for i < m, zero rows m <= i < mr. */
+typedef void (*tg_f32_packr_fn)(
+    int64_t m, int64_t mr, int64_t k, const float* a, int64_t rs_a, int64_t cs_a,
+    float* dst, int64_t ld);
+
 typedef void (*tg_f32_packb_fn)(
     int64_t n, int64_t k, const float* b, int64_t rs_b, int64_t cs_b, float* dst);
 
@@ -61,6 +66,11 @@ typedef void (*tg_f64_gemv_ukernel_fn)(
 typedef void (*tg_f64_packa_fn)(
     int64_t m, int64_t k, const double* a, int64_t rs_a, int64_t cs_a, double* dst);
 
+/* Row panel for "rows" kernels: dst[i*ld + kk] = A(i, kk) for i < m, zero rows m <= i < mr. */
+typedef void (*tg_f64_packr_fn)(
+    int64_t m, int64_t mr, int64_t k, const double* a, int64_t rs_a, int64_t cs_a,
+    double* dst, int64_t ld);
+
 typedef void (*tg_f64_packb_fn)(
     int64_t n, int64_t k, const double* b, int64_t rs_b, int64_t cs_b, double* dst);
 
@@ -71,18 +81,30 @@ typedef void (*tg_f64_packb_fn)(
 
 #if TG_BUILD_ARCH == TG_ARCH_X86_64
 void tg_f32_gemm_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_14x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_8x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_4x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_1x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_bias_relu_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemm_ukernel_14x16__avx512(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_14x16__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_4x16__avx512(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_4x16__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_1x16__avx512(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_1x16__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemm_ukernel_6x16__avx2(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_6x16__avx2_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_2x16__avx2(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_2x16__avx2_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x16__avx2(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_1x16__avx2_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemm_ukernel_6x8__avx2(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_6x8__avx2_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_1x8__avx2_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_4x1c32__avx512(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c16__avx512(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_4x1c16__avx2(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
@@ -95,27 +117,36 @@ void tg_f32_packa_1__avx2(int64_t, int64_t, const float*, int64_t, int64_t, floa
 void tg_f32_packa_2__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_6__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packb_16__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
+void tg_f32_packr__avx2(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
 void tg_f32_packa_1__avx512(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_4__avx512(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_8__avx512(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_14__avx512(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packb_32__avx512(int64_t, int64_t, const float*, int64_t, int64_t, float*);
+void tg_f32_packr__avx512(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
 void tg_f64_packa_1__avx2(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_6__avx2(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_8__avx2(int64_t, int64_t, const double*, int64_t, int64_t, double*);
+void tg_f64_packr__avx2(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 void tg_f64_packa_1__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_4__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_14__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_16__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
+void tg_f64_packr__avx512(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 #endif
 
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
 void tg_f32_gemm_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_8x12__neon_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_4x12__neon_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_1x12__neon_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_bias_relu6_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemm_ukernel_8x6__neon(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_8x6__neon_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_1x6__neon(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_1x6__neon_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 double tg_f32_fma_probe__neon(int64_t iters);
@@ -124,16 +155,22 @@ void tg_f32_packa_1__neon(int64_t, int64_t, const float*, int64_t, int64_t, floa
 void tg_f32_packa_4__neon(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_8__neon(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packb_12__neon(int64_t, int64_t, const float*, int64_t, int64_t, float*);
+void tg_f32_packr__neon(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
 void tg_f64_packa_1__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_8__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_6__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
+void tg_f64_packr__neon(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 #endif
 
 #if 1 /* portable kernels: built everywhere */
 void tg_f32_gemm_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_2x4__scalar_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_1x4__scalar_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemm_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_2x4__scalar_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_1x4__scalar_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 double tg_f32_fma_probe__scalar(int64_t iters);
@@ -141,47 +178,71 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 void tg_f32_packa_1__scalar(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_2__scalar(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packb_4__scalar(int64_t, int64_t, const float*, int64_t, int64_t, float*);
+void tg_f32_packr__scalar(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
 void tg_f64_packa_1__scalar(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_2__scalar(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_4__scalar(int64_t, int64_t, const double*, int64_t, int64_t, double*);
+void tg_f64_packr__scalar(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 #endif
 
 /* TG_FOREACH_GEMM_UKERNEL_<dtype>(X): every kernel built for this architecture, registry order.
-   X(isa id, MR, NR, unroll, epilogue flags, production, kernel, packa, packb, "name") */
+   X(isa id, MR, NR, unroll, epilogue flags, production, A layout (0 packed, 1 rows), kernel,
+     packa, packr, packb, "name") */
 #define TG_GEMM_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, tg_f32_gemm_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX512, 8, 32, 2, 0u, 1, tg_f32_gemm_ukernel_8x32__avx512, tg_f32_packa_8__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_8x32__avx512") \
-  X(TG_ISA_AVX512, 4, 32, 2, 0u, 1, tg_f32_gemm_ukernel_4x32__avx512, tg_f32_packa_4__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, tg_f32_gemm_ukernel_1x32__avx512, tg_f32_packa_1__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 14, 32, 2, TG_EPI_BIAS | TG_EPI_RELU, 0, tg_f32_gemm_bias_relu_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_bias_relu_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, tg_f32_gemm_ukernel_6x16__avx2, tg_f32_packa_6__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_6x16__avx2") \
-  X(TG_ISA_AVX2, 2, 16, 4, 0u, 1, tg_f32_gemm_ukernel_2x16__avx2, tg_f32_packa_2__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_2x16__avx2") \
-  X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, tg_f32_gemm_ukernel_1x16__avx2, tg_f32_packa_1__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_1x16__avx2") \
+  X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, 1, tg_f32_gemm_ukernel_14x32__avx512_rows, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_14x32__avx512_rows") \
+  X(TG_ISA_AVX512, 8, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_8x32__avx512, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_8x32__avx512") \
+  X(TG_ISA_AVX512, 8, 32, 2, 0u, 1, 1, tg_f32_gemm_ukernel_8x32__avx512_rows, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_8x32__avx512_rows") \
+  X(TG_ISA_AVX512, 4, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x32__avx512, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 4, 32, 2, 0u, 1, 1, tg_f32_gemm_ukernel_4x32__avx512_rows, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_4x32__avx512_rows") \
+  X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x32__avx512, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x32__avx512_rows, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_1x32__avx512_rows") \
+  X(TG_ISA_AVX512, 14, 32, 2, TG_EPI_BIAS | TG_EPI_RELU, 0, 0, tg_f32_gemm_bias_relu_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_bias_relu_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 0, tg_f32_gemm_ukernel_6x16__avx2, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_6x16__avx2") \
+  X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_6x16__avx2_rows, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_6x16__avx2_rows") \
+  X(TG_ISA_AVX2, 2, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_2x16__avx2, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_2x16__avx2") \
+  X(TG_ISA_AVX2, 2, 16, 4, 0u, 1, 1, tg_f32_gemm_ukernel_2x16__avx2_rows, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_2x16__avx2_rows") \
+  X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x16__avx2, tg_f32_packa_1__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_1x16__avx2") \
+  X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x16__avx2_rows, tg_f32_packa_1__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_1x16__avx2_rows") \
 
 #define TG_GEMM_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 8, 12, 2, 0u, 1, tg_f32_gemm_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_8x12__neon") \
-  X(TG_ISA_NEON, 4, 12, 2, 0u, 1, tg_f32_gemm_ukernel_4x12__neon, tg_f32_packa_4__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_4x12__neon") \
-  X(TG_ISA_NEON, 1, 12, 2, 0u, 1, tg_f32_gemm_ukernel_1x12__neon, tg_f32_packa_1__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_1x12__neon") \
-  X(TG_ISA_NEON, 8, 12, 2, TG_EPI_BIAS | TG_EPI_RELU6, 0, tg_f32_gemm_bias_relu6_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packb_12__neon, "tg_f32_gemm_bias_relu6_ukernel_8x12__neon") \
+  X(TG_ISA_NEON, 8, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_8x12__neon") \
+  X(TG_ISA_NEON, 8, 12, 2, 0u, 1, 1, tg_f32_gemm_ukernel_8x12__neon_rows, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_8x12__neon_rows") \
+  X(TG_ISA_NEON, 4, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x12__neon, tg_f32_packa_4__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_4x12__neon") \
+  X(TG_ISA_NEON, 4, 12, 2, 0u, 1, 1, tg_f32_gemm_ukernel_4x12__neon_rows, tg_f32_packa_4__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_4x12__neon_rows") \
+  X(TG_ISA_NEON, 1, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_1x12__neon, tg_f32_packa_1__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_1x12__neon") \
+  X(TG_ISA_NEON, 1, 12, 2, 0u, 1, 1, tg_f32_gemm_ukernel_1x12__neon_rows, tg_f32_packa_1__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_1x12__neon_rows") \
+  X(TG_ISA_NEON, 8, 12, 2, TG_EPI_BIAS | TG_EPI_RELU6, 0, 0, tg_f32_gemm_bias_relu6_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_bias_relu6_ukernel_8x12__neon") \
 
 #define TG_GEMM_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, tg_f32_gemm_ukernel_2x4__scalar, tg_f32_packa_2__scalar, tg_f32_packb_4__scalar, "tg_f32_gemm_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, tg_f32_gemm_ukernel_1x4__scalar, tg_f32_packa_1__scalar, tg_f32_packb_4__scalar, "tg_f32_gemm_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 0, tg_f32_gemm_ukernel_2x4__scalar, tg_f32_packa_2__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, "tg_f32_gemm_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 1, tg_f32_gemm_ukernel_2x4__scalar_rows, tg_f32_packa_2__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, "tg_f32_gemm_ukernel_2x4__scalar_rows") \
+  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 0, tg_f32_gemm_ukernel_1x4__scalar, tg_f32_packa_1__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, "tg_f32_gemm_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 1, tg_f32_gemm_ukernel_1x4__scalar_rows, tg_f32_packa_1__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, "tg_f32_gemm_ukernel_1x4__scalar_rows") \
 
 #define TG_GEMM_UKERNELS_f64_X86_64(X) \
-  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, tg_f64_gemm_ukernel_14x16__avx512, tg_f64_packa_14__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_14x16__avx512") \
-  X(TG_ISA_AVX512, 4, 16, 4, 0u, 1, tg_f64_gemm_ukernel_4x16__avx512, tg_f64_packa_4__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_4x16__avx512") \
-  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, tg_f64_gemm_ukernel_1x16__avx512, tg_f64_packa_1__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, tg_f64_gemm_ukernel_6x8__avx2, tg_f64_packa_6__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_6x8__avx2") \
-  X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, tg_f64_gemm_ukernel_1x8__avx2, tg_f64_packa_1__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 0, tg_f64_gemm_ukernel_14x16__avx512, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_14x16__avx512") \
+  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 1, tg_f64_gemm_ukernel_14x16__avx512_rows, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_14x16__avx512_rows") \
+  X(TG_ISA_AVX512, 4, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_4x16__avx512, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_4x16__avx512") \
+  X(TG_ISA_AVX512, 4, 16, 4, 0u, 1, 1, tg_f64_gemm_ukernel_4x16__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_4x16__avx512_rows") \
+  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x16__avx512, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x16__avx512_rows, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_1x16__avx512_rows") \
+  X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 0, tg_f64_gemm_ukernel_6x8__avx2, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_6x8__avx2") \
+  X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_6x8__avx2_rows, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_6x8__avx2_rows") \
+  X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x8__avx2, tg_f64_packa_1__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x8__avx2_rows, tg_f64_packa_1__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_1x8__avx2_rows") \
 
 #define TG_GEMM_UKERNELS_f64_AARCH64(X) \
-  X(TG_ISA_NEON, 8, 6, 2, 0u, 1, tg_f64_gemm_ukernel_8x6__neon, tg_f64_packa_8__neon, tg_f64_packb_6__neon, "tg_f64_gemm_ukernel_8x6__neon") \
-  X(TG_ISA_NEON, 1, 6, 2, 0u, 1, tg_f64_gemm_ukernel_1x6__neon, tg_f64_packa_1__neon, tg_f64_packb_6__neon, "tg_f64_gemm_ukernel_1x6__neon") \
+  X(TG_ISA_NEON, 8, 6, 2, 0u, 1, 0, tg_f64_gemm_ukernel_8x6__neon, tg_f64_packa_8__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, "tg_f64_gemm_ukernel_8x6__neon") \
+  X(TG_ISA_NEON, 8, 6, 2, 0u, 1, 1, tg_f64_gemm_ukernel_8x6__neon_rows, tg_f64_packa_8__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, "tg_f64_gemm_ukernel_8x6__neon_rows") \
+  X(TG_ISA_NEON, 1, 6, 2, 0u, 1, 0, tg_f64_gemm_ukernel_1x6__neon, tg_f64_packa_1__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, "tg_f64_gemm_ukernel_1x6__neon") \
+  X(TG_ISA_NEON, 1, 6, 2, 0u, 1, 1, tg_f64_gemm_ukernel_1x6__neon_rows, tg_f64_packa_1__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, "tg_f64_gemm_ukernel_1x6__neon_rows") \
 
 #define TG_GEMM_UKERNELS_f64_ANY(X) \
-  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, tg_f64_gemm_ukernel_2x4__scalar, tg_f64_packa_2__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, tg_f64_gemm_ukernel_1x4__scalar, tg_f64_packa_1__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 0, tg_f64_gemm_ukernel_2x4__scalar, tg_f64_packa_2__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 1, tg_f64_gemm_ukernel_2x4__scalar_rows, tg_f64_packa_2__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_2x4__scalar_rows") \
+  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 0, tg_f64_gemm_ukernel_1x4__scalar, tg_f64_packa_1__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 1, tg_f64_gemm_ukernel_1x4__scalar_rows, tg_f64_packa_1__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_1x4__scalar_rows") \
 
 /* TG_GEMV_UKERNELS_<dtype>_<ARCH>(X): X(isa id, MR, KR, production, kernel, "name") */
 #define TG_GEMV_UKERNELS_f32_X86_64(X) \

@@ -92,7 +92,7 @@ void tg_f32_gemm_ukernel_2x16__avx2(
       }
       a += cs_a;
     }
-  }
+}
   for (; kk != 0; kk--) {
     {
       const __m256 vb0 = _mm256_loadu_ps(b + 0);
@@ -110,8 +110,7 @@ void tg_f32_gemm_ukernel_2x16__avx2(
       }
       a += cs_a;
     }
-
-  }
+}
 
   const __m256 valpha = _mm256_set1_ps(params->alpha);
   vacc0x0 = _mm256_mul_ps(vacc0x0, valpha);

@@ -53,8 +53,7 @@ void tg_f32_gemm_ukernel_2x4__scalar(
       }
       a += cs_a;
     }
-
-  }
+}
 
   const float valpha = (params->alpha);
   vacc0x0 = ((vacc0x0) * (valpha));

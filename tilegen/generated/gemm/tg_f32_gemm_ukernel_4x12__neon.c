@@ -100,7 +100,7 @@ void tg_f32_gemm_ukernel_4x12__neon(
       }
       a += cs_a;
     }
-  }
+}
   for (; kk != 0; kk--) {
     {
       const float32x4_t vb0 = vld1q_f32(b + 0);
@@ -133,8 +133,7 @@ void tg_f32_gemm_ukernel_4x12__neon(
       }
       a += cs_a;
     }
-
-  }
+}
 
   const float32x4_t valpha = vdupq_n_f32(params->alpha);
   vacc0x0 = vmulq_f32(vacc0x0, valpha);

@@ -146,7 +146,7 @@ void tg_f32_gemm_ukernel_8x32__avx512(
       }
       a += cs_a;
     }
-  }
+}
   for (; kk != 0; kk--) {
     {
       const __m512 vb0 = _mm512_loadu_ps(b + 0);
@@ -194,8 +194,7 @@ void tg_f32_gemm_ukernel_8x32__avx512(
       }
       a += cs_a;
     }
-
-  }
+}
 
   const __m512 valpha = _mm512_set1_ps(params->alpha);
   vacc0x0 = _mm512_mul_ps(vacc0x0, valpha);

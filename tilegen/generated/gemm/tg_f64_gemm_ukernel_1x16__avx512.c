@@ -71,7 +71,7 @@ void tg_f64_gemm_ukernel_1x16__avx512(
       }
       a += cs_a;
     }
-  }
+}
   for (; kk != 0; kk--) {
     {
       const __m512d vb0 = _mm512_loadu_pd(b + 0);
@@ -84,8 +84,7 @@ void tg_f64_gemm_ukernel_1x16__avx512(
       }
       a += cs_a;
     }
-
-  }
+}
 
   const __m512d valpha = _mm512_set1_pd(params->alpha);
   vacc0x0 = _mm512_mul_pd(vacc0x0, valpha);

@@ -42,8 +42,7 @@ void tg_f64_gemm_ukernel_1x4__scalar(
       }
       a += cs_a;
     }
-
-  }
+}
 
   const double valpha = (params->alpha);
   vacc0x0 = ((vacc0x0) * (valpha));

@@ -53,7 +53,7 @@ void tg_f64_gemm_ukernel_1x6__neon(
       }
       a += cs_a;
     }
-  }
+}
   for (; kk != 0; kk--) {
     {
       const float64x2_t vb0 = vld1q_f64(b + 0);
@@ -68,8 +68,7 @@ void tg_f64_gemm_ukernel_1x6__neon(
       }
       a += cs_a;
     }
-
-  }
+}
 
   const float64x2_t valpha = vdupq_n_f64(params->alpha);
   vacc0x0 = vmulq_f64(vacc0x0, valpha);

@@ -70,7 +70,7 @@ void tg_f64_gemm_ukernel_1x8__avx2(
       }
       a += cs_a;
     }
-  }
+}
   for (; kk != 0; kk--) {
     {
       const __m256d vb0 = _mm256_loadu_pd(b + 0);
@@ -83,8 +83,7 @@ void tg_f64_gemm_ukernel_1x8__avx2(
       }
       a += cs_a;
     }
-
-  }
+}
 
   const __m256d valpha = _mm256_set1_pd(params->alpha);
   vacc0x0 = _mm256_mul_pd(vacc0x0, valpha);

@@ -112,7 +112,7 @@ void tg_f64_gemm_ukernel_6x8__avx2(
       }
       a += cs_a;
     }
-  }
+}
   for (; kk != 0; kk--) {
     {
       const __m256d vb0 = _mm256_loadu_pd(b + 0);
@@ -150,8 +150,7 @@ void tg_f64_gemm_ukernel_6x8__avx2(
       }
       a += cs_a;
     }
-
-  }
+}
 
   const __m256d valpha = _mm256_set1_pd(params->alpha);
   vacc0x0 = _mm256_mul_pd(vacc0x0, valpha);

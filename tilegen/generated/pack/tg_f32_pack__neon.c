@@ -158,3 +158,18 @@ void tg_f32_packb_12__neon(
   }
 }
 
+void tg_f32_packr__neon(
+    int64_t m, int64_t mr, int64_t k, const float* restrict a, int64_t rs_a, int64_t cs_a,
+    float* restrict dst, int64_t ld)
+{
+  for (int64_t i = 0; i < mr; i++, dst += ld) {
+    if (i >= m) {
+      memset(dst, 0, (size_t) k * sizeof(float));
+    } else if (cs_a == 1) {
+      memcpy(dst, a + i * rs_a, (size_t) k * sizeof(float));
+    } else {
+      const float* restrict src = a + i * rs_a;
+      for (int64_t kk = 0; kk < k; kk++) dst[kk] = src[kk * cs_a];
+    }
+  }
+}
