@@ -7,8 +7,11 @@
   product of absolute values (sum |a||b| for each element).
 - `same_error(call_numpy, call_tilegen)`: both raise an exception of the same type and message.
 - `dims()` / `small_dims()`: hypothesis strategies of sizes 0..300, mostly small, with primes.
+- `examples(n)`: n hypothesis examples, times $TILEGEN_TEST_EXAMPLES_SCALE (default 1) for a
+  longer hunt, e.g. TILEGEN_TEST_EXAMPLES_SCALE=20 python -m pytest tests/test_matmul_numpy.py.
 """
 import math
+import os
 
 import numpy as np
 from hypothesis import strategies as st
@@ -20,6 +23,10 @@ LAYOUTS_1D = ("C", "neg", "step2", "swapped", "unaligned")
 
 # Relative tolerance per sqrt(K), by the least precise dtype the value passed through.
 _TOL = {np.dtype(np.float16): 2e-3, F32: 1e-5, F64: 1e-12}
+
+
+def examples(n: int) -> int:
+    return max(1, int(n * float(os.environ.get("TILEGEN_TEST_EXAMPLES_SCALE", "1"))))
 
 
 def relayout(x: np.ndarray, layout: str) -> np.ndarray:
@@ -51,7 +58,7 @@ def relayout(x: np.ndarray, layout: str) -> np.ndarray:
         buf = bytearray(x.nbytes + 1)
         y = np.frombuffer(buf, dtype=x.dtype, count=x.size, offset=1).reshape(x.shape)
         y[...] = x
-        assert not y.flags.aligned
+        assert x.size == 0 or not y.flags.aligned
         return y
     raise ValueError(layout)
 
