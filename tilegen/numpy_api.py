@@ -31,6 +31,27 @@ def _overlaps(out: np.ndarray, *inputs: np.ndarray) -> bool:
     return any(x is not None and np.may_share_memory(out, x) for x in inputs)
 
 
+def _no_self_overlap(x: np.ndarray) -> bool:
+    """True when no two elements of x share memory (a sufficient test on shape and strides)."""
+    if x.flags.c_contiguous or x.flags.f_contiguous or x.size == 0:
+        return True
+    span = x.itemsize
+    for stride, n in sorted((abs(s), n) for s, n in zip(x.strides, x.shape) if n > 1):
+        if stride < span:
+            return False
+        span += stride * (n - 1)
+    return True
+
+
+def _kernel_dtype(x: np.ndarray, y: np.ndarray):
+    """The float32/float64 dtype NumPy computes x * y in, or None (another dtype, or none)."""
+    try:
+        dt = np.promote_types(x.dtype, y.dtype)
+    except TypeError:
+        return None
+    return dt if dt in _KERNEL_DTYPES else None
+
+
 def _matmul_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
     """c = a2 @ b2 for (..., m, k) @ (..., k, n) -> c (..., m, n), batch dims broadcast."""
     if c.ndim == 2:
@@ -42,14 +63,18 @@ def _matmul_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
 
 
 def matmul_general(a, b, out=None):
-    """numpy.matmul(a, b, out=out) for any input; float32/float64 on tilegen's kernels."""
+    """numpy.matmul(a, b, out=out) for any input; float32/float64 on tilegen's kernels.
+
+    tilegen.matmul's own fast path serves aligned 2-D arrays of one float dtype; everything else
+    comes here. Inputs NumPy computes in float32/float64 (lists, mixed dtypes, stacks, 1-D
+    operands, any strides or byte order) run on the kernels; other dtypes, array subclasses and
+    array-likes, and every call NumPy rejects go to numpy.matmul itself.
+    """
     if not (_plain(a) and _plain(b)) or not (out is None or type(out) is np.ndarray):
         return np.matmul(a, b, out=out)
     A, B = np.asarray(a), np.asarray(b)
-    if A.ndim == 0 or B.ndim == 0:
-        return np.matmul(a, b, out=out)
-    dt = np.result_type(A, B)
-    if dt not in _KERNEL_DTYPES:
+    dt = None if A.ndim == 0 or B.ndim == 0 else _kernel_dtype(A, B)
+    if dt is None:
         return np.matmul(a, b, out=out)
     A2 = A[np.newaxis, :] if A.ndim == 1 else A
     B2 = B[:, np.newaxis] if B.ndim == 1 else B
@@ -65,24 +90,22 @@ def matmul_general(a, b, out=None):
         out.shape != shape or not out.flags.writeable
         or not np.can_cast(dt, out.dtype, casting="same_kind")
     ):
-        return np.matmul(a, b, out=out)  # NumPy raises the matching error
+        return np.matmul(a, b, out=out)  # NumPy broadcasts into out, or raises its error
     A2, B2 = _ready(A2, dt), _ready(B2, dt)
 
-    def full_view(x):  # the (..., m, n) view of a result of the final shape
+    def full_view(x):  # the (..., m, n) view of an array of the result's shape
         if A.ndim == 1:
-            x = np.expand_dims(x, -2)
-        if B.ndim == 1:
-            x = np.expand_dims(x, -1)
-        return x
+            return x[..., np.newaxis, :] if B.ndim > 1 else x[np.newaxis, np.newaxis]
+        return x[..., np.newaxis] if B.ndim == 1 else x
 
     if out is not None and out.dtype == dt and out.flags.aligned and out.dtype.isnative \
-            and not _overlaps(out, A2, B2):
+            and not _overlaps(out, A2, B2) and _no_self_overlap(out):
         _matmul_into(A2, B2, full_view(out))
         return out
     result = np.empty(shape, dtype=dt)
     _matmul_into(A2, B2, full_view(result))
     if out is None:
-        return result
+        return result[()] if result.ndim == 0 else result  # NumPy returns a scalar for 1-D @ 1-D
     np.copyto(out, result, casting="same_kind")
     return out
 
