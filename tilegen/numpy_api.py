@@ -7,6 +7,8 @@ result or raises NumPy's exception, message included.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .blas import _core
@@ -111,41 +113,41 @@ def matmul_general(a, b, out=None):
 
 
 def dot(a, b, out=None):
-    """numpy.dot(a, b, out=out); float32/float64 products run on tilegen's kernels."""
+    """numpy.dot(a, b, out=out); float32/float64 products run on tilegen's kernels.
+
+    dot sums over the last axis of a and the second-to-last axis of b (the only axis of a 1-D
+    b): the result has shape a.shape[:-1] + b.shape[:-2] + b.shape[-1:], computed as one GEMM
+    (b 1-D or 2-D) or a stack of GEMMs sharing a (b N-D). 0-d operands multiply. As in NumPy,
+    out= must be C-contiguous, aligned, writeable and of the result's exact dtype and shape;
+    it may overlap a or b. 1-D . 1-D gives a NumPy scalar (even with out=). Other dtypes,
+    subclasses, array-likes and invalid calls go to numpy.dot itself.
+    """
     if not (_plain(a) and _plain(b)) or not (out is None or type(out) is np.ndarray):
         return np.dot(a, b, out=out)
     A, B = np.asarray(a), np.asarray(b)
-    if A.ndim == 0 or B.ndim == 0:
-        return np.dot(a, b, out=out)  # scalar multiplication
-    dt = np.result_type(A, B)
+    dt = None if A.ndim == 0 or B.ndim == 0 else _kernel_dtype(A, B)  # 0-d: multiplication
     k_axis_b = 0 if B.ndim == 1 else B.ndim - 2
-    if dt not in _KERNEL_DTYPES or A.shape[-1] != B.shape[k_axis_b]:
+    if dt is None or A.shape[-1] != B.shape[k_axis_b]:
         return np.dot(a, b, out=out)
     shape = A.shape[:-1] + B.shape[:k_axis_b] + B.shape[k_axis_b + 1:]
-    if out is not None and not (out.dtype == dt and out.shape == shape
-                                and out.flags.c_contiguous and out.flags.writeable):
-        return np.dot(a, b, out=out)  # NumPy raises "output array is not acceptable"
-    k = A.shape[-1]
-    A2 = _ready(A.reshape(-1, k), dt)                       # (P, K)
-    if B.ndim <= 2:
-        B3 = _ready(B.reshape(k, -1), dt)[np.newaxis]       # (1, K, N)
-    else:
-        B3 = _ready(B.reshape(-1, k, B.shape[-1]), dt)     # (Q, K, N)
-    direct = out is not None and out.flags.aligned and out.dtype.isnative \
-        and not _overlaps(out, A2, B3)
+    if out is not None and not (out.dtype == dt and out.shape == shape and out.flags.c_contiguous
+                                and out.flags.aligned and out.flags.writeable):
+        return np.dot(a, b, out=out)  # NumPy raises "output array is not acceptable" or similar
+    k, n = A.shape[-1], 1 if B.ndim == 1 else B.shape[-1]
+    p, q = math.prod(A.shape[:-1]), math.prod(B.shape[:-2])
+    A2 = _ready(A.reshape(p, k), dt)            # (P, K)
+    B3 = _ready(B.reshape(q, k, n), dt)         # (Q, K, N)
+    direct = out is not None and not _overlaps(out, A2, B3)
     target = out if direct else np.empty(shape, dtype=dt)
-    # The (Q, P, N) view of the result, whose memory order is (P, Q, N).
-    q, p, nn = B3.shape[0], A2.shape[0], B3.shape[2]
-    c3 = target.reshape(p, q, nn).transpose(1, 0, 2)
+    c3 = target.reshape(p, q, n).transpose(1, 0, 2)  # (Q, P, N) view; memory order (P, Q, N)
     if q == 1:
         _core.gemm_into(A2, B3[0], c3[0])
     else:
         _core.gemm_batched_into(np.broadcast_to(A2, (q,) + A2.shape), B3, c3)
-    if out is None:
-        return target[()] if target.ndim == 0 else target
-    if not direct:
+    if out is not None and not direct:
         np.copyto(out, target)
-    return out
+    result = target if out is None else out
+    return result[()] if result.ndim == 0 else result
 
 
 _ACTIVATIONS = tuple(k for k in _core.ACTIVATIONS)
