@@ -150,14 +150,33 @@ def dot(a, b, out=None):
     return result[()] if result.ndim == 0 else result
 
 
-_ACTIVATIONS = tuple(k for k in _core.ACTIVATIONS)
+_ACTIVATIONS = tuple(_core.ACTIVATIONS)
+_ALLOWED_ACTIVATIONS = ", ".join(repr(x) for x in _ACTIVATIONS)
+_REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
-def _as_matrix(name, x):
-    x = np.asarray(x)
-    if x.ndim != 2:
-        raise ValueError(f"gemm: {name} must be 2-D, got shape {x.shape}")
-    return x
+def _gemm_operand(name, x, ndim):
+    """x as an ndarray of a real dtype with `ndim` dims; TypeError/ValueError naming `name`."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"gemm: {name} has dtype {arr.dtype}; allowed: float32, float64 (bool, "
+                        "integer and float16 inputs are converted)")
+    if arr.ndim != ndim:
+        raise ValueError(f"gemm: {name} must be {ndim}-D, got shape {arr.shape}")
+    return arr
+
+
+def _gemm_scalar(name, x) -> float:
+    v = x[()] if type(x) is np.ndarray and x.ndim == 0 else x
+    if not isinstance(v, _REAL_SCALARS):
+        raise TypeError(f"gemm: {name} must be a real number, got {type(x).__name__}")
+    return float(v)
+
+
+def _gemm_flag(name, x) -> bool:
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"gemm: {name} must be a bool, got {type(x).__name__}")
+    return bool(x)
 
 
 def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, bias=None,
@@ -165,15 +184,27 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, bia
     """act(alpha * op(a) @ op(b) + beta * c + bias), BLAS semantics with a fused epilogue.
 
     op(x) is x.T when trans_x. beta == 0 means c is not read (NaN in c does not propagate);
-    alpha == 0 means a and b are not read. bias has one value per column; activation is one of
-    None, "relu", "relu6", "gelu", "silu". The result goes to `out` (which may be `c`, for an
-    in-place update) or to a new array. Integer and bool inputs compute in float64, float16 in
-    float32.
+    alpha == 0 means a and b are not read. bias has one value per column (length N);
+    activation is one of None, "relu", "relu6", "gelu" (the exact erf form), "silu". The result
+    goes to `out` (which may be `c`, for an in-place update, or overlap any input) or to a new
+    array. The computation dtype is float32 or float64: NumPy's promotion of a, b, c and bias
+    together, where integer and bool compute in float64 and float16 in float32.
+
+    Raises TypeError (naming the argument) for a wrong type: a non-real dtype, a non-real
+    alpha/beta, a non-bool trans_a/trans_b, a non-str activation, an out that is not an
+    ndarray or cannot take the result with same_kind casting. Raises ValueError for a wrong
+    value: a/b/c not 2-D or of mismatched shapes, a bias that is not of length N, beta != 0
+    without c, an unknown activation (the message lists the allowed ones), a read-only out.
     """
+    if activation is not None and not isinstance(activation, str):
+        raise TypeError(f"gemm: activation must be a str or None, got "
+                        f"{type(activation).__name__}; allowed: {_ALLOWED_ACTIVATIONS}")
     if activation not in _core.ACTIVATIONS:
         raise ValueError(f"gemm: activation={activation!r} is not supported; allowed: "
-                         f"{', '.join(repr(x) for x in _ACTIVATIONS)}")
-    A, B = _as_matrix("a", a), _as_matrix("b", b)
+                         f"{_ALLOWED_ACTIVATIONS}")
+    alpha, beta = _gemm_scalar("alpha", alpha), _gemm_scalar("beta", beta)
+    trans_a, trans_b = _gemm_flag("trans_a", trans_a), _gemm_flag("trans_b", trans_b)
+    A, B = _gemm_operand("a", a, 2), _gemm_operand("b", b, 2)
     A = A.T if trans_a else A
     B = B.T if trans_b else B
     m, k = A.shape
@@ -181,47 +212,42 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, bia
         raise ValueError(f"gemm: shapes {A.shape} (op(a)) and {B.shape} (op(b)) do not align: "
                          f"{k} != {B.shape[0]}")
     n = B.shape[1]
-    operands = [A, B] + [np.asarray(x) for x in (c, bias) if x is not None]
-    for x in operands:
-        if x.dtype.kind not in "biuf":
-            raise TypeError(f"gemm: dtype {x.dtype} is not supported; allowed: float32, float64 "
-                            "(bool, integer and float16 inputs are converted)")
-    dt = np.result_type(*operands)
-    dt = np.dtype(np.float32) if dt == np.float16 else dt
-    dt = dt if dt in _KERNEL_DTYPES else np.dtype(np.float64)
     C = None
     if c is not None:
-        C = np.asarray(c)
+        C = _gemm_operand("c", c, 2)
         if C.shape != (m, n):
             raise ValueError(f"gemm: c has shape {C.shape}; expected {(m, n)}")
     elif beta != 0:
         raise ValueError(f"gemm: beta={beta} needs c")
     bias_v = None
     if bias is not None:
-        bias_v = np.asarray(bias)
+        bias_v = _gemm_operand("bias", bias, 1)
         if bias_v.shape != (n,):
             raise ValueError(f"gemm: bias has shape {bias_v.shape}; expected ({n},)")
-        bias_v = _ready(bias_v, dt)
+    dt = np.result_type(*(x for x in (A, B, C, bias_v) if x is not None))
+    dt = np.dtype(np.float32) if dt == np.float16 else dt
+    dt = dt if dt in _KERNEL_DTYPES else np.dtype(np.float64)
     if out is not None:
         if type(out) is not np.ndarray:
             raise TypeError(f"gemm: out must be a numpy.ndarray, got {type(out).__name__}")
-        if out.shape != (m, n):
-            raise ValueError(f"gemm: out has shape {out.shape}; expected {(m, n)}")
         if not np.can_cast(dt, out.dtype, casting="same_kind"):
             raise TypeError(f"gemm: cannot cast the {dt} result to out's {out.dtype} "
                             "(same_kind casting)")
+        if out.shape != (m, n):
+            raise ValueError(f"gemm: out has shape {out.shape}; expected {(m, n)}")
         if not out.flags.writeable:
             raise ValueError("gemm: out is read-only")
     A, B = _ready(A, dt), _ready(B, dt)
+    bias_v = None if bias_v is None else _ready(bias_v, dt)
     use_c = C is not None and beta != 0
     direct = (out is not None and out.dtype == dt and out.flags.aligned and out.dtype.isnative
-              and not _overlaps(out, A, B, bias_v)
+              and _no_self_overlap(out) and not _overlaps(out, A, B, bias_v)
               and (not use_c or C is out or not np.may_share_memory(out, C)))
     target = out if direct else np.empty((m, n), dtype=dt)
     if use_c and C is not target:
         np.copyto(target, C, casting="unsafe")
-    _core.gemm_into(A, B, target, alpha=float(alpha), beta=float(beta) if use_c else 0.0,
-                    bias=bias_v, act=activation)
+    _core.gemm_into(A, B, target, alpha=alpha, beta=beta if use_c else 0.0, bias=bias_v,
+                    act=activation)
     if out is None or direct:
         return target
     np.copyto(out, target, casting="same_kind")
