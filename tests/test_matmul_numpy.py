@@ -221,6 +221,58 @@ def test_out_tuple_is_accepted_like_numpy():
     np.testing.assert_array_equal(out, np.full((2, 4), 3.0))
 
 
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_unaligned_read_only_inputs_from_a_bytes_buffer(dtype):
+    rng = np.random.default_rng(12)
+    a0, b0 = values(rng, (3, 17, 9), dtype), values(rng, (9, 11), dtype)
+    a = np.frombuffer(b"\0" + a0.tobytes(), dtype=dtype, offset=1).reshape(a0.shape)
+    b = np.frombuffer(b"\0" + b0.tobytes(), dtype=dtype, offset=1).reshape(b0.shape)
+    assert not a.flags.aligned and not a.flags.writeable and not b.flags.aligned
+    for x, y in [(a, b), (a[1], b), (a[0, 0, :], b), (a, b[:, 0])]:
+        check_like_numpy(tg.matmul(x, y), np.matmul(x, y), x, y)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_inputs_with_zero_or_overlapping_strides(dtype):
+    """Broadcast views (zero strides) and sliding windows (rows sharing memory) as inputs."""
+    rng = np.random.default_rng(13)
+    m, n, k = 40, 35, 50
+    row, col = values(rng, (1, k), dtype), values(rng, (k, 1), dtype)
+    windows = np.lib.stride_tricks.sliding_window_view(values(rng, (m + k,), dtype), k)[:m]
+    full_b = values(rng, (k, n), dtype)
+    for a, b in [(np.broadcast_to(row, (m, k)), full_b), (windows, np.broadcast_to(col, (k, n))),
+                 (windows, full_b), (np.broadcast_to(row, (4, m, k)), full_b),
+                 (windows, np.broadcast_to(full_b, (3, k, n)))]:
+        check_like_numpy(tg.matmul(a, b), np.matmul(a, b), a, b)
+
+
+def test_concurrent_calls_from_python_threads():
+    """The GIL is released around the kernels: calls from several threads stay correct."""
+    import threading
+
+    rng = np.random.default_rng(14)
+    jobs = []
+    for m, n, k in [(300, 200, 250), (33, 47, 301), (5, 400, 60), (128, 128, 128)]:
+        for dtype in (F32, F64):
+            a, b = values(rng, (m, k), dtype), values(rng, (k, n), dtype)
+            jobs.append((a, b, tg.matmul(a, b)))
+    failures = []
+
+    def work(seed):
+        order = np.random.default_rng(seed).permutation(len(jobs) * 3) % len(jobs)
+        for i in order:
+            a, b, expected = jobs[i]
+            if tg.matmul(a, b).tobytes() != expected.tobytes():
+                failures.append((a.shape, b.shape, a.dtype))
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
 # ---------------------------------------------------------------- BLAS-like edge semantics
 
 @pytest.mark.parametrize("dtype", [F32, F64])

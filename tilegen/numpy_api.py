@@ -150,8 +150,7 @@ def dot(a, b, out=None):
     return result[()] if result.ndim == 0 else result
 
 
-_ACTIVATIONS = tuple(_core.ACTIVATIONS)
-_ALLOWED_ACTIVATIONS = ", ".join(repr(x) for x in _ACTIVATIONS)
+_ALLOWED_ACTIVATIONS = ", ".join(repr(x) for x in _core.ACTIVATIONS)
 _REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
 
 
