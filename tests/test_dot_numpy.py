@@ -56,7 +56,7 @@ def operands(draw, dtype_pairs=KERNEL_PAIRS):
     return relayout(values(rng, a_shape, da), la), relayout(values(rng, b_shape, db), lb)
 
 
-@settings(HYPO, max_examples=examples(300))
+@settings(HYPO, max_examples=examples(800))
 @given(operands())
 def test_matches_numpy(ab):
     a, b = ab
@@ -82,7 +82,7 @@ def make_out(shape, dtype, mode):
     return out
 
 
-@settings(HYPO, max_examples=examples(150))
+@settings(HYPO, max_examples=examples(400))
 @given(operands(), st.sampled_from(OUT_MODES))
 def test_out_matches_numpy(ab, mode):
     """out= is taken exactly when NumPy takes it, and otherwise raises NumPy's error."""
@@ -245,6 +245,7 @@ def test_scalar_operands_multiply_like_numpy(dtype, sa, sb):
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
 def test_lists_subclasses_and_array_likes():
     a = [[1.5, 2.0, -1.0], [0.25, 3.0, 4.0]]
     b = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.5]]

@@ -85,7 +85,7 @@ def gemm_cases(draw):
     return a, b, c, kw, out_mode
 
 
-@settings(HYPO, max_examples=examples(300))
+@settings(HYPO, max_examples=examples(600))
 @given(gemm_cases())
 def test_matches_reference(case):
     a, b, c, kw, out_mode = case
