@@ -90,14 +90,15 @@ OUT_MODES = ("fresh", "nan", "F", "neg", "step2", "T", "swapped", "unaligned", "
 
 
 def make_out(shape, dtype, mode):
-    """An output array of `shape` for a result of `dtype`, as `mode` says (NaN-filled)."""
+    """An output array of `shape` for a result of `dtype`, as `mode` says (NaN-filled but for
+    "fresh", zeros)."""
     if mode == "wider":
         dtype = np.longdouble if dtype == F64 else F64
     elif mode == "narrower":
         dtype = F32 if dtype == F64 else np.float16
     elif mode == "half":
         dtype = np.float16
-    base = np.full(shape, np.nan, dtype=dtype)
+    base = np.full(shape, 0.0 if mode == "fresh" else np.nan, dtype=dtype)
     if mode in ("fresh", "nan", "wider", "narrower", "half"):
         return base
     return relayout(base, mode)
@@ -277,9 +278,10 @@ def test_concurrent_calls_from_python_threads():
 
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("layout", ["C", "F", "step2"])
-def test_nan_in_out_is_not_read(dtype, layout):
+@pytest.mark.parametrize("k", [29, 600])  # 600: several K blocks, the first one with beta = 0
+def test_nan_in_out_is_not_read(dtype, layout, k):
     rng = np.random.default_rng(1)
-    a, b = values(rng, (37, 29), dtype), values(rng, (29, 41), dtype)
+    a, b = values(rng, (37, k), dtype), values(rng, (k, 41), dtype)
     out = relayout(np.full((37, 41), np.nan, dtype=dtype), layout)
     tg.matmul(a, b, out=out)
     assert np.isfinite(out).all()
