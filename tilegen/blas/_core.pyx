@@ -311,11 +311,69 @@ def gemm_batched_into(a, b, c):
     return c
 
 
+cdef inline bint _disjoint_2d(cnp.ndarray x):
+    """No two elements of the 2-D array x share memory (a sufficient test on its strides)."""
+    if cnp.PyArray_IS_C_CONTIGUOUS(x) or cnp.PyArray_IS_F_CONTIGUOUS(x):
+        return True
+    cdef cnp.npy_intp n0 = cnp.PyArray_DIM(x, 0), n1 = cnp.PyArray_DIM(x, 1)
+    cdef cnp.npy_intp s0 = cnp.PyArray_STRIDE(x, 0), s1 = cnp.PyArray_STRIDE(x, 1)
+    cdef cnp.npy_intp isz = cnp.PyArray_ITEMSIZE(x)
+    s0 = -s0 if s0 < 0 else s0
+    s1 = -s1 if s1 < 0 else s1
+    if n0 == 0 or n1 == 0:
+        return True
+    if n0 == 1:
+        return n1 == 1 or s1 >= isz
+    if n1 == 1:
+        return s0 >= isz
+    if s0 < s1:
+        s0, s1, n1 = s1, s0, n0
+    return s1 >= isz and s0 >= s1 * (n1 - 1) + isz
+
+
+cdef object _numpy_api = None  # tilegen.numpy_api, imported on the first call that needs it
+
+
 def matmul(a, b, /, out=None):
-    """numpy.matmul, computed by tilegen's kernels for float32/float64 (see tilegen.numpy_api)."""
+    """Matrix product of two arrays: numpy.matmul's semantics, computed by tilegen's kernels.
+
+    Parameters
+    ----------
+    a, b : array_like
+        Operands; scalars (0-d) are not allowed. 1-D operands are promoted to a matrix by a
+        prepended (a) or appended (b) 1 that is removed from the result; operands with more
+        than two dimensions are stacks of matrices whose leading dimensions broadcast.
+    out : ndarray, optional
+        Where to put the result: the exact result shape (or one the result broadcasts to) and a
+        dtype the result casts to with ``same_kind`` casting. It may overlap `a` or `b` (even be
+        one of them): the result is computed as if from copies of the inputs.
+
+    Returns
+    -------
+    ndarray or scalar
+        ``numpy.matmul(a, b, out=out)``: the same shape, dtype and type (a NumPy scalar when
+        both operands are 1-D); `out` itself when given.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Exactly where numpy.matmul raises them (0-d operands, mismatched core dimensions,
+        batch shapes that do not broadcast, an `out` of the wrong shape, an uncastable or
+        read-only `out`, ...), with NumPy's messages.
+
+    Notes
+    -----
+    Products NumPy computes in float32 or float64 -- those dtypes, mixes that promote to them
+    (e.g. float32 with int8, float64 with int64), lists of floats -- run on tilegen's kernels
+    for any strides, memory order, byte order or alignment; aligned 2-D arrays of one float
+    dtype take a direct path with no Python-level work. Every other dtype (float16, integers,
+    bool, complex, object, ...), array subclasses and other array-likes are handed to
+    numpy.matmul, so they give NumPy's result exactly.
+    """
     cdef cnp.ndarray A, B, C
     cdef int t
     cdef cnp.npy_intp dims[2]
+    global _numpy_api
     if type(a) is cnp.ndarray and type(b) is cnp.ndarray:
         A = <cnp.ndarray> a
         B = <cnp.ndarray> b
@@ -334,8 +392,10 @@ def matmul(a, b, /, out=None):
                 if (cnp.PyArray_NDIM(C) == 2 and cnp.PyArray_DIM(C, 0) == dims[0]
                         and cnp.PyArray_DIM(C, 1) == dims[1] and _gemm_ready(C, t)
                         and cnp.PyArray_ISWRITEABLE(C) and not _overlap(C, A)
-                        and not _overlap(C, B)):
+                        and not _overlap(C, B) and _disjoint_2d(C)):
                     _call_gemm(A, B, C, 1.0, 0.0, None, 0)
                     return C
-    from tilegen import numpy_api
-    return numpy_api.matmul_general(a, b, out)
+    if _numpy_api is None:
+        from tilegen import numpy_api
+        _numpy_api = numpy_api
+    return _numpy_api.matmul_general(a, b, out)
