@@ -34,8 +34,40 @@ static tg_cpu_features features;
 static int fake_features;
 static uint32_t fake_usable;
 static int cap_isa = -1;
-static tg_gemm_config_f32 cfg_f32;
-static tg_gemm_config_f64 cfg_f64;
+
+/* A published configuration is immutable: a change (tilegen_x_set_gemm_*, tilegen_x_reinit)
+   builds a new one and swaps the pointer, so a GEMM that is running on another thread keeps the
+   table it started with (rewriting the table in place let such a GEMM read a by_rows[] entry
+   the new, smaller tile had cleared: a NULL call). Configurations are interned and never freed;
+   there are only as many as there are distinct choices (kernel x blocking), a handful. */
+#define TG_DEFINE_PUBLISH(DT)                                                                   \
+  typedef struct node_##DT {                                                                   \
+    struct node_##DT* next;                                                                    \
+    tg_gemm_config_##DT cfg;                                                                   \
+  } node_##DT;                                                                                 \
+  static node_##DT first_##DT;         /* the first one needs no allocation */                 \
+  static node_##DT* interned_##DT;     /* guarded by init_lock */                              \
+  static _Atomic(const tg_gemm_config_##DT*) cur_##DT;                                         \
+  /* Makes *c current. Caller holds init_lock. Returns 0, or -1 (out of memory, unchanged). */ \
+  static int publish_##DT(const tg_gemm_config_##DT* c) {                                      \
+    node_##DT* n = interned_##DT;                                                              \
+    while (n != NULL && memcmp(&n->cfg, c, sizeof(*c)) != 0) n = n->next;                      \
+    if (n == NULL) {                                                                           \
+      n = interned_##DT == NULL ? &first_##DT : malloc(sizeof(*n));                            \
+      if (n == NULL) return -1;                                                                \
+      memcpy(&n->cfg, c, sizeof(*c));                                                          \
+      n->next = interned_##DT;                                                                 \
+      interned_##DT = n;                                                                       \
+    }                                                                                          \
+    atomic_store_explicit(&cur_##DT, &n->cfg, memory_order_release);                           \
+    return 0;                                                                                  \
+  }                                                                                            \
+  /* The current configuration; call only after initialisation. */                           \
+  static const tg_gemm_config_##DT* current_##DT(void) {                                       \
+    return atomic_load_explicit(&cur_##DT, memory_order_acquire);                              \
+  }
+TG_DEFINE_PUBLISH(f32)
+TG_DEFINE_PUBLISH(f64)
 
 static int isa_built(int isa) {
   return isa_table[isa].arch == TG_ARCH_ANY || isa_table[isa].arch == TG_BUILD_ARCH;
@@ -159,12 +191,14 @@ TG_DEFINE_APPLY_BLOCKING(f64, 1)
 
 #define TG_DEFINE_SELECT(DT)                                                                 \
   static void select_##DT(void) {                                                          \
+    tg_gemm_config_##DT c;                                                                 \
     for (int prio = 1000; prio >= 0; prio--)                                               \
       for (int i = 0; i < TG_ISA_COUNT; i++) {                                             \
         if (isa_table[i].priority != prio || !isa_usable(i)) continue;                     \
         if (cap_isa >= 0 && prio > isa_table[cap_isa].priority) continue;                  \
-        if (fill_##DT(&cfg_##DT, i, NULL)) {                                               \
-          apply_blocking_##DT(&cfg_##DT, 0, 0, 0);                                         \
+        if (fill_##DT(&c, i, NULL)) {                                                      \
+          apply_blocking_##DT(&c, 0, 0, 0);                                                \
+          publish_##DT(&c);                                                                \
           return;                                                                          \
         }                                                                                  \
       }                                                                                    \
@@ -179,12 +213,14 @@ static void log_choice(void) {
   list_isas(usable, sizeof(usable), 1);
   fprintf(stderr, "tilegen: usable ISAs: %s; cap: %s\n", usable,
           cap_isa >= 0 ? isa_table[cap_isa].name : "none");
+  const tg_gemm_config_f32* c32 = current_f32();
+  const tg_gemm_config_f64* c64 = current_f64();
   fprintf(stderr, "tilegen: f32 gemm: %s, %s (MC=%lld KC=%lld NC=%lld)\n",
-          isa_table[cfg_f32.isa].name, cfg_f32.name_by_rows[cfg_f32.mr], (long long) cfg_f32.mc,
-          (long long) cfg_f32.kc, (long long) cfg_f32.nc);
+          isa_table[c32->isa].name, c32->name_by_rows[c32->mr], (long long) c32->mc,
+          (long long) c32->kc, (long long) c32->nc);
   fprintf(stderr, "tilegen: f64 gemm: %s, %s (MC=%lld KC=%lld NC=%lld)\n",
-          isa_table[cfg_f64.isa].name, cfg_f64.name_by_rows[cfg_f64.mr], (long long) cfg_f64.mc,
-          (long long) cfg_f64.kc, (long long) cfg_f64.nc);
+          isa_table[c64->isa].name, c64->name_by_rows[c64->mr], (long long) c64->mc,
+          (long long) c64->kc, (long long) c64->nc);
   if (init_status != 0) fprintf(stderr, "tilegen: %s\n", init_error);
 }
 
@@ -220,12 +256,12 @@ int tg_dispatch_init(void) { return dispatch_init(1); }
 
 const tg_gemm_config_f32* tg_gemm_cfg_f32(void) {
   tg_dispatch_init();
-  return &cfg_f32;
+  return current_f32();
 }
 
 const tg_gemm_config_f64* tg_gemm_cfg_f64(void) {
   tg_dispatch_init();
-  return &cfg_f64;
+  return current_f64();
 }
 
 /* ---- public ---- */
@@ -270,8 +306,8 @@ int tilegen_x_gemm_isa(int dtype) {
 }
 
 void tilegen_x_gemm_tile(int dtype, int* mr, int* nr) {
-  if (dtype == 0) { *mr = tg_gemm_cfg_f32()->mr; *nr = cfg_f32.nr; }
-  else { *mr = tg_gemm_cfg_f64()->mr; *nr = cfg_f64.nr; }
+  if (dtype == 0) { const tg_gemm_config_f32* c = tg_gemm_cfg_f32(); *mr = c->mr; *nr = c->nr; }
+  else { const tg_gemm_config_f64* c = tg_gemm_cfg_f64(); *mr = c->mr; *nr = c->nr; }
 }
 
 const char* tilegen_x_gemm_kernel(int dtype, int rows) {
@@ -291,11 +327,21 @@ void tilegen_x_gemm_blocking(int dtype, int64_t* mc, int64_t* kc, int64_t* nc) {
 int tilegen_x_set_gemm_blocking(int dtype, int64_t mc, int64_t kc, int64_t nc) {
   tg_dispatch_init();
   if (mc > (1 << 20) || kc > (1 << 16) || nc > (1 << 24)) return -1;
+  int rc;
   pthread_mutex_lock(&init_lock);
-  if (dtype == 0) apply_blocking_f32(&cfg_f32, mc, kc, nc);
-  else apply_blocking_f64(&cfg_f64, mc, kc, nc);
+  if (dtype == 0) {
+    tg_gemm_config_f32 c;
+    memcpy(&c, current_f32(), sizeof(c));
+    apply_blocking_f32(&c, mc, kc, nc);
+    rc = publish_f32(&c);
+  } else {
+    tg_gemm_config_f64 c;
+    memcpy(&c, current_f64(), sizeof(c));
+    apply_blocking_f64(&c, mc, kc, nc);
+    rc = publish_f64(&c);
+  }
   pthread_mutex_unlock(&init_lock);
-  return 0;
+  return rc;
 }
 
 int tilegen_x_set_gemm_main_kernel(int dtype, const char* name) {
@@ -303,13 +349,23 @@ int tilegen_x_set_gemm_main_kernel(int dtype, const char* name) {
   int ok;
   pthread_mutex_lock(&init_lock);
   if (dtype == 0) {
-    tg_gemm_config_f32 c = cfg_f32;
-    ok = fill_f32(&c, cfg_f32.isa, name);
-    if (ok) { c.mc = cfg_f32.mc; c.kc = cfg_f32.kc; c.nc = cfg_f32.nc; apply_blocking_f32(&c, 0, 0, 0); cfg_f32 = c; }
+    const tg_gemm_config_f32* cur = current_f32();
+    tg_gemm_config_f32 c;
+    ok = fill_f32(&c, cur->isa, name);
+    if (ok) {
+      c.mc = cur->mc; c.kc = cur->kc; c.nc = cur->nc;
+      apply_blocking_f32(&c, 0, 0, 0);
+      ok = publish_f32(&c) == 0;
+    }
   } else {
-    tg_gemm_config_f64 c = cfg_f64;
-    ok = fill_f64(&c, cfg_f64.isa, name);
-    if (ok) { c.mc = cfg_f64.mc; c.kc = cfg_f64.kc; c.nc = cfg_f64.nc; apply_blocking_f64(&c, 0, 0, 0); cfg_f64 = c; }
+    const tg_gemm_config_f64* cur = current_f64();
+    tg_gemm_config_f64 c;
+    ok = fill_f64(&c, cur->isa, name);
+    if (ok) {
+      c.mc = cur->mc; c.kc = cur->kc; c.nc = cur->nc;
+      apply_blocking_f64(&c, 0, 0, 0);
+      ok = publish_f64(&c) == 0;
+    }
   }
   pthread_mutex_unlock(&init_lock);
   return ok ? 0 : -1;
