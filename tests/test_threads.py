@@ -287,3 +287,28 @@ def test_dlclose_after_threaded_gemm(tmp_path):
     assert "ok" in r.stdout
     left = int(r.stdout.split("threads=")[1].split()[0])
     assert left in (1, -1), f"{left - 1} worker threads outlived dlclose"
+
+
+@pytest.mark.parametrize("sanitizer", ["none", "thread"])
+def test_pool_stress(tmp_path, sanitizer):
+    """tests/c/threads_stress.c against the pool's source (shipped in the package): concurrent
+    regions from several threads, nested regions, thread-count changes; under ThreadSanitizer
+    too when the toolchain has it."""
+    blas_dir = os.path.join(os.path.dirname(tg.__file__), "blas")
+    source = os.path.join(blas_dir, "threads.c")
+    if not os.path.isfile(source):
+        pytest.skip(f"{source} is not installed with the package")
+    args = [f"-I{blas_dir}", source]
+    if sanitizer == "thread":
+        probe = tmp_path / "probe.c"
+        probe.write_text("int main(void) { return 0; }\n")
+        r = cprog.run([cprog.cc(), "-fsanitize=thread", str(probe), "-o", str(tmp_path / "probe")])
+        if r.returncode != 0:
+            pytest.skip("the C compiler cannot build with -fsanitize=thread (no libtsan)")
+        args = ["-fsanitize=thread", *args]
+    exe = cprog.build("threads_stress.c", tmp_path / f"threads_stress_{sanitizer}", args)
+    r = cprog.run([exe], env=cprog.clean_env(TSAN_OPTIONS="halt_on_error=1"), timeout=60)
+    if "FATAL: ThreadSanitizer" in r.stderr:
+        pytest.skip("ThreadSanitizer cannot run here: " + r.stderr.strip().splitlines()[0])
+    assert r.returncode == 0 and "WARNING: ThreadSanitizer" not in r.stderr, r.stderr
+    assert r.stdout.strip() == "ok"
