@@ -75,9 +75,12 @@ def clean_env(**extra: str) -> Dict[str, str]:
 
 def run(cmd: Sequence[str], *, env: Optional[Dict[str, str]] = None, input: Optional[str] = None,
         timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
+    """Runs in the folder that holds the imported tilegen: `python -c` puts its working folder
+    first on sys.path, and from a source checkout that would be the unbuilt sources."""
     try:
         return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, input=input,
-                              env=env if env is not None else clean_env(), timeout=timeout)
+                              env=env if env is not None else clean_env(), timeout=timeout,
+                              cwd=str(Path(tg.__file__).resolve().parent.parent))
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"{' '.join(map(str, cmd))} timed out after {timeout} s "
                     f"(a hang, not a slow machine)\n{e.stdout or ''}{e.stderr or ''}")
