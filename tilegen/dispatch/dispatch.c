@@ -238,10 +238,20 @@ static void init_locked(void) {
   log_choice();
 }
 
+/* fork: a child must not inherit init_lock held by a thread it does not have (one that was
+   initialising, possibly blocked logging to a full stderr pipe, or re-tuning), or its first
+   call would wait forever. The handlers are registered before init_lock is first taken. */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void fork_prepare(void) { pthread_mutex_lock(&init_lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&init_lock); }
+static void fork_child(void) { pthread_mutex_init(&init_lock, NULL); }
+static void register_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
 /* `report`: print an invalid cap to stderr. Implicit initialisation (a BLAS call from C) reports;
    tilegen_init() leaves it to its caller, which gets -1 and tilegen_init_error(). */
 static int dispatch_init(int report) {
   if (atomic_load_explicit(&initialized, memory_order_acquire)) return init_status;
+  pthread_once(&atfork_once, register_atfork);
   pthread_mutex_lock(&init_lock);
   if (!atomic_load_explicit(&initialized, memory_order_relaxed)) {
     init_locked();
@@ -372,6 +382,7 @@ int tilegen_x_set_gemm_main_kernel(int dtype, const char* name) {
 }
 
 int tilegen_x_reinit(int fake, uint32_t usable) {
+  pthread_once(&atfork_once, register_atfork);
   pthread_mutex_lock(&init_lock);
   fake_features = fake;
   fake_usable = usable;
