@@ -341,3 +341,11 @@ def test_retuning_while_gemms_run():
     assert r.returncode == 0, f"exit {r.returncode} (negative: killed by a signal)\n{r.stderr}"
     bad, calls = map(int, r.stdout.split())
     assert calls >= 50 and bad == 0, r.stdout
+
+
+def test_fork_during_first_initialisation(tmp_path):
+    """A child forked while another thread holds the dispatch's initialisation lock (here:
+    blocked logging to a full stderr pipe) can still call BLAS (it used to hang forever)."""
+    exe = cprog.build("fork_during_init.c", tmp_path / "fork_during_init", link_tilegen=True)
+    r = cprog.run([exe], env=cprog.clean_env(TILEGEN_VERBOSE="1"), timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
