@@ -280,6 +280,8 @@ def gemm_batched_into(a, b, c):
     for name, x in (("a", a), ("b", b), ("c", c)):
         if not _gemm_ready(x, t) or (t != NPY_F32 and t != NPY_F64):
             raise TypeError(f"gemm_batched_into: {name} must be an aligned native float array")
+    if not c.flags.writeable:
+        raise ValueError("gemm_batched_into: c is read-only")
     cdef cnp.ndarray A = a, B = b, C = c
     cdef int64_t isz = cnp.PyArray_ITEMSIZE(C)
     cdef cnp.ndarray meta = np.empty((4, max(nd - 2, 1)), dtype=np.int64)

@@ -4,6 +4,7 @@
  * region and then sleep on a condition variable. One region runs at a time: a second caller
  * (another application thread, or a nested call from inside a region) runs its work alone.
  * Fork-safe: the child starts with no workers and creates new ones when it needs them.
+ * Unload-safe: a destructor joins the workers before dlclose unmaps their code.
  */
 #ifndef TG_THREADS_H
 #define TG_THREADS_H

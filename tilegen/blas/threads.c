@@ -46,7 +46,9 @@ static struct {
   int nthreads;
   TG_FP_STATE_T fp_state;
   int nworkers;             /* workers started (thread ids 1..nworkers) */
+  int stop;                 /* set by pool_shutdown: workers return instead of running */
   uint64_t start_generation[TG_MAX_THREADS];
+  pthread_t threads[TG_MAX_THREADS];
 } pool = {
   .region = PTHREAD_MUTEX_INITIALIZER,
   .mu = PTHREAD_MUTEX_INITIALIZER,
@@ -121,6 +123,7 @@ static void* worker_main(void* arg) {
       }
     }
     seen = g;
+    if (pool.stop) return NULL;
     if (tid < pool.nthreads) {
       TG_FP_STATE_SET(pool.fp_state);
       pool.fn(pool.ctx, tid, pool.nthreads);
@@ -147,17 +150,32 @@ static void atfork_child(void) {
 }
 static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
 
+/* Runs at dlclose (and at exit): the workers execute this library's code, so they must be gone
+   before it is unmapped -- a worker still spinning after a region would jump into unmapped
+   memory. A region running on another thread (exit() racing a GEMM) is left alone: then the
+   process is ending anyway and nothing is unmapped under it. Priority 200: before the
+   workspace key goes (workspace.c, 101), so the workers' exits still free their buffers. */
+__attribute__((destructor(200))) static void pool_shutdown(void) {
+  if (pthread_mutex_trylock(&pool.region) != 0) return;
+  if (pool.nworkers > 0) {
+    pool.stop = 1;
+    pthread_mutex_lock(&pool.mu);
+    atomic_fetch_add_explicit(&pool.generation, 1, memory_order_release);
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+    for (int tid = 1; tid <= pool.nworkers; tid++) pthread_join(pool.threads[tid], NULL);
+    pool.nworkers = 0;
+    pool.stop = 0;
+  }
+  pthread_mutex_unlock(&pool.region);
+}
+
 /* Starts workers up to `want - 1`; returns how many threads (caller included) are available. */
 static int ensure_workers(int want) {
   while (pool.nworkers < want - 1) {
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pool.start_generation[pool.nworkers + 1] = atomic_load(&pool.generation);
-    const int rc = pthread_create(&t, &attr, worker_main, (void*) (intptr_t) (pool.nworkers + 1));
-    pthread_attr_destroy(&attr);
-    if (rc != 0) break;
+    const int tid = pool.nworkers + 1;
+    pool.start_generation[tid] = atomic_load(&pool.generation);
+    if (pthread_create(&pool.threads[tid], NULL, worker_main, (void*) (intptr_t) tid) != 0) break;
     pool.nworkers++;
   }
   return pool.nworkers + 1 < want ? pool.nworkers + 1 : want;
@@ -165,11 +183,17 @@ static int ensure_workers(int want) {
 
 void tg_parallel_run(int want, tg_task_fn fn, void* ctx) {
   if (want > TG_MAX_THREADS) want = TG_MAX_THREADS;
-  if (want <= 1 || pthread_mutex_trylock(&pool.region) != 0) {
+  if (want <= 1) {
     fn(ctx, 0, 1);
     return;
   }
+  /* Before the region lock is first taken: a fork racing the first region must find the
+     handlers in place, or the child inherits a locked region and never uses threads. */
   pthread_once(&atfork_once, register_atfork);
+  if (pthread_mutex_trylock(&pool.region) != 0) {
+    fn(ctx, 0, 1);
+    return;
+  }
   const int n = ensure_workers(want);
   if (n <= 1) {
     pthread_mutex_unlock(&pool.region);

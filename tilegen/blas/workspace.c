@@ -1,6 +1,7 @@
 #include "tg_workspace.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 typedef struct {
@@ -10,6 +11,7 @@ typedef struct {
 
 static pthread_key_t ws_key;
 static pthread_once_t ws_once = PTHREAD_ONCE_INIT;
+static atomic_int ws_ready;  /* the key exists (and the library is not being unloaded) */
 
 static void ws_free(void* p) {
   workspace* ws = p;
@@ -17,10 +19,22 @@ static void ws_free(void* p) {
   free(ws);
 }
 
-static void ws_make_key(void) { pthread_key_create(&ws_key, ws_free); }
+static void ws_make_key(void) {
+  if (pthread_key_create(&ws_key, ws_free) == 0) atomic_store(&ws_ready, 1);
+}
+
+/* dlclose: a thread that used a workspace and exits after the library is unmapped would run
+   ws_free there (SIGSEGV). Delete the key first; such threads' buffers leak, the library is
+   going away. Priority 101 runs after the thread pool's destructor (200) has joined the
+   workers, whose buffers their exit frees. After this every call gets NULL (the driver then
+   computes unpacked), so a thread still calling in at exit stays correct. */
+__attribute__((destructor(101))) static void ws_unload(void) {
+  if (atomic_exchange(&ws_ready, 0)) pthread_key_delete(ws_key);
+}
 
 void* tg_workspace(int slot, size_t bytes) {
   pthread_once(&ws_once, ws_make_key);
+  if (!atomic_load_explicit(&ws_ready, memory_order_acquire)) return NULL;
   workspace* ws = pthread_getspecific(ws_key);
   if (ws == NULL) {
     ws = calloc(1, sizeof(*ws));

@@ -34,8 +34,40 @@ static tg_cpu_features features;
 static int fake_features;
 static uint32_t fake_usable;
 static int cap_isa = -1;
-static tg_gemm_config_f32 cfg_f32;
-static tg_gemm_config_f64 cfg_f64;
+
+/* A published configuration is immutable: a change (tilegen_x_set_gemm_*, tilegen_x_reinit)
+   builds a new one and swaps the pointer, so a GEMM running on another thread keeps the table it
+   started with (rewriting a table in place let such a GEMM call a by_rows[] entry that a new,
+   smaller tile had cleared). Configurations are interned and never freed; there are only as many
+   as there are distinct choices (kernel x blocking), a handful. */
+#define TG_DEFINE_PUBLISH(DT)                                                                   \
+  typedef struct node_##DT {                                                                   \
+    struct node_##DT* next;                                                                    \
+    tg_gemm_config_##DT cfg;                                                                   \
+  } node_##DT;                                                                                 \
+  static node_##DT first_##DT;         /* the first one needs no allocation */                 \
+  static node_##DT* interned_##DT;     /* guarded by init_lock */                              \
+  static _Atomic(const tg_gemm_config_##DT*) cur_##DT;                                         \
+  /* Makes *c current. Caller holds init_lock. Returns 0, or -1 (out of memory, unchanged). */ \
+  static int publish_##DT(const tg_gemm_config_##DT* c) {                                      \
+    node_##DT* n = interned_##DT;                                                              \
+    while (n != NULL && memcmp(&n->cfg, c, sizeof(*c)) != 0) n = n->next;                      \
+    if (n == NULL) {                                                                           \
+      n = interned_##DT == NULL ? &first_##DT : malloc(sizeof(*n));                            \
+      if (n == NULL) return -1;                                                                \
+      memcpy(&n->cfg, c, sizeof(*c));                                                          \
+      n->next = interned_##DT;                                                                 \
+      interned_##DT = n;                                                                       \
+    }                                                                                          \
+    atomic_store_explicit(&cur_##DT, &n->cfg, memory_order_release);                           \
+    return 0;                                                                                  \
+  }                                                                                            \
+  /* The current configuration; call only after initialisation. */                           \
+  static const tg_gemm_config_##DT* current_##DT(void) {                                       \
+    return atomic_load_explicit(&cur_##DT, memory_order_acquire);                              \
+  }
+TG_DEFINE_PUBLISH(f32)
+TG_DEFINE_PUBLISH(f64)
 
 static int isa_built(int isa) {
   return isa_table[isa].arch == TG_ARCH_ANY || isa_table[isa].arch == TG_BUILD_ARCH;
@@ -195,13 +227,15 @@ TG_DEFINE_APPLY_BLOCKING(f64, 1)
 /* Best usable ISA within the cap that has production kernels for the dtype. */
 #define TG_DEFINE_SELECT(DT)                                                                 \
   static void select_##DT(void) {                                                          \
-    memset(&cfg_##DT, 0, sizeof(cfg_##DT));                                                \
+    tg_gemm_config_##DT c;                                                                 \
+    memset(&c, 0, sizeof(c));                                                              \
     for (int prio = 1000; prio >= 0; prio--)                                               \
       for (int i = 0; i < TG_ISA_COUNT; i++) {                                             \
         if (isa_table[i].priority != prio || !isa_usable(i)) continue;                     \
         if (cap_isa >= 0 && prio > isa_table[cap_isa].priority) continue;                  \
-        if (fill_##DT(&cfg_##DT, i, NULL)) {                                               \
-          apply_blocking_##DT(&cfg_##DT, 0, 0);                                            \
+        if (fill_##DT(&c, i, NULL)) {                                                      \
+          apply_blocking_##DT(&c, 0, 0);                                                   \
+          publish_##DT(&c);                                                                \
           return;                                                                          \
         }                                                                                  \
       }                                                                                    \
@@ -216,14 +250,16 @@ static void log_choice(void) {
   list_isas(usable, sizeof(usable), 1);
   fprintf(stderr, "tilegen: usable ISAs: %s; cap: %s\n", usable,
           cap_isa >= 0 ? isa_table[cap_isa].name : "none");
+  const tg_gemm_config_f32* c32 = current_f32();
+  const tg_gemm_config_f64* c64 = current_f64();
   fprintf(stderr, "tilegen: f32 gemm: %s, %s / %s (KC=%lld NC=%lld); gemv %s\n",
-          isa_table[cfg_f32.isa].name, cfg_f32.packed.name_by_rows[cfg_f32.packed.mr],
-          cfg_f32.rows.mr ? cfg_f32.rows.name_by_rows[cfg_f32.rows.mr] : "-",
-          (long long) cfg_f32.kc, (long long) cfg_f32.nc, cfg_f32.gemv_name);
+          isa_table[c32->isa].name, c32->packed.name_by_rows[c32->packed.mr],
+          c32->rows.mr ? c32->rows.name_by_rows[c32->rows.mr] : "-",
+          (long long) c32->kc, (long long) c32->nc, c32->gemv_name);
   fprintf(stderr, "tilegen: f64 gemm: %s, %s / %s (KC=%lld NC=%lld); gemv %s\n",
-          isa_table[cfg_f64.isa].name, cfg_f64.packed.name_by_rows[cfg_f64.packed.mr],
-          cfg_f64.rows.mr ? cfg_f64.rows.name_by_rows[cfg_f64.rows.mr] : "-",
-          (long long) cfg_f64.kc, (long long) cfg_f64.nc, cfg_f64.gemv_name);
+          isa_table[c64->isa].name, c64->packed.name_by_rows[c64->packed.mr],
+          c64->rows.mr ? c64->rows.name_by_rows[c64->rows.mr] : "-",
+          (long long) c64->kc, (long long) c64->nc, c64->gemv_name);
   if (init_status != 0) fprintf(stderr, "tilegen: %s\n", init_error);
 }
 
@@ -241,10 +277,20 @@ static void init_locked(void) {
   log_choice();
 }
 
+/* fork: a child must not inherit init_lock held by a thread it does not have (one that was
+   initialising, possibly blocked logging to a full stderr pipe, or re-tuning), or its first
+   call would wait forever. The handlers are registered before init_lock is first taken. */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void fork_prepare(void) { pthread_mutex_lock(&init_lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&init_lock); }
+static void fork_child(void) { pthread_mutex_init(&init_lock, NULL); }
+static void register_atfork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
 /* `report`: print an invalid cap to stderr. Implicit initialisation (a BLAS call from C) reports;
    tilegen_init() leaves it to its caller, which gets -1 and tilegen_init_error(). */
 static int dispatch_init(int report) {
   if (atomic_load_explicit(&initialized, memory_order_acquire)) return init_status;
+  pthread_once(&atfork_once, register_atfork);
   pthread_mutex_lock(&init_lock);
   if (!atomic_load_explicit(&initialized, memory_order_relaxed)) {
     init_locked();
@@ -259,12 +305,12 @@ int tg_dispatch_init(void) { return dispatch_init(1); }
 
 const tg_gemm_config_f32* tg_gemm_cfg_f32(void) {
   tg_dispatch_init();
-  return &cfg_f32;
+  return current_f32();
 }
 
 const tg_gemm_config_f64* tg_gemm_cfg_f64(void) {
   tg_dispatch_init();
-  return &cfg_f64;
+  return current_f64();
 }
 
 /* ---- public ---- */
@@ -337,11 +383,19 @@ void tilegen_x_gemm_blocking(int dtype, int64_t* kc, int64_t* nc) {
 int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc) {
   tg_dispatch_init();
   if (kc > (1 << 16) || nc > (1 << 24)) return -1;
+  int rc;
   pthread_mutex_lock(&init_lock);
-  if (dtype == 0) apply_blocking_f32(&cfg_f32, kc, nc);
-  else apply_blocking_f64(&cfg_f64, kc, nc);
+  if (dtype == 0) {
+    tg_gemm_config_f32 c = *current_f32();
+    apply_blocking_f32(&c, kc, nc);
+    rc = publish_f32(&c);
+  } else {
+    tg_gemm_config_f64 c = *current_f64();
+    apply_blocking_f64(&c, kc, nc);
+    rc = publish_f64(&c);
+  }
   pthread_mutex_unlock(&init_lock);
-  return 0;
+  return rc;
 }
 
 int tilegen_x_set_gemm_main_kernel(int dtype, const char* name) {
@@ -349,13 +403,13 @@ int tilegen_x_set_gemm_main_kernel(int dtype, const char* name) {
   int ok;
   pthread_mutex_lock(&init_lock);
   if (dtype == 0) {
-    tg_gemm_config_f32 c = cfg_f32;
-    ok = fill_f32(&c, cfg_f32.isa, name);
-    if (ok) { apply_blocking_f32(&c, 0, 0); cfg_f32 = c; }
+    tg_gemm_config_f32 c = *current_f32();
+    ok = fill_f32(&c, c.isa, name);
+    if (ok) { apply_blocking_f32(&c, 0, 0); ok = publish_f32(&c) == 0; }
   } else {
-    tg_gemm_config_f64 c = cfg_f64;
-    ok = fill_f64(&c, cfg_f64.isa, name);
-    if (ok) { apply_blocking_f64(&c, 0, 0); cfg_f64 = c; }
+    tg_gemm_config_f64 c = *current_f64();
+    ok = fill_f64(&c, c.isa, name);
+    if (ok) { apply_blocking_f64(&c, 0, 0); ok = publish_f64(&c) == 0; }
   }
   pthread_mutex_unlock(&init_lock);
   return ok ? 0 : -1;
@@ -382,6 +436,7 @@ const char* tilegen_x_gemv_kernel(int dtype) {
 }
 
 int tilegen_x_reinit(int fake, uint32_t usable) {
+  pthread_once(&atfork_once, register_atfork);
   pthread_mutex_lock(&init_lock);
   fake_features = fake;
   fake_usable = usable;

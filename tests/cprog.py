@@ -1,0 +1,92 @@
+"""Building and running the small C programs of the library-contract tests.
+
+Programs find libtilegen and tilegen.h through the installed package (`tilegen.get_library()`,
+`tilegen.get_include()`), never through build/ paths, so the tests run against what
+`pip install .` produced.
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, Optional, Sequence
+
+import pytest
+
+import tilegen as tg
+
+C_DIR = Path(__file__).resolve().parent / "c"
+TIMEOUT = 120
+
+
+def cc() -> str:
+    """The C compiler, or skip the test with the reason."""
+    for name in (os.environ.get("CC", ""), "gcc", "cc"):
+        if name and shutil.which(name):
+            return name
+    pytest.skip("no C compiler (gcc/cc) on PATH; install gcc")
+
+
+def library() -> Path:
+    return Path(tg.get_library())
+
+
+def tilegen_link_args() -> list:
+    lib_dir = str(library().parent)
+    return [f"-L{lib_dir}", "-ltilegen", f"-Wl,-rpath,{lib_dir}"]
+
+
+def build(src: str, out: Path, args: Sequence[str] = (), *, link_tilegen: bool = False,
+          libs: Sequence[str] = ()) -> Path:
+    """Compiles tests/c/<src> into `out`; fails the test with the compiler's output."""
+    cmd = [cc(), "-std=gnu11", "-O1", "-g", "-Wall", "-Wno-unused-parameter",
+           f"-I{tg.get_include()}", *args, str(C_DIR / src), "-o", str(out)]
+    if link_tilegen:
+        cmd += tilegen_link_args()
+    cmd += [*libs, "-lm", "-lpthread", "-ldl"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}{r.stderr}"
+    return out
+
+
+def reference_blas(workdir: Path) -> Optional[str]:
+    """None when a program can link the reference BLAS (-lblas), else why it cannot."""
+    probe = workdir / "probe_blas.c"
+    probe.write_text("void sgemm_(void); void cblas_sgemm(void);\n"
+                     "int main(void) { sgemm_(); cblas_sgemm(); return 0; }\n")
+    r = subprocess.run([cc(), str(probe), "-o", str(workdir / "probe_blas"), "-lblas"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        why = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "link failed"
+        return f"the reference BLAS with CBLAS (-lblas) cannot be linked ({why}); install libblas-dev"
+    return None
+
+
+def clean_env(**extra: str) -> Dict[str, str]:
+    """The environment for a child: no TILEGEN_* / LD_PRELOAD leaking in from ours, and the
+    imported tilegen importable (whether installed or built in place)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("TILEGEN_") and k not in ("LD_PRELOAD", "OMP_NUM_THREADS")}
+    pkg_parent = str(Path(tg.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join([pkg_parent, *filter(None, [env.get("PYTHONPATH")])])
+    env.update(extra)
+    return env
+
+
+def run(cmd: Sequence[str], *, env: Optional[Dict[str, str]] = None, input: Optional[str] = None,
+        timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
+    """Runs in the folder that holds the imported tilegen: `python -c` puts its working folder
+    first on sys.path, and from a source checkout that would be the unbuilt sources."""
+    try:
+        return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, input=input,
+                              env=env if env is not None else clean_env(), timeout=timeout,
+                              cwd=str(Path(tg.__file__).resolve().parent.parent))
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f"{' '.join(map(str, cmd))} timed out after {timeout} s "
+                    f"(a hang, not a slow machine)\n{e.stdout or ''}{e.stderr or ''}")
+
+
+def python(code: str, *, env: Optional[Dict[str, str]] = None,
+           timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
+    """Runs `code` in a fresh interpreter (for environment variables read at import)."""
+    return run([sys.executable, "-c", code], env=env, timeout=timeout)

@@ -1,0 +1,364 @@
+"""Kernel dispatch: what runtime_info() reports, the CPU detector against py-cpuinfo, the
+fake-features hook, and the TILEGEN_ISA / TILEGEN_VERBOSE environment (in subprocesses, since
+both are read once, at import).
+
+Nothing here executes an ISA the machine lacks: ISA-specific checks are skipped with the reason.
+"""
+import json
+import sys
+import platform
+import re
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import cprog
+import tilegen as tg
+from tilegen.blas import _core
+from tilegen.dsl import FEATURES, ISAS, parse_name
+
+ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}.get(
+    platform.machine().lower(), platform.machine().lower())
+X86_CHECKED = ("avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl")
+
+
+def usable_isas():
+    return set(tg.runtime_info()["isas_available"])
+
+
+def need_isa(isa: str):
+    if ISAS[isa].arch not in ("any", ARCH):
+        pytest.skip(f"{isa} is an {ISAS[isa].arch} ISA; this host is {ARCH}")
+    if isa not in usable_isas():
+        feats = tg.runtime_info()["features"]["os_enabled"]
+        pytest.skip(f"this CPU (or its OS) lacks {isa}: needs {' '.join(ISAS[isa].requires)}, "
+                    f"has {' '.join(feats)}")
+
+
+def check_matmul(rtol_f32=2e-5):
+    """tg.matmul against float64 NumPy, both dtypes, shapes that use edge tiles and 2 threads."""
+    rng = np.random.default_rng(3)
+    for m, k, n in [(1, 1, 1), (5, 3, 7), (37, 65, 29), (200, 150, 170)]:
+        for t, tol in ((np.float32, rtol_f32 * np.sqrt(k)), (np.float64, 1e-12)):
+            a = rng.uniform(-1, 1, (m, k)).astype(t)
+            b = rng.uniform(-1, 1, (k, n)).astype(t)
+            want = a.astype(np.float64) @ b.astype(np.float64)
+            scale = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+            got = tg.matmul(a, b)
+            assert got.dtype == t and got.shape == (m, n)
+            assert (np.abs(got - want) <= tol * scale + 1e-30).all(), (m, k, n, t)
+
+
+# ------------------------------------------------------------------------------ runtime_info
+
+def test_runtime_info_structure():
+    info = tg.runtime_info()
+    for key in ("version", "numpy_version", "arch", "cpu_brand", "features", "isa_cap",
+                "isas_available", "kernels", "threads", "library"):
+        assert key in info, key
+    assert info["version"] == tg.__version__
+    assert info["numpy_version"] == np.__version__
+    assert info["library"] == tg.get_library()
+    json.dumps(info)  # plain data only
+
+    detected, enabled = info["features"]["detected"], info["features"]["os_enabled"]
+    assert set(enabled) <= set(detected) <= set(FEATURES)
+    assert info["isa_cap"] is None or info["isa_cap"] in ISAS
+    assert "scalar" in info["isas_available"]
+    for isa in info["isas_available"]:
+        assert ISAS[isa].arch in ("any", ARCH)
+        assert set(ISAS[isa].requires) <= set(enabled), isa
+
+    assert set(info["kernels"]["gemm"]) == {"f32", "f64"}
+    for dt, cfg in info["kernels"]["gemm"].items():
+        assert cfg["isa"] in info["isas_available"]
+        main = parse_name(cfg["kernel"])
+        assert (main["dtype"], main["op"], main["isa"]) == (dt, "gemm", cfg["isa"])
+        # A C-ordered product runs the "rows" kernels where the ISA has them.
+        assert main["a_layout"] == ("rows" if cfg["rows"]["mr"] else "packed")
+        for layout in ("packed", "rows"):
+            sub = cfg[layout]
+            if not sub["mr"]:
+                assert layout == "rows" and sub["kernel"] is None
+                continue
+            k = parse_name(sub["kernel"])
+            assert (k["mr"], k["nr"], k["a_layout"]) == (sub["mr"], cfg["nr"], layout)
+            assert len(sub["kernels_by_rows"]) == sub["mr"]
+            for rows, name in enumerate(sub["kernels_by_rows"], 1):
+                k = parse_name(name)
+                assert k["isa"] == cfg["isa"] and k["nr"] == cfg["nr"] and k["a_layout"] == layout
+                assert rows <= k["mr"] <= sub["mr"]
+            assert sub["kernels_by_rows"][-1] == sub["kernel"]
+        assert cfg["nc"] % cfg["nr"] == 0 and cfg["kc"] > 0
+        assert parse_name(cfg["gemv_kernel"])["op"] == "gemv"
+
+    # The best usable ISA serves f32 when nothing caps it.
+    if info["isa_cap"] is None:
+        best = max(info["isas_available"], key=lambda i: ISAS[i].priority)
+        assert info["kernels"]["gemm"]["f32"]["isa"] == best
+    assert info["threads"]["num_threads"] == tg.get_num_threads() >= 1
+    assert info["threads"]["backend"]
+
+
+def test_show_config_prints_the_kernels(capsys):
+    tg.show_config()
+    out = capsys.readouterr().out
+    assert tg.runtime_info()["kernels"]["gemm"]["f32"]["kernel"] in out
+
+
+@pytest.fixture(scope="module")
+def pycpuinfo_flags():
+    cpuinfo = pytest.importorskip("cpuinfo", reason="py-cpuinfo is not installed")
+    flags = set(cpuinfo.get_cpu_info().get("flags", []))
+    if not flags:
+        pytest.skip("py-cpuinfo reports no CPU flags on this platform")
+    return flags
+
+
+def test_detector_agrees_with_py_cpuinfo(pycpuinfo_flags):
+    """The C detector (cpuid + XGETBV / HWCAP) claims only what py-cpuinfo (the kernel's view,
+    /proc/cpuinfo) also reports, and misses nothing of it that tilegen dispatches on."""
+    info = tg.runtime_info()["features"]
+    detected, enabled = set(info["detected"]), set(info["os_enabled"])
+    checked = X86_CHECKED if ARCH == "x86_64" else ("asimd",) if ARCH == "aarch64" else ()
+    if not checked:
+        pytest.skip(f"no feature detection on {ARCH}")
+    claimed = {f for f in checked if f in enabled}
+    assert claimed <= pycpuinfo_flags, f"tilegen claims {claimed - pycpuinfo_flags} " \
+                                       f"which py-cpuinfo does not report"
+    reported = {f for f in checked if f in pycpuinfo_flags}
+    assert reported <= detected, f"py-cpuinfo reports {reported - detected}, tilegen missed it"
+
+
+# ------------------------------------------------------------------------------ fake features
+
+@pytest.fixture
+def fake_features():
+    """Calls _core._reinit(...) for the test, and always restores the real detection."""
+    try:
+        yield _core._reinit
+    finally:
+        assert _core._reinit(None) == 0
+        assert tg.runtime_info()["kernels"]["gemm"]["f32"]["isa"] == ORIGINAL_F32_ISA
+
+
+ORIGINAL_F32_ISA = tg.runtime_info()["kernels"]["gemm"]["f32"]["isa"]
+
+
+def test_fake_features_avx2(fake_features):
+    need_isa("avx2")
+    fake_features(["sse2", "avx", "fma", "avx2"])
+    info = tg.runtime_info()
+    assert info["features"]["os_enabled"] == ["sse2", "avx", "fma", "avx2"]
+    for dt in ("f32", "f64"):
+        cfg = info["kernels"]["gemm"][dt]
+        assert cfg["isa"] == "avx2" and parse_name(cfg["kernel"])["isa"] == "avx2", cfg
+    assert "avx512" not in info["isas_available"]
+    check_matmul()
+
+
+def test_fake_features_none_gives_scalar(fake_features):
+    fake_features([])
+    info = tg.runtime_info()
+    assert info["features"]["os_enabled"] == []
+    assert info["isas_available"] == ["scalar"]
+    for dt in ("f32", "f64"):
+        cfg = info["kernels"]["gemm"][dt]
+        assert cfg["isa"] == "scalar" and parse_name(cfg["kernel"])["isa"] == "scalar", cfg
+    check_matmul()
+
+
+def test_fake_features_rejects_unknown_names(fake_features):
+    with pytest.raises(ValueError, match="allowed"):
+        fake_features(["sse2", "avx9000"])
+
+
+def test_restored_detection_is_correct():
+    _core._reinit(None)
+    assert tg.runtime_info()["kernels"]["gemm"]["f32"]["isa"] == ORIGINAL_F32_ISA
+    check_matmul()
+
+
+# ------------------------------------------------------------------------------ TILEGEN_ISA
+
+PROBE = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tilegen as tg
+    info = tg.runtime_info()
+    rng = np.random.default_rng(1)
+    ok = True
+    for m, k, n in [(3, 5, 7), (37, 65, 29), (200, 150, 170)]:
+        for t in (np.float32, np.float64):
+            a = rng.uniform(-1, 1, (m, k)).astype(t)
+            b = rng.uniform(-1, 1, (k, n)).astype(t)
+            want = a.astype(np.float64) @ b.astype(np.float64)
+            tol = 2e-5 * k ** 0.5 if t == np.float32 else 1e-12
+            ok &= bool((abs(tg.matmul(a, b) - want) <= tol * (abs(a) @ abs(b)) + 1e-30).all())
+    print(json.dumps({"cap": info["isa_cap"], "ok": ok,
+                      "f32": info["kernels"]["gemm"]["f32"], "f64": info["kernels"]["gemm"]["f64"]}))
+""")
+
+
+def run_probe(**env):
+    r = cprog.python(PROBE, env=cprog.clean_env(**env))
+    return r, (json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None)
+
+
+@pytest.mark.parametrize("isa", ["scalar", "avx2", "neon", "avx512"])
+def test_tilegen_isa_cap(isa):
+    need_isa(isa)
+    r, out = run_probe(TILEGEN_ISA=isa)
+    assert r.returncode == 0, r.stderr
+    assert out["cap"] == isa
+    for dt in ("f32", "f64"):
+        assert out[dt]["isa"] == isa and parse_name(out[dt]["kernel"])["isa"] == isa, out[dt]
+    assert out["ok"], "matmul is wrong under TILEGEN_ISA=" + isa
+
+
+def test_tilegen_isa_is_case_insensitive():
+    r, out = run_probe(TILEGEN_ISA="SCALAR")
+    assert r.returncode == 0, r.stderr
+    assert out["f32"]["isa"] == "scalar" and out["ok"]
+
+
+def test_tilegen_isa_only_lowers():
+    """A cap at or above the best usable ISA changes nothing."""
+    best = max(usable_isas(), key=lambda i: ISAS[i].priority)
+    r, out = run_probe(TILEGEN_ISA=best)
+    assert r.returncode == 0, r.stderr
+    assert out["f32"]["isa"] == best == ORIGINAL_F32_ISA
+
+
+def import_error(value):
+    r = cprog.python("import tilegen", env=cprog.clean_env(TILEGEN_ISA=value))
+    assert r.returncode == 1, (f"TILEGEN_ISA={value}: exit {r.returncode} (a negative code is a "
+                               f"signal, e.g. SIGILL)\n{r.stderr}")
+    assert "ImportError" in r.stderr, r.stderr
+    return r.stderr.strip().splitlines()[-1]
+
+
+def test_tilegen_isa_unknown_value():
+    msg = import_error("foo")
+    assert "TILEGEN_ISA=foo" in msg and "allowed values" in msg, msg
+    for isa in ISAS:
+        assert isa in msg, f"{isa} missing from {msg!r}"
+
+
+def test_tilegen_isa_of_another_architecture():
+    foreign = [i for i, x in ISAS.items() if x.arch not in ("any", ARCH)]
+    if not foreign:
+        pytest.skip(f"every ISA of the table runs on {ARCH}")
+    for isa in foreign:   # e.g. neon on x86-64: a clear error, never SIGILL
+        msg = import_error(isa)
+        assert f"TILEGEN_ISA={isa}" in msg and "architecture" in msg, msg
+
+
+def test_tilegen_isa_the_cpu_lacks():
+    missing = [i for i, x in ISAS.items() if x.arch == ARCH and i not in usable_isas()]
+    if not missing:
+        pytest.skip(f"this CPU has every {ARCH} ISA of the table "
+                    f"({', '.join(sorted(usable_isas()))}), so none can be refused")
+    for isa in missing:   # e.g. avx512 on an AVX2-only machine
+        msg = import_error(isa)
+        assert f"TILEGEN_ISA={isa}" in msg and "lacks" in msg, msg
+
+
+def test_tilegen_verbose_logs_the_choice():
+    r = cprog.python("import tilegen as tg, json; "
+                     "print(json.dumps(tg.runtime_info()['kernels']['gemm']))",
+                     env=cprog.clean_env(TILEGEN_VERBOSE="1"))
+    assert r.returncode == 0, r.stderr
+    kernels = json.loads(r.stdout)
+    for dt in ("f32", "f64"):
+        k = kernels[dt]
+        assert re.search(rf"tilegen: {dt} gemm: {k['isa']}, {k['packed']['kernel']} / "
+                         rf"{k['rows']['kernel'] or '-'} \(KC={k['kc']} NC={k['nc']}\); "
+                         rf"gemv {k['gemv_kernel']}", r.stderr), r.stderr
+    assert "usable ISAs" in r.stderr
+    quiet = cprog.python("import tilegen", env=cprog.clean_env(TILEGEN_VERBOSE="0"))
+    assert quiet.returncode == 0 and "tilegen:" not in quiet.stderr, quiet.stderr
+
+
+def test_bad_cap_from_c_runs_uncapped(tmp_path):
+    """A C program has no ImportError to raise: it gets the message on stderr and an uncapped
+    library; tilegen_init() returns -1 with the reason."""
+    src = tmp_path / "cap.c"
+    src.write_text(textwrap.dedent("""
+        #include <stdio.h>
+        #include "tilegen.h"
+        int main(void) {
+          float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4];
+          int rc = tilegen_sgemm_ex(TILEGEN_ROW_MAJOR, TILEGEN_NO_TRANS, TILEGEN_NO_TRANS, 2, 2,
+                                    2, 1, a, 2, b, 2, 0, c, 2, NULL, TILEGEN_ACT_NONE);
+          printf("%d %g %g %g %g|%d|%s|%s\\n", rc, c[0], c[1], c[2], c[3], tilegen_init(),
+                 tilegen_isa_name(), tilegen_init_error());
+          return 0;
+        }
+    """))
+    exe = tmp_path / "cap"
+    r = cprog.run([cprog.cc(), f"-I{tg.get_include()}", str(src), "-o", str(exe),
+                   *cprog.tilegen_link_args()])
+    assert r.returncode == 0, r.stderr
+    r = cprog.run([exe], env=cprog.clean_env(TILEGEN_ISA="foo"))
+    assert r.returncode == 0, r.stderr
+    out, init, isa, err = r.stdout.strip().split("|")
+    assert out == "0 1 2 3 4" and init == "-1" and isa == ORIGINAL_F32_ISA
+    assert "unknown ISA" in err and "running uncapped" in r.stderr, r.stderr
+
+
+# ------------------------------------------------------------------------------ re-tuning races
+
+RETUNE = textwrap.dedent("""
+    import sys, threading, time
+    import numpy as np
+    import tilegen as tg
+    from tilegen.blas import _core
+    names = sys.argv[1:]
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((200, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 150)).astype(np.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    tol = 1e-4 * (abs(a).astype(np.float64) @ abs(b))
+    done, bad, calls = threading.Event(), [], [0]
+    def gemms():
+        while not done.is_set():
+            if not (abs(tg.matmul(a, b) - want) <= tol).all():
+                bad.append(1)
+            calls[0] += 1
+    t = threading.Thread(target=gemms)
+    t.start()
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end or calls[0] < 50:
+        for name in names:
+            _core.set_gemm_kernel(np.float32, name)
+        _core.set_gemm_blocking(np.float32, nc=64 + 64 * (calls[0] % 3), kc=128 + 64 * (calls[0] % 2))
+    done.set()
+    t.join()
+    print(len(bad), calls[0])
+""")
+
+
+def test_retuning_while_gemms_run():
+    """Switching the main tile or the blocking (what `tilegen tune` does) under a running GEMM
+    must neither crash it nor change its answer (it used to call a NULL kernel: SIGSEGV)."""
+    cfg = tg.runtime_info()["kernels"]["gemm"]["f32"]
+    layout = parse_name(cfg["kernel"])["a_layout"]
+    names = list(dict.fromkeys(cfg[layout]["kernels_by_rows"]))
+    if len(names) < 2:
+        pytest.skip(f"the {ORIGINAL_F32_ISA} f32 GEMM has a single tile; nothing to switch")
+    r = cprog.run([sys.executable, "-c", RETUNE, names[-1], names[0]], timeout=60)
+    assert r.returncode == 0, f"exit {r.returncode} (negative: killed by a signal)\n{r.stderr}"
+    bad, calls = map(int, r.stdout.split())
+    assert calls >= 50 and bad == 0, r.stdout
+
+
+def test_fork_during_first_initialisation(tmp_path):
+    """A child forked while another thread holds the dispatch's initialisation lock (here:
+    blocked logging to a full stderr pipe) can still call BLAS (it used to hang forever)."""
+    exe = cprog.build("fork_during_init.c", tmp_path / "fork_during_init", link_tilegen=True)
+    r = cprog.run([exe], env=cprog.clean_env(TILEGEN_VERBOSE="1"), timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
