@@ -9,7 +9,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-# (isa, run mode) -> {"cases": n, "kernels": n, "skipped": n}, filled by test_gemm_ukernels.py.
+# (isa, run mode) -> {"cases": n, "kernels": n, "skipped": n}, filled by test_ukernels.py.
 UKERNEL_RUNS = pytest.StashKey[dict]()
 
 

@@ -10,7 +10,7 @@ from conftest import REPO_ROOT
 
 import tilegen
 from tilegen.cli import main
-from tilegen.dsl import parse_name
+from tilegen.dsl import parse_name, spec_from_name
 from tilegen.dsl.registry import REGISTRY_RELPATH
 from tilegen.dsl.render import GENERATED_RELPATH, TEMPLATES_RELPATH
 
@@ -114,11 +114,12 @@ def test_list_covers_every_isa_and_dtype(capsys):
 
 
 def test_list_filters(capsys):
-    code, out, _ = tilegen_cli(capsys, "list", "--isa", "neon", "--dtype", "f64", "--root", REPO_ROOT)
-    lines = out.splitlines()
-    assert code == 0 and lines
-    assert all(line.startswith("tg_f64_gemm_") and "__neon " in line for line in lines)
-    assert all(" 8x6 " in line or " 1x6 " in line for line in lines)
+    code, out, _ = tilegen_cli(capsys, "list", "--isa", "neon", "--dtype", "f64", "--op", "gemm",
+                               "--root", REPO_ROOT)
+    specs = [spec_from_name(line.split()[0]) for line in out.splitlines()]
+    assert code == 0 and specs
+    assert all((s.isa, s.dtype, s.op) == ("neon", "f64", "gemm") for s in specs)
+    assert [line.split()[1] for line in out.splitlines()] == [s.tile for s in specs]
 
 
 def test_emit_prints_the_kernel(capsys):

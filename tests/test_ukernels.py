@@ -1,4 +1,5 @@
-"""Every registry kernel, built from the committed generated C, through tests/c/gemm_ukernel_tester.c.
+"""Every registry kernel, built from the committed generated C, through its family's C tester
+(tests/c/<op>_ukernel_tester.c, registered in FAMILIES).
 
 x86 kernels and the scalar fallback run natively on an x86-64 host; NEON kernels (and the scalar
 fallback once more) are cross-built with aarch64-linux-gnu-gcc -static and run under qemu-aarch64.
@@ -9,20 +10,21 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import pytest
 from conftest import REPO_ROOT
 
-from tilegen.dsl import DTYPES, ISAS, load_registry, registry_path
-from tilegen.dsl.registry import Entry
-from tilegen.dsl.render import GENERATED_RELPATH, kernel_path, pack_path, packa_name, packb_name
+from tilegen.dsl import DTYPES, ISAS, KernelSpec, load_registry, registry_path
+from tilegen.dsl.render import (
+    GENERATED_RELPATH, kernel_path, pack_path, packa_name, packb_name, packr_name,
+)
 
-TESTER = REPO_ROOT / "tests" / "c" / "gemm_ukernel_tester.c"
 ENTRIES = load_registry(registry_path(str(REPO_ROOT)))
 SKIP_EXIT = 77
 _ARCH_ALIASES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
@@ -62,27 +64,56 @@ def targets(isa_arch: str) -> List[Target]:
     return out or [Target("not runnable", reason=f"{isa_arch} code cannot run on this {HOST_ARCH} host")]
 
 
-CASES = [(e, t) for e in ENTRIES for t in targets(ISAS[e.spec.isa].arch)]
-
-
-def epilogue_flags(spec) -> str:
+def epilogue_flags(spec: KernelSpec) -> str:
     # Same spelling as the TG_GEMM_UKERNELS_* tables that tilegen/dsl/render.py writes.
     return " | ".join(f"TG_EPI_{x.upper()}" for x in spec.epilogue) or "0u"
 
 
-def compile_command(entry: Entry, target: Target, out: Path) -> List[str]:
-    s = entry.spec
-    isa = ISAS[s.isa]
-    defines = {
-        "TG_T": DTYPES[s.dtype], "TG_DT": s.dtype, "TG_UKERNEL": s.name,
-        "TG_PACKA": packa_name(s.dtype, s.isa, s.mr), "TG_PACKB": packb_name(s.dtype, s.isa, s.nr),
-        "TG_MR": s.mr, "TG_NR": s.nr, "TG_UNROLL": s.unroll, "TG_EPI": f"({epilogue_flags(s)})",
-        "TG_REQUIRES": '"%s"' % " ".join(isa.requires),
+def gemm_defines(s: KernelSpec) -> Dict[str, object]:
+    return {
+        "TG_PACKA": packa_name(s.dtype, s.isa, s.mr), "TG_PACKR": packr_name(s.dtype, s.isa),
+        "TG_PACKB": packb_name(s.dtype, s.isa, s.nr), "TG_MR": s.mr, "TG_NR": s.nr,
+        "TG_UNROLL": s.unroll, "TG_EPI": f"({epilogue_flags(s)})",
+        "TG_ROWS": int(s.a_layout == "rows"),
     }
+
+
+def gemv_defines(s: KernelSpec) -> Dict[str, object]:
+    return {"TG_MR": s.mr, "TG_KR": s.kr}
+
+
+@dataclass(frozen=True)
+class Family:
+    """A kernel family's tester: its C file, its own -D flags and the generated sources it links
+    besides the kernel (see each tester's header comment)."""
+
+    tester: str
+    defines: Callable[[KernelSpec], Dict[str, object]]
+    sources: Callable[[KernelSpec], List[str]] = lambda s: []
+
+
+FAMILIES = {
+    "gemm": Family("gemm_ukernel_tester.c", gemm_defines, lambda s: [pack_path(s.dtype, s.isa)]),
+    "gemv": Family("gemv_ukernel_tester.c", gemv_defines),
+}
+
+CASES = [(e, t) for e in ENTRIES if e.spec.op in FAMILIES for t in targets(ISAS[e.spec.isa].arch)]
+
+
+def compile_command(spec: KernelSpec, target: Target, out: Path) -> List[str]:
+    family = FAMILIES[spec.op]
+    isa = ISAS[spec.isa]
+    defines = {
+        "TG_T": DTYPES[spec.dtype], "TG_DT": spec.dtype, "TG_UKERNEL": spec.name,
+        # Every tester skips itself (exit 77) unless the CPU has all of these.
+        "TG_REQUIRES": '"%s"' % " ".join(isa.requires),
+        **family.defines(spec),
+    }
+    sources = [kernel_path(spec), *family.sources(spec)]
     return [
         *target.cc, "-std=c99", "-O2", "-Wall", "-Werror", *isa.cflags,
         "-I", str(REPO_ROOT / GENERATED_RELPATH), *(f"-D{k}={v}" for k, v in defines.items()),
-        str(TESTER), str(REPO_ROOT / kernel_path(s)), str(REPO_ROOT / pack_path(s.dtype, s.isa)),
+        str(REPO_ROOT / "tests" / "c" / family.tester), *(str(REPO_ROOT / p) for p in sources),
         "-o", str(out), "-lm",
     ]
 
@@ -105,14 +136,14 @@ def build_and_run(case, workdir: Path) -> Outcome:
     if unavailable:
         return Outcome(skip=unavailable)
     exe = workdir / case_id(case)
-    build = subprocess.run(compile_command(entry, target, exe), capture_output=True, text=True)
+    build = subprocess.run(compile_command(entry.spec, target, exe), capture_output=True, text=True)
     if build.returncode != 0:
         return Outcome(build=build)
     cmd = [*target.runner, str(exe)]
     try:
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired as e:
-        run = subprocess.CompletedProcess(cmd, -1, e.stdout or "", "timed out after 600 s")
+    except subprocess.TimeoutExpired:  # subprocess.run has killed it
+        run = subprocess.CompletedProcess(cmd, -signal.SIGKILL, "", "timed out after 600 s")
     return Outcome(build=build, run=run)
 
 
@@ -120,7 +151,7 @@ def build_and_run(case, workdir: Path) -> Outcome:
 def outcomes(request, tmp_path_factory):
     """Build and run the testers of the selected cases, in parallel, once per session."""
     wanted = {item.callspec.id for item in request.session.items
-              if item.originalname == "test_gemm_ukernel"}
+              if item.originalname == "test_ukernel"}
     selected = [c for c in CASES if case_id(c) in wanted]
     workdir = tmp_path_factory.mktemp("ukernels")
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
@@ -128,8 +159,15 @@ def outcomes(request, tmp_path_factory):
     return {k: f.result() for k, f in futures.items()}
 
 
+def test_every_kernel_family_has_a_tester():
+    untested = sorted({e.spec.op for e in ENTRIES} - set(FAMILIES))
+    assert not untested, (
+        f"registry kernels of {untested} have no C tester: add tests/c/<op>_ukernel_tester.c "
+        "and its entry in FAMILIES")
+
+
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_gemm_ukernel(case, outcomes, ukernel_runs):
+def test_ukernel(case, outcomes, ukernel_runs):
     entry, target = case
     out = outcomes[case_id(case)]
     tally = ukernel_runs.setdefault((entry.spec.isa, target.mode),
@@ -144,10 +182,13 @@ def test_gemm_ukernel(case, outcomes, ukernel_runs):
         pytest.fail(f"build failed:\n$ {' '.join(out.build.args)}\n{out.build.stderr}", pytrace=False)
 
     m = re.search(r"KERNEL (\S+) CASES (\d+) FAILED (\d+)", out.run.stdout)
-    detail = f"exit {out.run.returncode}\nstdout:\n{out.run.stdout}\nstderr:\n{out.run.stderr}"
+    rc = out.run.returncode
+    # SIGSEGV: an access outside the buffers, which end at guard pages.
+    status = f"killed by {signal.Signals(-rc).name}" if rc < 0 else f"exit {rc}"
+    detail = f"{status}\nstdout:\n{out.run.stdout}\nstderr:\n{out.run.stderr}"
     if not m or m.group(1) != entry.name:
         pytest.fail(f"no result line for {entry.name} from the tester ({detail})", pytrace=False)
     cases, failed = int(m.group(2)), int(m.group(3))
     tally["cases"] += cases
-    if failed or out.run.returncode != 0 or cases == 0:
+    if failed or rc != 0 or cases == 0:
         pytest.fail(detail, pytrace=False)

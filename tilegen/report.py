@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping, Tuple
 
-from .dsl.spec import parse_name
+from .dsl.spec import spec_from_name
 
 # Top-level keys with a dedicated row below; anything else is printed generically at the end.
 _KNOWN = {"version", "numpy_version", "arch", "cpu_brand", "features", "isa_cap",
@@ -26,21 +26,42 @@ _KERNEL_KNOWN = {"isa", "kernel", "kernels", "kernels_by_rows", "mc", "kc", "nc"
 
 
 def _rows_summary(by_rows: List[str]) -> str:
-    """[<1x32 kernel>, <4x32>, <4x32>] -> "1 -> 1x32, 2-3 -> 4x32" (entry i serves i+1 rows)."""
+    """[<1x32 kernel>, <4x32>, <4x32>] -> "for m = 1: 1x32, 2-3: 4x32" (entry i serves m = i+1)."""
     runs: List[List[Any]] = []
-    for rows, name in enumerate(by_rows, start=1):
+    for m, name in enumerate(by_rows, start=1):
         if runs and runs[-1][2] == name:
-            runs[-1][1] = rows
+            runs[-1][1] = m
         else:
-            runs.append([rows, rows, name])
+            runs.append([m, m, name])
     parts = []
     for lo, hi, name in runs:
         try:
-            tile = "{mr}x{nr}".format(**parse_name(name))
+            tile = spec_from_name(name).tile
         except ValueError:
             tile = name
-        parts.append(f"{lo}{'' if lo == hi else f'-{hi}'} -> {tile}")
-    return ", ".join(parts)
+        parts.append(f"{lo}{'' if lo == hi else f'-{hi}'}: {tile}")
+    return "for m = " + ", ".join(parts)
+
+
+def _kernel_lines(k: Mapping[str, Any]) -> List[str]:
+    """The lines under a chosen kernel: row-count table, blocking, then any other detail
+    (a nested mapping, e.g. one per A layout, is shown the same way, indented)."""
+    lines = []
+    by_rows = k.get("kernels_by_rows", k.get("kernels"))
+    if by_rows:
+        lines.append(_rows_summary(list(by_rows)))
+    blocks = [f"{b.upper()} {k[b]}" for b in ("mc", "kc", "nc") if b in k]
+    if blocks:
+        lines.append("blocks: " + ", ".join(blocks))
+    for key, value in k.items():
+        if key in _KERNEL_KNOWN:
+            continue
+        if isinstance(value, Mapping):
+            lines.append(f"{key}: {value.get('kernel', '')}".rstrip())
+            lines += ["  " + line for line in _kernel_lines(value)]
+        else:
+            lines.append(f"{key}: {_words(value)}")
+    return lines
 
 
 def _kernel_rows(kernels: Mapping[str, Any]) -> List[Tuple[str, str]]:
@@ -58,13 +79,7 @@ def _kernel_rows(kernels: Mapping[str, Any]) -> List[Tuple[str, str]]:
             if k.get("isa"):
                 head += f"  ({k['isa']})"
             rows.append((label, head))
-            by_rows = k.get("kernels_by_rows", k.get("kernels"))
-            if by_rows:
-                rows.append(("", "rows " + _rows_summary(list(by_rows))))
-            blocks = [f"{b.upper()} {k[b]}" for b in ("mc", "kc", "nc") if b in k]
-            if blocks:
-                rows.append(("", "blocks: " + ", ".join(blocks)))
-            rows += [("", f"{key}: {_words(k[key])}") for key in k if key not in _KERNEL_KNOWN]
+            rows += [("", line) for line in _kernel_lines(k)]
     return rows
 
 

@@ -26,6 +26,12 @@ void tg_f32_gemm_ukernel_4x16__avx2(
   __m256 vacc3x0 = _mm256_setzero_ps();
   __m256 vacc3x1 = _mm256_setzero_ps();
 
+  /* Start pulling the C tile toward L1 now; the k loop hides the latency. */
+  _mm_prefetch((const char*) ((const char*) (c + 0 * rs_c) + 0), _MM_HINT_T0);
+  _mm_prefetch((const char*) ((const char*) (c + 1 * rs_c) + 0), _MM_HINT_T0);
+  _mm_prefetch((const char*) ((const char*) (c + 2 * rs_c) + 0), _MM_HINT_T0);
+  _mm_prefetch((const char*) ((const char*) (c + 3 * rs_c) + 0), _MM_HINT_T0);
+
   int64_t kk = k;
   for (; kk >= 2; kk -= 2) {
     {
@@ -80,7 +86,7 @@ void tg_f32_gemm_ukernel_4x16__avx2(
       }
       a += cs_a;
     }
-  }
+}
   for (; kk != 0; kk--) {
     {
       const __m256 vb0 = _mm256_loadu_ps(b + 0);
@@ -108,8 +114,7 @@ void tg_f32_gemm_ukernel_4x16__avx2(
       }
       a += cs_a;
     }
-
-  }
+}
 
   const __m256 valpha = _mm256_set1_ps(params->alpha);
   vacc0x0 = _mm256_mul_ps(vacc0x0, valpha);
