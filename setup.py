@@ -5,9 +5,9 @@ from tilegen/generated/build_manifest.json, rendered from the registry and the I
 baseline code (dispatch, drivers, threads, ABIs) gets no ISA flag, so the library loads on any
 CPU of the architecture and only runs what the dispatcher has checked.
 """
+import importlib.util
 import json
 import os
-import platform
 
 import numpy
 from Cython.Build import cythonize
@@ -29,10 +29,13 @@ C_FLAGS = ["-std=gnu11", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wno
 LIB_NAME = "tilegen"
 
 
-def host_arch():
-    machine = platform.machine().lower()
-    return {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}.get(
-        machine, machine)
+def _isa_tables():
+    """tilegen/dsl/isa.py on its own: importing the package would need the core being built."""
+    spec = importlib.util.spec_from_file_location(
+        "_tilegen_isa", os.path.join(ROOT, "tilegen", "dsl", "isa.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 class BuildExt(build_ext):
@@ -60,7 +63,7 @@ class BuildExt(build_ext):
     def _build_libtilegen(self, lib_dir):
         with open(os.path.join(ROOT, MANIFEST), encoding="utf-8") as f:
             manifest = json.load(f)
-        arch = host_arch()
+        arch = _isa_tables().host_arch()
         groups = [("baseline", [], BASELINE_SOURCES)]
         for name, isa in sorted(manifest["isas"].items()):
             if isa["arch"] in (arch, "any") and isa["sources"]:

@@ -7,7 +7,6 @@ On an aarch64 host NEON runs natively. A kernel whose ISA this CPU lacks is skip
 All testers are compiled and run in parallel once per session; each test then reads its result.
 """
 import os
-import platform
 import re
 import shutil
 import signal
@@ -21,14 +20,15 @@ import pytest
 from conftest import REPO_ROOT
 
 from tilegen.dsl import DTYPES, ISAS, KernelSpec, load_registry, registry_path
+from tilegen.dsl.isa import host_arch
 from tilegen.dsl.render import (
-    GENERATED_RELPATH, kernel_path, pack_path, packa_name, packb_name, packr_name,
+    GENERATED_RELPATH, epilogue_flags, kernel_path, pack_path, packa_name, packb_name,
+    packr_name,
 )
 
 ENTRIES = load_registry(registry_path(str(REPO_ROOT)))
 SKIP_EXIT = 77
-_ARCH_ALIASES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
-HOST_ARCH = _ARCH_ALIASES.get(platform.machine().lower(), platform.machine().lower())
+HOST_ARCH = host_arch()
 
 
 @dataclass(frozen=True)
@@ -62,11 +62,6 @@ def targets(isa_arch: str) -> List[Target]:
     out = [NATIVE] if isa_arch in (HOST_ARCH, "any") else []
     out += [t for arch, t in CROSS.items() if arch != HOST_ARCH and isa_arch in (arch, "any")]
     return out or [Target("not runnable", reason=f"{isa_arch} code cannot run on this {HOST_ARCH} host")]
-
-
-def epilogue_flags(spec: KernelSpec) -> str:
-    # Same spelling as the TG_GEMM_UKERNELS_* tables that tilegen/dsl/render.py writes.
-    return " | ".join(f"TG_EPI_{x.upper()}" for x in spec.epilogue) or "0u"
 
 
 def gemm_defines(s: KernelSpec) -> Dict[str, object]:

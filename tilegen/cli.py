@@ -47,9 +47,11 @@ class GenerateCommand:
     def run(args) -> int:
         report = render.generate(args.root, check=args.check)
         if not args.check:
-            for rel in report.written:  # removed orphans carry a " (removed)" suffix
+            for rel in report.written:
                 print(rel)
-            if not report.written:
+            for rel in report.removed:
+                print(f"{rel} (removed)")
+            if not report.written and not report.removed:
                 print(f"{render.GENERATED_RELPATH}/ is up to date ({len(report.unchanged)} files)")
             return 0
         if report.ok:

@@ -19,6 +19,19 @@ FEATURES: Tuple[str, ...] = (
     "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd",
 )
 
+_ARCH_ALIASES: Mapping[str, str] = {
+    "amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64",
+}
+
+
+def host_arch(machine: str = "") -> str:
+    """The ARCH_GUARDS key of a `platform.machine()` string (this host's by default)."""
+    import platform
+
+    m = (machine or platform.machine()).lower()
+    return _ARCH_ALIASES.get(m, m)
+
+
 ARCH_GUARDS: Mapping[str, str] = {
     "x86_64": "defined(__x86_64__) || defined(_M_X64)",
     "aarch64": "defined(__aarch64__) || defined(_M_ARM64)",

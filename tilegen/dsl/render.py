@@ -68,9 +68,15 @@ def _entry_note(spec: KernelSpec) -> str:
             f"(unroll {spec.unroll}, prefetch {spec.prefetch}, tail {spec.tail})")
 
 
-def render_kernel(spec: KernelSpec, root: Optional[str] = None) -> str:
+def render_kernel(spec: KernelSpec, root: Optional[str] = None, note: Optional[str] = None) -> str:
+    """The kernel's C; `note` says where it comes from (default: its registry entry)."""
     body = environment(root).get_template(spec.template).render(p=lower(spec))
-    return _c_header(spec.template, _entry_note(spec)) + body
+    return _c_header(spec.template, note or _entry_note(spec)) + body
+
+
+def epilogue_flags(spec: KernelSpec) -> str:
+    """The C spelling of a kernel's fused epilogue (TG_EPI_* flags of tg_ukernels.h)."""
+    return " | ".join(f"TG_EPI_{x.upper()}" for x in spec.epilogue) or "0u"
 
 
 def _pack_sets(entries: Sequence[Entry]) -> Dict[Tuple[str, str], Tuple[List[int], List[int]]]:
@@ -142,7 +148,7 @@ def render_all(root: Optional[str] = None) -> Dict[str, str]:
     pack_protos: Dict[str, list] = {a: [] for a in by_arch}
     for e in entries:
         s = e.spec
-        flags = " | ".join(f"TG_EPI_{x.upper()}" for x in s.epilogue) or "0u"
+        flags = epilogue_flags(s)
         by_arch[ISAS[s.isa].arch].append(dict(
             name=s.name, op=s.op, dtype=s.dtype, ctype=DTYPES[s.dtype], isa=s.isa, mr=s.mr,
             nr=s.nr, kr=s.kr, unroll=s.unroll, epi_flags=flags, production=e.production,
@@ -196,6 +202,7 @@ class GenerateReport:
     unchanged: List[str] = field(default_factory=list)
     stale: List[str] = field(default_factory=list)      # differs from what would be rendered
     orphans: List[str] = field(default_factory=list)    # in generated/ but not rendered any more
+    removed: List[str] = field(default_factory=list)    # orphans deleted by a generate
 
     @property
     def ok(self) -> bool:
@@ -243,5 +250,5 @@ def generate(root: Optional[str] = None, check: bool = False) -> GenerateReport:
                 report.orphans.append(rel)
             else:
                 os.remove(os.path.join(root, rel))
-                report.written.append(rel + " (removed)")
+                report.removed.append(rel)
     return report

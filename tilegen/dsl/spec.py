@@ -93,7 +93,7 @@ class KernelSpec:
             raise ValueError(f"unroll: {self.unroll} is over the limit of {MAX_UNROLL}")
         if isinstance(self.prefetch, bool) or not isinstance(self.prefetch, int) or self.prefetch < 0:
             raise ValueError(f"prefetch: expected a non-negative integer, got {self.prefetch!r}")
-        epi = tuple(self.epilogue)
+        epi = (self.epilogue,) if isinstance(self.epilogue, str) else tuple(self.epilogue)
         object.__setattr__(self, "epilogue", epi)
         for e in epi:
             _allowed("epilogue", e, OPS[self.op].epilogues)
@@ -133,7 +133,7 @@ class KernelSpec:
     def render(self) -> str:
         from .render import render_kernel
 
-        return render_kernel(self)
+        return render_kernel(self, note=f"not in the registry; built from the spec of {self.name}")
 
 
 def format_name(spec: KernelSpec) -> str:

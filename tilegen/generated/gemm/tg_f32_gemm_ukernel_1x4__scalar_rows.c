@@ -22,7 +22,8 @@ void tg_f32_gemm_ukernel_1x4__scalar_rows(
   float vacc0x2 = 0;
   float vacc0x3 = 0;
 
-  /* Start pulling the C tile toward L1 now; the k loop hides the latency. */
+  /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
+     clamped to row 0, so no pointer leaves C. */
   __builtin_prefetch((const char*) (c + 0 * rs_c) + 0);
 
   const char* ab0 = (const char*) a;

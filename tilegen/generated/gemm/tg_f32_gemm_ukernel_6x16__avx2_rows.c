@@ -30,13 +30,14 @@ void tg_f32_gemm_ukernel_6x16__avx2_rows(
   __m256 vacc5x0 = _mm256_setzero_ps();
   __m256 vacc5x1 = _mm256_setzero_ps();
 
-  /* Start pulling the C tile toward L1 now; the k loop hides the latency. */
+  /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
+     clamped to row 0, so no pointer leaves C. */
   _mm_prefetch((const char*) ((const char*) (c + 0 * rs_c) + 0), _MM_HINT_T0);
-  _mm_prefetch((const char*) ((const char*) (c + 1 * rs_c) + 0), _MM_HINT_T0);
-  _mm_prefetch((const char*) ((const char*) (c + 2 * rs_c) + 0), _MM_HINT_T0);
-  _mm_prefetch((const char*) ((const char*) (c + 3 * rs_c) + 0), _MM_HINT_T0);
-  _mm_prefetch((const char*) ((const char*) (c + 4 * rs_c) + 0), _MM_HINT_T0);
-  _mm_prefetch((const char*) ((const char*) (c + 5 * rs_c) + 0), _MM_HINT_T0);
+  _mm_prefetch((const char*) ((const char*) (c + (m > 1 ? 1 : 0) * rs_c) + 0), _MM_HINT_T0);
+  _mm_prefetch((const char*) ((const char*) (c + (m > 2 ? 2 : 0) * rs_c) + 0), _MM_HINT_T0);
+  _mm_prefetch((const char*) ((const char*) (c + (m > 3 ? 3 : 0) * rs_c) + 0), _MM_HINT_T0);
+  _mm_prefetch((const char*) ((const char*) (c + (m > 4 ? 4 : 0) * rs_c) + 0), _MM_HINT_T0);
+  _mm_prefetch((const char*) ((const char*) (c + (m > 5 ? 5 : 0) * rs_c) + 0), _MM_HINT_T0);
 
   /* Row i of A is ab<base> + scale * rsb: a few base pointers and x86's free address scales. */
   const int64_t rsb = rs_a * (int64_t) sizeof(float);

@@ -21,7 +21,8 @@ void tg_f64_gemm_ukernel_1x16__avx512_rows(
   __m512d vacc0x0 = _mm512_setzero_pd();
   __m512d vacc0x1 = _mm512_setzero_pd();
 
-  /* Start pulling the C tile toward L1 now; the k loop hides the latency. */
+  /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
+     clamped to row 0, so no pointer leaves C. */
   _mm_prefetch((const char*) ((const char*) (c + 0 * rs_c) + 0), _MM_HINT_T0);
   _mm_prefetch((const char*) ((const char*) (c + 0 * rs_c) + 64), _MM_HINT_T0);
 

@@ -42,15 +42,16 @@ void tg_f64_gemm_ukernel_8x6__neon_rows(
   float64x2_t vacc7x1 = vdupq_n_f64(0);
   float64x2_t vacc7x2 = vdupq_n_f64(0);
 
-  /* Start pulling the C tile toward L1 now; the k loop hides the latency. */
+  /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
+     clamped to row 0, so no pointer leaves C. */
   __builtin_prefetch((const char*) (c + 0 * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + 1 * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + 2 * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + 3 * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + 4 * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + 5 * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + 6 * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + 7 * rs_c) + 0);
+  __builtin_prefetch((const char*) (c + (m > 1 ? 1 : 0) * rs_c) + 0);
+  __builtin_prefetch((const char*) (c + (m > 2 ? 2 : 0) * rs_c) + 0);
+  __builtin_prefetch((const char*) (c + (m > 3 ? 3 : 0) * rs_c) + 0);
+  __builtin_prefetch((const char*) (c + (m > 4 ? 4 : 0) * rs_c) + 0);
+  __builtin_prefetch((const char*) (c + (m > 5 ? 5 : 0) * rs_c) + 0);
+  __builtin_prefetch((const char*) (c + (m > 6 ? 6 : 0) * rs_c) + 0);
+  __builtin_prefetch((const char*) (c + (m > 7 ? 7 : 0) * rs_c) + 0);
 
   /* Row i of A is ab<base> + scale * rsb: a few base pointers and x86's free address scales. */
   const int64_t rsb = rs_a * (int64_t) sizeof(double);
