@@ -8,6 +8,7 @@ CPU of the architecture and only runs what the dispatcher has checked.
 import importlib.util
 import json
 import os
+import sys
 
 import numpy
 from Cython.Build import cythonize
@@ -34,6 +35,7 @@ def _isa_tables():
     spec = importlib.util.spec_from_file_location(
         "_tilegen_isa", os.path.join(ROOT, "tilegen", "dsl", "isa.py"))
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it executes
     spec.loader.exec_module(module)
     return module
 
