@@ -219,6 +219,37 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
   release(&ra); release(&rb); release(&rpa); release(&rpb); release(&rc); release(&rbias);
 }
 
+/* TG_PACKB on blocks wider than one panel: ceil(n/NR) panels, row- and column-major sources. */
+static void check_packb_block(void) {
+  const int ns[] = {TG_NR + 1, 2 * TG_NR, 3 * TG_NR - 1};
+  const int ks[] = {1, 7, 64};
+  for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++)
+    for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++)
+      for (int col_major = 0; col_major < 2; col_major++) {
+        const int n = ns[ni], k = ks[ki], panels = (n + TG_NR - 1) / TG_NR;
+        const int64_t ld = next_prime(col_major ? k + 1 : n + 1);
+        const int64_t rs = col_major ? 1 : ld, cs = col_major ? ld : 1;
+        region rb, rp;
+        const size_t count = (size_t) (col_major ? (n - 1) * ld + k : (k - 1) * ld + n);
+        T* b = guarded(count, &rb);
+        for (size_t i = 0; i < count; i++) b[i] = (T) uniform();
+        T* dst = guarded((size_t) panels * (size_t) k * TG_NR, &rp);
+        TG_PACKB(n, k, b, rs, cs, dst);
+        cases++;
+        for (int p = 0; p < panels; p++)
+          for (int kk = 0; kk < k; kk++)
+            for (int j = 0; j < TG_NR; j++) {
+              const int col = p * TG_NR + j;
+              const T want = col < n ? b[kk * rs + col * cs] : (T) 0;
+              const T got = dst[((int64_t) p * k + kk) * TG_NR + j];
+              if (memcmp(&got, &want, sizeof(T)) != 0)
+                report("packb block", 0, n, k, 0, 0, kk, col, got, want, 0);
+            }
+        release(&rb);
+        release(&rp);
+      }
+}
+
 static int cpu_supported(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
@@ -260,6 +291,7 @@ int main(void) {
       }
     }
   }
+  check_packb_block();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }

@@ -167,9 +167,7 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
       prm.beta = pc == 0 ? p->beta : (T) 1;
       const T* bblk = p->b + pc * p->rs_b + (j0 + jc) * p->cs_b;
       if (!direct_b) {
-        for (int64_t jr = 0; jr < nc; jr += NR)
-          cfg->packb(nc - jr < NR ? nc - jr : NR, kc, bblk + jr * p->cs_b, p->rs_b, p->cs_b,
-                     pb + jr * kc);
+        cfg->packb(nc, kc, bblk, p->rs_b, p->cs_b, pb);
       } else if (nc % NR) {
         const int64_t jr = nc - nc % NR;  /* only the edge panel needs zero padding */
         cfg->packb(nc % NR, kc, bblk + jr * p->cs_b, p->rs_b, p->cs_b, pb);

@@ -41,6 +41,7 @@ typedef void (*tg_f32_packr_fn)(
     int64_t m, int64_t mr, int64_t k, const float* a, int64_t rs_a, int64_t cs_a,
     float* dst, int64_t ld);
 
+/* A k x n block of B as NR-wide panels (panel p at dst + p*k*NR), zero-padded past n. */
 typedef void (*tg_f32_packb_fn)(
     int64_t n, int64_t k, const float* b, int64_t rs_b, int64_t cs_b, float* dst);
 
@@ -71,6 +72,7 @@ typedef void (*tg_f64_packr_fn)(
     int64_t m, int64_t mr, int64_t k, const double* a, int64_t rs_a, int64_t cs_a,
     double* dst, int64_t ld);
 
+/* A k x n block of B as NR-wide panels (panel p at dst + p*k*NR), zero-padded past n. */
 typedef void (*tg_f64_packb_fn)(
     int64_t n, int64_t k, const double* b, int64_t rs_b, int64_t cs_b, double* dst);
 

@@ -152,18 +152,12 @@ void tg_f32_packa_14__avx512(
   }
 }
 
-void tg_f32_packb_32__avx512(
-    int64_t n, int64_t k, const float* restrict b, int64_t rs_b, int64_t cs_b,
-    float* restrict dst)
+/* One panel (n <= 32 columns). */
+static void packb_panel_32(int64_t n, int64_t k, const float* restrict b, int64_t rs_b,
+                               int64_t cs_b, float* restrict dst)
 {
   if (cs_b == 1) {
     /* Row-major B: each k step is a contiguous run of n values. */
-    if (n == 32) {
-      for (int64_t kk = 0; kk < k; kk++) {
-        memcpy(dst + kk * 32, b + kk * rs_b, 32 * sizeof(float));
-      }
-      return;
-    }
     for (int64_t kk = 0; kk < k; kk++) {
       const float* restrict src = b + kk * rs_b;
       int64_t j = 0;
@@ -191,6 +185,32 @@ void tg_f32_packb_32__avx512(
     for (; j < n; j++) dst[j] = b[kk * rs_b + j * cs_b];
     for (; j < 32; j++) dst[j] = 0;
     dst += 32;
+  }
+}
+
+/* A k x n block as ceil(n/32) panels, panel p at dst + p*k*32. */
+void tg_f32_packb_32__avx512(
+    int64_t n, int64_t k, const float* restrict b, int64_t rs_b, int64_t cs_b,
+    float* restrict dst)
+{
+  const int64_t full = n / 32;
+  if (cs_b == 1 && full > 0) {
+    /* Row-major B: read each row of the block once, front to back (a single stream the
+       prefetchers follow), scattering 32-wide runs into the panels. */
+    for (int64_t kk = 0; kk < k; kk++) {
+      const float* restrict src = b + kk * rs_b;
+      float* restrict d = dst + kk * 32;
+      for (int64_t p = 0; p < full; p++) {
+        memcpy(d + p * k * 32, src + p * 32, 32 * sizeof(float));
+      }
+    }
+  } else {
+    for (int64_t p = 0; p < full; p++) {
+      packb_panel_32(32, k, b + p * 32 * cs_b, rs_b, cs_b, dst + p * k * 32);
+    }
+  }
+  if (n % 32) {
+    packb_panel_32(n % 32, k, b + full * 32 * cs_b, rs_b, cs_b, dst + full * k * 32);
   }
 }
 

@@ -116,18 +116,12 @@ void tg_f32_packa_8__neon(
   }
 }
 
-void tg_f32_packb_12__neon(
-    int64_t n, int64_t k, const float* restrict b, int64_t rs_b, int64_t cs_b,
-    float* restrict dst)
+/* One panel (n <= 12 columns). */
+static void packb_panel_12(int64_t n, int64_t k, const float* restrict b, int64_t rs_b,
+                               int64_t cs_b, float* restrict dst)
 {
   if (cs_b == 1) {
     /* Row-major B: each k step is a contiguous run of n values. */
-    if (n == 12) {
-      for (int64_t kk = 0; kk < k; kk++) {
-        memcpy(dst + kk * 12, b + kk * rs_b, 12 * sizeof(float));
-      }
-      return;
-    }
     for (int64_t kk = 0; kk < k; kk++) {
       const float* restrict src = b + kk * rs_b;
       int64_t j = 0;
@@ -155,6 +149,32 @@ void tg_f32_packb_12__neon(
     for (; j < n; j++) dst[j] = b[kk * rs_b + j * cs_b];
     for (; j < 12; j++) dst[j] = 0;
     dst += 12;
+  }
+}
+
+/* A k x n block as ceil(n/12) panels, panel p at dst + p*k*12. */
+void tg_f32_packb_12__neon(
+    int64_t n, int64_t k, const float* restrict b, int64_t rs_b, int64_t cs_b,
+    float* restrict dst)
+{
+  const int64_t full = n / 12;
+  if (cs_b == 1 && full > 0) {
+    /* Row-major B: read each row of the block once, front to back (a single stream the
+       prefetchers follow), scattering 12-wide runs into the panels. */
+    for (int64_t kk = 0; kk < k; kk++) {
+      const float* restrict src = b + kk * rs_b;
+      float* restrict d = dst + kk * 12;
+      for (int64_t p = 0; p < full; p++) {
+        memcpy(d + p * k * 12, src + p * 12, 12 * sizeof(float));
+      }
+    }
+  } else {
+    for (int64_t p = 0; p < full; p++) {
+      packb_panel_12(12, k, b + p * 12 * cs_b, rs_b, cs_b, dst + p * k * 12);
+    }
+  }
+  if (n % 12) {
+    packb_panel_12(n % 12, k, b + full * 12 * cs_b, rs_b, cs_b, dst + full * k * 12);
   }
 }
 

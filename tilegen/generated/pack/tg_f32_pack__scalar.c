@@ -80,18 +80,12 @@ void tg_f32_packa_2__scalar(
   }
 }
 
-void tg_f32_packb_4__scalar(
-    int64_t n, int64_t k, const float* restrict b, int64_t rs_b, int64_t cs_b,
-    float* restrict dst)
+/* One panel (n <= 4 columns). */
+static void packb_panel_4(int64_t n, int64_t k, const float* restrict b, int64_t rs_b,
+                               int64_t cs_b, float* restrict dst)
 {
   if (cs_b == 1) {
     /* Row-major B: each k step is a contiguous run of n values. */
-    if (n == 4) {
-      for (int64_t kk = 0; kk < k; kk++) {
-        memcpy(dst + kk * 4, b + kk * rs_b, 4 * sizeof(float));
-      }
-      return;
-    }
     for (int64_t kk = 0; kk < k; kk++) {
       const float* restrict src = b + kk * rs_b;
       int64_t j = 0;
@@ -119,6 +113,32 @@ void tg_f32_packb_4__scalar(
     for (; j < n; j++) dst[j] = b[kk * rs_b + j * cs_b];
     for (; j < 4; j++) dst[j] = 0;
     dst += 4;
+  }
+}
+
+/* A k x n block as ceil(n/4) panels, panel p at dst + p*k*4. */
+void tg_f32_packb_4__scalar(
+    int64_t n, int64_t k, const float* restrict b, int64_t rs_b, int64_t cs_b,
+    float* restrict dst)
+{
+  const int64_t full = n / 4;
+  if (cs_b == 1 && full > 0) {
+    /* Row-major B: read each row of the block once, front to back (a single stream the
+       prefetchers follow), scattering 4-wide runs into the panels. */
+    for (int64_t kk = 0; kk < k; kk++) {
+      const float* restrict src = b + kk * rs_b;
+      float* restrict d = dst + kk * 4;
+      for (int64_t p = 0; p < full; p++) {
+        memcpy(d + p * k * 4, src + p * 4, 4 * sizeof(float));
+      }
+    }
+  } else {
+    for (int64_t p = 0; p < full; p++) {
+      packb_panel_4(4, k, b + p * 4 * cs_b, rs_b, cs_b, dst + p * k * 4);
+    }
+  }
+  if (n % 4) {
+    packb_panel_4(n % 4, k, b + full * 4 * cs_b, rs_b, cs_b, dst + full * k * 4);
   }
 }
 

@@ -80,18 +80,12 @@ void tg_f64_packa_6__avx2(
   }
 }
 
-void tg_f64_packb_8__avx2(
-    int64_t n, int64_t k, const double* restrict b, int64_t rs_b, int64_t cs_b,
-    double* restrict dst)
+/* One panel (n <= 8 columns). */
+static void packb_panel_8(int64_t n, int64_t k, const double* restrict b, int64_t rs_b,
+                               int64_t cs_b, double* restrict dst)
 {
   if (cs_b == 1) {
     /* Row-major B: each k step is a contiguous run of n values. */
-    if (n == 8) {
-      for (int64_t kk = 0; kk < k; kk++) {
-        memcpy(dst + kk * 8, b + kk * rs_b, 8 * sizeof(double));
-      }
-      return;
-    }
     for (int64_t kk = 0; kk < k; kk++) {
       const double* restrict src = b + kk * rs_b;
       int64_t j = 0;
@@ -119,6 +113,32 @@ void tg_f64_packb_8__avx2(
     for (; j < n; j++) dst[j] = b[kk * rs_b + j * cs_b];
     for (; j < 8; j++) dst[j] = 0;
     dst += 8;
+  }
+}
+
+/* A k x n block as ceil(n/8) panels, panel p at dst + p*k*8. */
+void tg_f64_packb_8__avx2(
+    int64_t n, int64_t k, const double* restrict b, int64_t rs_b, int64_t cs_b,
+    double* restrict dst)
+{
+  const int64_t full = n / 8;
+  if (cs_b == 1 && full > 0) {
+    /* Row-major B: read each row of the block once, front to back (a single stream the
+       prefetchers follow), scattering 8-wide runs into the panels. */
+    for (int64_t kk = 0; kk < k; kk++) {
+      const double* restrict src = b + kk * rs_b;
+      double* restrict d = dst + kk * 8;
+      for (int64_t p = 0; p < full; p++) {
+        memcpy(d + p * k * 8, src + p * 8, 8 * sizeof(double));
+      }
+    }
+  } else {
+    for (int64_t p = 0; p < full; p++) {
+      packb_panel_8(8, k, b + p * 8 * cs_b, rs_b, cs_b, dst + p * k * 8);
+    }
+  }
+  if (n % 8) {
+    packb_panel_8(n % 8, k, b + full * 8 * cs_b, rs_b, cs_b, dst + full * k * 8);
   }
 }
 

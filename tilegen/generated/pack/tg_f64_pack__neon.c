@@ -80,18 +80,12 @@ void tg_f64_packa_8__neon(
   }
 }
 
-void tg_f64_packb_6__neon(
-    int64_t n, int64_t k, const double* restrict b, int64_t rs_b, int64_t cs_b,
-    double* restrict dst)
+/* One panel (n <= 6 columns). */
+static void packb_panel_6(int64_t n, int64_t k, const double* restrict b, int64_t rs_b,
+                               int64_t cs_b, double* restrict dst)
 {
   if (cs_b == 1) {
     /* Row-major B: each k step is a contiguous run of n values. */
-    if (n == 6) {
-      for (int64_t kk = 0; kk < k; kk++) {
-        memcpy(dst + kk * 6, b + kk * rs_b, 6 * sizeof(double));
-      }
-      return;
-    }
     for (int64_t kk = 0; kk < k; kk++) {
       const double* restrict src = b + kk * rs_b;
       int64_t j = 0;
@@ -119,6 +113,32 @@ void tg_f64_packb_6__neon(
     for (; j < n; j++) dst[j] = b[kk * rs_b + j * cs_b];
     for (; j < 6; j++) dst[j] = 0;
     dst += 6;
+  }
+}
+
+/* A k x n block as ceil(n/6) panels, panel p at dst + p*k*6. */
+void tg_f64_packb_6__neon(
+    int64_t n, int64_t k, const double* restrict b, int64_t rs_b, int64_t cs_b,
+    double* restrict dst)
+{
+  const int64_t full = n / 6;
+  if (cs_b == 1 && full > 0) {
+    /* Row-major B: read each row of the block once, front to back (a single stream the
+       prefetchers follow), scattering 6-wide runs into the panels. */
+    for (int64_t kk = 0; kk < k; kk++) {
+      const double* restrict src = b + kk * rs_b;
+      double* restrict d = dst + kk * 6;
+      for (int64_t p = 0; p < full; p++) {
+        memcpy(d + p * k * 6, src + p * 6, 6 * sizeof(double));
+      }
+    }
+  } else {
+    for (int64_t p = 0; p < full; p++) {
+      packb_panel_6(6, k, b + p * 6 * cs_b, rs_b, cs_b, dst + p * k * 6);
+    }
+  }
+  if (n % 6) {
+    packb_panel_6(n % 6, k, b + full * 6 * cs_b, rs_b, cs_b, dst + full * k * 6);
   }
 }
 
