@@ -297,8 +297,19 @@ static int F(threads_for_)(const F(problem_)* p) {
   int nt = tg_threads_max();
   const int64_t panels = ((p->m + p->set->mr - 1) / p->set->mr) * ((p->n + p->cfg->nr - 1) / p->cfg->nr);
   if (nt > panels) nt = (int) panels;
-  const int by_work = (int) (flops / TG_PARALLEL_MIN_FLOPS);
-  return nt < by_work ? nt : (by_work < 1 ? 1 : by_work);
+  const int by_work = (int) (2.0 * flops / TG_PARALLEL_MIN_FLOPS);  /* >= MIN/2 per thread */
+  return nt < by_work ? nt : by_work;
+}
+
+/* Columns to peel off so that C's full tiles start on 64-byte lines: NumPy allocates on 16
+   bytes, and a tile row straddling lines costs split loads and stores on every pass over C.
+   Only when every row shares the alignment and the remaining columns still fill tiles. */
+static int64_t F(aligning_head_)(const F(problem_)* p) {
+  const uintptr_t mis = (uintptr_t) p->c % 64;
+  if (p->cs_c != 1 || mis == 0 || mis % sizeof(T) != 0 || (p->rs_c * (int64_t) sizeof(T)) % 64 != 0)
+    return 0;
+  const int64_t head = (int64_t) ((64 - mis) / sizeof(T));
+  return p->n >= head + 4 * p->cfg->nr ? head : 0;
 }
 
 /* ---- matrix-vector products ---- */
@@ -376,7 +387,18 @@ void F(tg_gemm_)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t r
     p.kc = TG_GEMV_KC;
     p.nc = F(round_up_)(p.n, p.cfg->nr);
   }
-  tg_parallel_run(F(threads_for_)(&p), F(gemm_task_), &p);
+  const int nt = F(threads_for_)(&p);
+  const int64_t head = F(aligning_head_)(&p);
+  if (head > 0) {  /* the first `head` columns apart, so every full tile of C is line-aligned */
+    F(problem_) h = p;
+    h.n = head;
+    F(gemm_block_)(&h, 0, h.m, 0, head);
+    p.n -= head;
+    p.b += head * p.cs_b;
+    p.c += head;
+    if (p.bias) p.bias += head * p.bias_cs;
+  }
+  tg_parallel_run(nt, F(gemm_task_), &p);
 }
 
 /* ---- stacks of products ---- */
