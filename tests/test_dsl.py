@@ -159,7 +159,10 @@ def test_registry_rejects_unknown_fields(tmp_path):
     ("  - {op: gemm, dtype: f32, isa: avx2, tile: 8x16}\n", "^tile: 8x16"),
     ("  - {op: gemm, dtype: f32, isa: avx2, tile: 6x16, production: maybe}\n", "production"),
     ("  - {op: gemm, dtype: f32, isa: avx2, tile: 6x16}\n"
-     "  - {op: gemm, dtype: f32, isa: avx2, tile: 1x8}\n", "mix NR values"),
+     "  - {op: gemm, dtype: f32, isa: avx2, tile: 1x24}\n", "NR values \\[16\\]"),
+    # The widest packed NR is the main one; NR/2 is allowed only for "rows" kernels (narrow set).
+    ("  - {op: gemm, dtype: f32, isa: avx2, tile: 6x16}\n"
+     "  - {op: gemm, dtype: f32, isa: avx2, tile: 1x8}\n", "NR values \\[8\\]"),
 ])
 def test_registry_rejects_invalid_entries(tmp_path, body, message):
     with pytest.raises(ValueError, match=message):

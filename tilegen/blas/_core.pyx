@@ -99,18 +99,20 @@ cdef int _dtype_index(dtype) except -1:
 
 
 def gemm_config(dtype):
-    """The GEMM configuration chosen for a dtype: ISA, blocking, and per A layout ("rows" for
-    row-major A, "packed" for the rest) the main kernel and the kernel serving each row count.
-    "kernel" is the main kernel a C-ordered float matmul runs."""
+    """The GEMM configuration chosen for a dtype: ISA, blocking, and per kernel set ("rows" for
+    row-major A, "narrow" for row-major A and few columns, "packed" for the rest) the main kernel
+    and the kernel serving each row count. "kernel" is the main kernel a C-ordered float matmul
+    runs."""
     cdef int d = _dtype_index(dtype), mr = 0, nr = 0, layout
     cdef int64_t kc = 0, nc = 0
     tilegen_x_gemm_blocking(d, &kc, &nc)
     out = {"isa": _s(tilegen_x_isa_name_of(tilegen_x_gemm_isa(d))), "kc": kc, "nc": nc}
-    for layout, name in ((0, "packed"), (1, "rows")):
+    for layout, name in ((0, "packed"), (1, "rows"), (2, "narrow")):
         tilegen_x_gemm_tile(d, layout, &mr, &nr)
-        out["nr"] = nr
+        if layout == 0:
+            out["nr"] = nr
         out[name] = {
-            "mr": mr,
+            "mr": mr, "nr": nr,
             "kernel": _s(tilegen_x_gemm_kernel(d, layout, 0)),
             "kernels_by_rows": [_s(tilegen_x_gemm_kernel(d, layout, r)) for r in range(1, mr + 1)],
         }

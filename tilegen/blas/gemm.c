@@ -12,7 +12,8 @@
 #define TG_MAX_NR 128                 /* widest register tile the driver's temp tile holds */
 #define TG_DIRECT_B_MAX_PANELS 4      /* read B unpacked when C has at most this many row panels */
 #define TG_PARALLEL_MIN_FLOPS 4.0e6   /* below this a product runs on one thread */
-#define TG_GEMV_KC 16                 /* depth block of row-vector x matrix products */
+#define TG_STREAM_KC 32               /* depth block when few rows stream a big B (x B, M=16) */
+#define TG_STREAM_B_MIN_BYTES 1.0e6   /* ... "big": B no longer sits in L2 */
 
 #define DT f32
 #define T float

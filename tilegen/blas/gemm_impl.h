@@ -132,8 +132,8 @@ static inline int64_t F(row_panel_ld_)(int64_t kc) {
 static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const F(cfg_t_)* cfg = p->cfg;
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
-  const int rows_layout = set == &cfg->rows;
-  const int64_t MR = set->mr, NR = cfg->nr, KC = p->kc, NC = p->nc;
+  const int rows_layout = set != &cfg->packed;
+  const int64_t MR = set->mr, NR = set->nr, KC = p->kc, NC = p->nc;
   const int64_t M = i1 - i0, N = j1 - j0, K = p->k;
   const int direct_c = p->cs_c == 1;
   const int has_epi = p->bias != NULL || p->act != TILEGEN_ACT_NONE;
@@ -167,10 +167,10 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
       prm.beta = pc == 0 ? p->beta : (T) 1;
       const T* bblk = p->b + pc * p->rs_b + (j0 + jc) * p->cs_b;
       if (!direct_b) {
-        cfg->packb(nc, kc, bblk, p->rs_b, p->cs_b, pb);
+        set->packb(nc, kc, bblk, p->rs_b, p->cs_b, pb);
       } else if (nc % NR) {
         const int64_t jr = nc - nc % NR;  /* only the edge panel needs zero padding */
-        cfg->packb(nc % NR, kc, bblk + jr * p->cs_b, p->rs_b, p->cs_b, pb);
+        set->packb(nc % NR, kc, bblk + jr * p->cs_b, p->rs_b, p->cs_b, pb);
       }
       for (int64_t pi = 0; pi < pl.count; pi++) {
         int64_t off, r;
@@ -224,7 +224,7 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
    packing; thread tid takes block (tid / tn, tid % tn). */
 static void F(thread_block_)(const F(problem_)* p, int tid, int nt, int64_t* i0, int64_t* i1,
                             int64_t* j0, int64_t* j1) {
-  const int64_t MR = p->set->mr, NR = p->cfg->nr;
+  const int64_t MR = p->set->mr, NR = p->set->nr;
   const int64_t mp = (p->m + MR - 1) / MR, np = (p->n + NR - 1) / NR;
   int best_tm = 1;
   double best = -1;
@@ -251,9 +251,13 @@ static void F(gemm_task_)(void* ctx, int tid, int nt) {
   if (i0 < i1 && j0 < j1) F(gemm_block_)(p, i0, i1, j0, j1);
 }
 
-/* Row-major A (rows contiguous) goes to the "rows" kernels when the ISA has them. */
+/* Row-major A (rows contiguous) goes to the "rows" kernels when the ISA has them, to the
+   narrow ones (half the NR) when C has no more columns than they cover. */
 static inline void F(choose_layout_)(F(problem_)* p) {
-  p->set = p->cs_a == 1 && p->cfg->rows.mr > 0 ? &p->cfg->rows : &p->cfg->packed;
+  const F(cfg_t_)* cfg = p->cfg;
+  if (p->cs_a == 1 && cfg->narrow.mr > 0 && p->n <= cfg->narrow.nr) p->set = &cfg->narrow;
+  else if (p->cs_a == 1 && cfg->rows.mr > 0) p->set = &cfg->rows;
+  else p->set = &cfg->packed;
 }
 
 /* Normalises the problem (C with a unit column stride when it has one at all) and fills p.
@@ -295,7 +299,7 @@ static int F(threads_for_)(const F(problem_)* p) {
   const double flops = 2.0 * (double) p->m * (double) p->n * (double) p->k;
   if (flops < TG_PARALLEL_MIN_FLOPS) return 1;
   int nt = tg_threads_max();
-  const int64_t panels = ((p->m + p->set->mr - 1) / p->set->mr) * ((p->n + p->cfg->nr - 1) / p->cfg->nr);
+  const int64_t panels = ((p->m + p->set->mr - 1) / p->set->mr) * ((p->n + p->set->nr - 1) / p->set->nr);
   if (nt > panels) nt = (int) panels;
   const int by_work = (int) (2.0 * flops / TG_PARALLEL_MIN_FLOPS);  /* >= MIN/2 per thread */
   return nt < by_work ? nt : by_work;
@@ -309,7 +313,7 @@ static int64_t F(aligning_head_)(const F(problem_)* p) {
   if (p->cs_c != 1 || mis == 0 || mis % sizeof(T) != 0 || (p->rs_c * (int64_t) sizeof(T)) % 64 != 0)
     return 0;
   const int64_t head = (int64_t) ((64 - mis) / sizeof(T));
-  return p->n >= head + 4 * p->cfg->nr ? head : 0;
+  return p->n >= head + 4 * p->set->nr ? head : 0;
 }
 
 /* ---- matrix-vector products ---- */
@@ -381,11 +385,19 @@ void F(tg_gemm_)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t r
                       .bias_cs = p.bias_rs, .act = p.act, .cfg = p.cfg, .kc = p.kc, .nc = p.nc};
     F(choose_layout_)(&p);
   }
-  if (p.m == 1 && p.cs_b == 1) {
-    /* x B streams B once: a few rows at a time (a handful of prefetch streams) across all of
-       its columns, with no column blocking since nothing is reused. */
-    p.kc = TG_GEMV_KC;
-    p.nc = F(round_up_)(p.n, p.cfg->nr);
+  if (p.cs_b == 1 && p.m <= TG_DIRECT_B_MAX_PANELS * p.set->mr &&
+      (double) p.k * (double) p.n * sizeof(T) > TG_STREAM_B_MIN_BYTES) {
+    /* Few rows of C and a big B: B is read in place, once from memory, a few rows at a time
+       (a handful of prefetch streams) across all of its columns; no column blocking, since no
+       B panel is reused beyond the row panels of this sweep, which find it in L2. */
+    p.kc = p.m == 1 ? TG_STREAM_KC / 2 : TG_STREAM_KC;  /* a lone row: half the streams */
+    p.nc = F(round_up_)(p.n, p.set->nr);
+  }
+  if (p.n <= 2 * p.set->nr && p.k > p.kc) {
+    /* Few column panels: A is streamed rather than reused, so deepen KC while the B block
+       keeps the configured size; C is then swept fewer times. */
+    const int64_t budget = p.cfg->kc * p.cfg->nc, cols = F(round_up_)(p.n, p.set->nr);
+    p.kc = budget / cols < p.k ? budget / cols : p.k;
   }
   const int nt = F(threads_for_)(&p);
   const int64_t head = F(aligning_head_)(&p);

@@ -137,40 +137,46 @@ static int parse_cap(void) {
    Returns 0 when the ISA has no usable GEMM kernels for the dtype. */
 #define TG_DEFINE_FILL(DT)                                                                      \
   static void fill_set_##DT(tg_gemm_set_##DT* set, const tg_ukernel_##DT* k, int count,        \
-                            int layout, int max_mr) {                                           \
+                            int layout, int nr, int max_mr) {                                   \
     memset(set, 0, sizeof(*set));                                                              \
     for (int i = 0; i < count; i++)                                                            \
-      if (k[i].layout == layout && k[i].mr <= max_mr && k[i].mr > set->mr) set->mr = k[i].mr;  \
+      if (k[i].layout == layout && k[i].nr == nr && k[i].mr <= max_mr && k[i].mr > set->mr)    \
+        set->mr = k[i].mr;                                                                     \
     for (int r = 1; r <= set->mr; r++) {                                                       \
       int best = -1;                                                                           \
       for (int i = 0; i < count; i++)                                                          \
-        if (k[i].layout == layout && k[i].mr >= r && k[i].mr <= set->mr &&                     \
+        if (k[i].layout == layout && k[i].nr == nr && k[i].mr >= r && k[i].mr <= set->mr &&    \
             (best < 0 || k[i].mr < k[best].mr)) best = i;                                      \
       set->by_rows[r] = k[best].fn;                                                            \
       set->packa_by_rows[r] = k[best].pa;                                                      \
       set->tile_mr[r] = k[best].mr;                                                            \
       set->name_by_rows[r] = k[best].name;                                                     \
+      set->nr = nr;                                                                            \
+      set->packb = k[best].pb;                                                                 \
     }                                                                                          \
   }                                                                                            \
                                                                                                \
   static int fill_##DT(tg_gemm_config_##DT* cfg, int isa, const char* only) {                  \
     tg_ukernel_##DT k[64];                                                                     \
-    int count = 0;                                                                             \
+    int count = 0, nr = 0;                                                                     \
     TG_FOREACH_GEMM_UKERNEL_##DT(TG_COLLECT)                                                   \
-    int limit[2] = {TG_MAX_MR, TG_MAX_MR}, found = only == NULL;                               \
+    for (int i = 0; i < count; i++) if (k[i].layout == 0 && k[i].nr > nr) nr = k[i].nr;        \
+    int limit[3] = {TG_MAX_MR, TG_MAX_MR, TG_MAX_MR}, found = only == NULL;                    \
     for (int i = 0; i < count && only; i++)                                                    \
-      if (!strcmp(k[i].name, only)) { limit[k[i].layout] = k[i].mr; found = 1; }               \
+      if (!strcmp(k[i].name, only)) {                                                          \
+        limit[k[i].layout == 1 && k[i].nr != nr ? 2 : k[i].layout] = k[i].mr;                  \
+        found = 1;                                                                             \
+      }                                                                                        \
     if (!found) return 0;                                                                      \
     tg_gemm_config_##DT next;                                                                  \
     memset(&next, 0, sizeof(next));                                                            \
     next.isa = isa;                                                                            \
-    fill_set_##DT(&next.packed, k, count, 0, limit[0]);                                        \
-    fill_set_##DT(&next.rows, k, count, 1, limit[1]);                                          \
+    fill_set_##DT(&next.packed, k, count, 0, nr, limit[0]);                                    \
+    fill_set_##DT(&next.rows, k, count, 1, nr, limit[1]);                                      \
+    fill_set_##DT(&next.narrow, k, count, 1, nr / 2, limit[2]);                                \
     if (next.packed.mr == 0) return 0; /* the packed layout is the one every ISA must have */  \
     for (int i = 0; i < count; i++)                                                            \
-      if (k[i].layout == 0 && k[i].mr == next.packed.mr) {                                     \
-        next.nr = k[i].nr; next.packb = k[i].pb; next.packr = k[i].pr;                          \
-      }                                                                                        \
+      if (k[i].layout == 0 && k[i].mr == next.packed.mr && k[i].nr == nr) next.packr = k[i].pr; \
     TG_FOREACH_GEMV_UKERNEL_##DT(TG_COLLECT_GEMV)                                              \
     if (next.gemv == NULL) { /* no dot-form kernel for this ISA: the portable one */           \
       const int want = isa;                                                                    \
@@ -218,8 +224,8 @@ TG_DEFINE_FILL(f64)
     const int64_t* d = isa_table[cfg->isa].blocking[IDX];                                  \
     cfg->kc = kc > 0 ? kc : (cfg->kc > 0 ? cfg->kc : d[0]);                                \
     nc = nc > 0 ? nc : (cfg->nc > 0 ? cfg->nc : d[1]);                                     \
-    nc = nc / cfg->nr * cfg->nr;                                                           \
-    cfg->nc = nc < cfg->nr ? cfg->nr : nc;                                                 \
+    nc = nc / cfg->packed.nr * cfg->packed.nr;                                             \
+    cfg->nc = nc < cfg->packed.nr ? cfg->packed.nr : nc;                                   \
   }
 TG_DEFINE_APPLY_BLOCKING(f32, 0)
 TG_DEFINE_APPLY_BLOCKING(f64, 1)
@@ -354,24 +360,27 @@ int tilegen_x_gemm_isa(int dtype) {
   return dtype == 0 ? tg_gemm_cfg_f32()->isa : tg_gemm_cfg_f64()->isa;
 }
 
+#define TG_PICK_SET(c, layout) \
+  ((layout) == 2 ? &(c)->narrow : (layout) == 1 ? &(c)->rows : &(c)->packed)
+
 void tilegen_x_gemm_tile(int dtype, int layout, int* mr, int* nr) {
   if (dtype == 0) {
-    const tg_gemm_config_f32* c = tg_gemm_cfg_f32();
-    *mr = layout ? c->rows.mr : c->packed.mr;
-    *nr = c->nr;
+    const tg_gemm_set_f32* st = TG_PICK_SET(tg_gemm_cfg_f32(), layout);
+    *mr = st->mr;
+    *nr = st->nr;
   } else {
-    const tg_gemm_config_f64* c = tg_gemm_cfg_f64();
-    *mr = layout ? c->rows.mr : c->packed.mr;
-    *nr = c->nr;
+    const tg_gemm_set_f64* st = TG_PICK_SET(tg_gemm_cfg_f64(), layout);
+    *mr = st->mr;
+    *nr = st->nr;
   }
 }
 
 const char* tilegen_x_gemm_kernel(int dtype, int layout, int rows) {
   if (dtype == 0) {
-    const tg_gemm_set_f32* st = layout ? &tg_gemm_cfg_f32()->rows : &tg_gemm_cfg_f32()->packed;
+    const tg_gemm_set_f32* st = TG_PICK_SET(tg_gemm_cfg_f32(), layout);
     return st->mr && rows >= 0 && rows <= st->mr ? st->name_by_rows[rows ? rows : st->mr] : NULL;
   }
-  const tg_gemm_set_f64* st = layout ? &tg_gemm_cfg_f64()->rows : &tg_gemm_cfg_f64()->packed;
+  const tg_gemm_set_f64* st = TG_PICK_SET(tg_gemm_cfg_f64(), layout);
   return st->mr && rows >= 0 && rows <= st->mr ? st->name_by_rows[rows ? rows : st->mr] : NULL;
 }
 

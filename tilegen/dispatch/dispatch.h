@@ -12,11 +12,12 @@
 
 #define TG_MAX_MR 32
 
-/* The kernels of one A layout: by_rows[r] serves a panel of r rows (1 <= r <= mr), the smallest
-   registered tile that covers them; mr == 0 when the ISA has no kernel of that layout. */
+/* The kernels of one A layout and one NR: by_rows[r] serves a panel of r rows (1 <= r <= mr),
+   the smallest registered tile that covers them; mr == 0 when the ISA has no such kernels. */
 #define TG_DEFINE_GEMM_CONFIG(DT, T)                                                      \
   typedef struct tg_gemm_set_##DT {                                                       \
-    int mr;                                                                               \
+    int mr, nr;                                                                           \
+    tg_##DT##_packb_fn packb;  /* B panels of this NR */                                  \
     tg_##DT##_gemm_ukernel_fn by_rows[TG_MAX_MR + 1];                                     \
     tg_##DT##_packa_fn packa_by_rows[TG_MAX_MR + 1];  /* "packed" layout only */          \
     int tile_mr[TG_MAX_MR + 1];                                                           \
@@ -25,12 +26,11 @@
                                                                                           \
   typedef struct tg_gemm_config_##DT {                                                    \
     int isa;                  /* TG_ISA_* */                                              \
-    int nr;                   /* shared by every kernel: one packed-B format */           \
     int64_t kc, nc;           /* cache blocking: kc rows of B x nc columns stay in L2 */  \
     tg_gemm_set_##DT packed;  /* A(i, kk) at a[kk*cs_a + i]: column-major A, packed A */  \
     tg_gemm_set_##DT rows;    /* A(i, kk) at a[i*rs_a + kk]: row-major A, row panels */   \
+    tg_gemm_set_##DT narrow;  /* "rows" kernels of half the NR, for products with few columns */ \
     tg_##DT##_packr_fn packr;                                                             \
-    tg_##DT##_packb_fn packb;                                                             \
     /* y = A x with A's rows contiguous: the dot-form GEMV kernel of the same ISA. */      \
     tg_##DT##_gemv_ukernel_fn gemv;                                                       \
     int gemv_mr;                                                                          \
@@ -62,7 +62,8 @@ TG_XAPI int tilegen_x_isa_usable(int isa);      /* built here and supported by C
 TG_XAPI const char* tilegen_x_isa_cap(void);    /* the TILEGEN_ISA in force, or NULL */
 TG_XAPI int tilegen_x_gemm_isa(int dtype);
 TG_XAPI void tilegen_x_gemm_tile(int dtype, int layout, int* mr, int* nr);
-/* The kernel serving `rows` rows (0: the main tile) for A layout 0 (packed) or 1 (rows). */
+/* The kernel serving `rows` rows (0: the main tile) of kernel set 0 (packed), 1 (rows) or 2
+   (narrow). */
 TG_XAPI const char* tilegen_x_gemm_kernel(int dtype, int layout, int rows);
 TG_XAPI void tilegen_x_gemm_blocking(int dtype, int64_t* kc, int64_t* nc);
 /* Tuning: block sizes (nc rounded to NR; values < 1 keep the current one) and the main tile of

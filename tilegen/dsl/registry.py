@@ -86,11 +86,15 @@ def validate(entries: Sequence[Entry], where: str = "registry") -> None:
             )
         seen[e.name] = i
     for key, group in production_groups(entries).items():
-        nrs = {e.spec.nr for e in group}
-        if len(nrs) != 1:
+        nr = max(e.spec.nr for e in group if e.spec.a_layout == "packed") if any(
+            e.spec.a_layout == "packed" for e in group) else 0
+        odd = sorted({e.spec.nr for e in group
+                      if e.spec.nr != nr and not (e.spec.a_layout == "rows" and 2 * e.spec.nr == nr)})
+        if odd:
             raise ValueError(
-                f"{where}: production {key[0]} {key[1]} kernels for {key[2]} mix NR values "
-                f"{sorted(nrs)}; they must share one packed-B format"
+                f"{where}: production {key[0]} {key[1]} kernels for {key[2]} have NR values "
+                f"{odd}; allowed: the packed kernels' NR={nr}, and NR={nr // 2} for "
+                "'rows' kernels (the narrow set)"
             )
         plain = [e for e in group if not e.spec.epilogue and e.spec.a_layout == "packed"]
         if not plain:

@@ -152,6 +152,68 @@ void tg_f32_packa_14__avx512(
   }
 }
 
+/* One panel (n <= 16 columns). */
+static void packb_panel_16(int64_t n, int64_t k, const float* restrict b, int64_t rs_b,
+                               int64_t cs_b, float* restrict dst)
+{
+  if (cs_b == 1) {
+    /* Row-major B: each k step is a contiguous run of n values. */
+    for (int64_t kk = 0; kk < k; kk++) {
+      const float* restrict src = b + kk * rs_b;
+      int64_t j = 0;
+      for (; j < n; j++) dst[j] = src[j];
+      for (; j < 16; j++) dst[j] = 0;
+      dst += 16;
+    }
+    return;
+  }
+  if (rs_b == 1 && n == 16) {
+    /* Column-major B: 16 column streams, interleaved k by k. */
+    for (int64_t k0 = 0; k0 < k; k0 += 8) {
+      const int64_t kb = k - k0 < 8 ? k - k0 : 8;
+      for (int64_t j = 0; j < 16; j++) {
+        const float* restrict src = b + j * cs_b + k0;
+        for (int64_t kk = 0; kk < kb; kk++) {
+          dst[(k0 + kk) * 16 + j] = src[kk];
+        }
+      }
+    }
+    return;
+  }
+  for (int64_t kk = 0; kk < k; kk++) {
+    int64_t j = 0;
+    for (; j < n; j++) dst[j] = b[kk * rs_b + j * cs_b];
+    for (; j < 16; j++) dst[j] = 0;
+    dst += 16;
+  }
+}
+
+/* A k x n block as ceil(n/16) panels, panel p at dst + p*k*16. */
+void tg_f32_packb_16__avx512(
+    int64_t n, int64_t k, const float* restrict b, int64_t rs_b, int64_t cs_b,
+    float* restrict dst)
+{
+  const int64_t full = n / 16;
+  if (cs_b == 1 && full > 0) {
+    /* Row-major B: read each row of the block once, front to back (a single stream the
+       prefetchers follow), scattering 16-wide runs into the panels. */
+    for (int64_t kk = 0; kk < k; kk++) {
+      const float* restrict src = b + kk * rs_b;
+      float* restrict d = dst + kk * 16;
+      for (int64_t p = 0; p < full; p++) {
+        memcpy(d + p * k * 16, src + p * 16, 16 * sizeof(float));
+      }
+    }
+  } else {
+    for (int64_t p = 0; p < full; p++) {
+      packb_panel_16(16, k, b + p * 16 * cs_b, rs_b, cs_b, dst + p * k * 16);
+    }
+  }
+  if (n % 16) {
+    packb_panel_16(n % 16, k, b + full * 16 * cs_b, rs_b, cs_b, dst + full * k * 16);
+  }
+}
+
 /* One panel (n <= 32 columns). */
 static void packb_panel_32(int64_t n, int64_t k, const float* restrict b, int64_t rs_b,
                                int64_t cs_b, float* restrict dst)
