@@ -39,3 +39,27 @@ def pytest_terminal_summary(terminalreporter, config):
             text += f" ({r['skipped']} of {r['kernels']} kernels skipped)"
         parts.append(text)
     terminalreporter.write_line("micro-kernel cases: " + ", ".join(parts))
+
+
+@pytest.fixture
+def numpy_products_forbidden(monkeypatch):
+    """NumPy's product functions raise, and calls into the tilegen C core are counted (proof
+    that a case ran on tilegen rather than deferring to NumPy)."""
+    import numpy as np
+    from tilegen.blas import _core
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a NumPy product function was called: tilegen deferred")
+
+    for name in ("matmul", "dot", "einsum", "tensordot", "inner", "vdot"):
+        monkeypatch.setattr(np, name, forbidden)
+    calls = []
+    for name in ("gemm_into", "gemm_batched_into"):
+        real = getattr(_core, name)
+
+        def spy(*args, _real=real, _name=name, **kwargs):
+            calls.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(_core, name, spy)
+    return calls

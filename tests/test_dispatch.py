@@ -9,8 +9,6 @@ import sys
 import platform
 import re
 import textwrap
-import threading
-import time
 
 import numpy as np
 import pytest

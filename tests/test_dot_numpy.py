@@ -14,7 +14,6 @@ from npcompat import (F32, F64, LAYOUTS, LAYOUTS_1D, assert_close, dims, example
                       same_error, small_dims, values)
 
 import tilegen as tg
-from tilegen.blas import _core
 
 _DOT = np.dot  # kept for references while a test forbids NumPy's products
 
@@ -278,23 +277,6 @@ def test_bad_arguments_raise_numpys_error(args):
 
 # ---------------------------------------------------------------- it really runs on tilegen
 
-@pytest.fixture
-def numpy_products_forbidden(monkeypatch):
-    def forbidden(*args, **kwargs):
-        raise AssertionError("a NumPy product function was called: tilegen deferred")
-
-    for name in ("matmul", "dot", "einsum", "tensordot", "inner", "vdot"):
-        monkeypatch.setattr(np, name, forbidden)
-    calls = []
-    for name in ("gemm_into", "gemm_batched_into"):
-        real = getattr(_core, name)
-
-        def spy(*args, _real=real, _name=name, **kwargs):
-            calls.append(_name)
-            return _real(*args, **kwargs)
-
-        monkeypatch.setattr(_core, name, spy)
-    return calls
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])

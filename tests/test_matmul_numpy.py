@@ -459,24 +459,6 @@ def test_bad_keyword_raises_typeerror():
 
 # ---------------------------------------------------------------- it really runs on tilegen
 
-@pytest.fixture
-def numpy_products_forbidden(monkeypatch):
-    """NumPy's product functions raise, and calls into the tilegen C core are counted."""
-    def forbidden(*args, **kwargs):
-        raise AssertionError("a NumPy product function was called: tilegen deferred")
-
-    for name in ("matmul", "dot", "einsum", "tensordot", "inner", "vdot"):
-        monkeypatch.setattr(np, name, forbidden)
-    calls = []
-    for name in ("gemm_into", "gemm_batched_into"):
-        real = getattr(_core, name)
-
-        def spy(*args, _real=real, _name=name, **kwargs):
-            calls.append(_name)
-            return _real(*args, **kwargs)
-
-        monkeypatch.setattr(_core, name, spy)
-    return calls
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])

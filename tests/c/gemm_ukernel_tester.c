@@ -21,58 +21,15 @@
  */
 #define _GNU_SOURCE
 #include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "tg_ukernels.h"
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
 typedef TG_T T;
+#include "ukernel_tester.h"
+
 typedef CAT(CAT(tg_, TG_DT), _gemm_params) params_t;
 
-/* Relative tolerance per sqrt(k), against the sum of |products|. */
-#define TOL (sizeof(T) == 8 ? 1e-12 : 1e-5)
-
-/* ---- guarded allocations: the object ends exactly where a PROT_NONE page starts ---- */
-typedef struct { void* base; size_t len; } region;
-
-static T* guarded(size_t count, region* r) {
-  const size_t page = (size_t) sysconf(_SC_PAGESIZE);
-  const size_t bytes = count * sizeof(T);
-  const size_t body = (bytes + page - 1) / page * page;
-  r->len = body + page;
-  r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (r->base == MAP_FAILED) { perror("mmap"); exit(2); }
-  if (mprotect((char*) r->base + body, page, PROT_NONE) != 0) { perror("mprotect"); exit(2); }
-  return (T*) ((char*) r->base + body - bytes);
-}
-
-static void release(region* r) { munmap(r->base, r->len); }
-
-/* ---- deterministic inputs ---- */
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static double uniform(void) {  /* U(-1, 1) */
-  rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
-  return (double) (rng_state >> 11) / 4503599627370496.0 - 1.0;
-}
-
 static const T SENTINEL = (T) -12345.625;
-
-static int64_t next_prime(int64_t x) {
-  for (;; x++) {
-    int prime = x > 1;
-    for (int64_t d = 2; d * d <= x && prime; d++) prime = (x % d) != 0;
-    if (prime) return x;
-  }
-}
 
 static long cases = 0, failed = 0;
 
@@ -248,25 +205,6 @@ static void check_packb_block(void) {
         release(&rb);
         release(&rp);
       }
-}
-
-static int cpu_supported(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  char req[] = TG_REQUIRES;
-  for (char* tok = strtok(req, " "); tok; tok = strtok(NULL, " ")) {
-    int ok = 1;
-    if (!strcmp(tok, "avx")) ok = __builtin_cpu_supports("avx");
-    else if (!strcmp(tok, "avx2")) ok = __builtin_cpu_supports("avx2");
-    else if (!strcmp(tok, "fma")) ok = __builtin_cpu_supports("fma");
-    else if (!strcmp(tok, "avx512f")) ok = __builtin_cpu_supports("avx512f");
-    else if (!strcmp(tok, "avx512dq")) ok = __builtin_cpu_supports("avx512dq");
-    else if (!strcmp(tok, "avx512bw")) ok = __builtin_cpu_supports("avx512bw");
-    else if (!strcmp(tok, "avx512vl")) ok = __builtin_cpu_supports("avx512vl");
-    if (!ok) { printf("SKIP: this CPU (or OS) lacks %s\n", tok); return 0; }
-  }
-#endif
-  return 1;
 }
 
 int main(void) {

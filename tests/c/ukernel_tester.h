@@ -1,0 +1,74 @@
+/*
+ * What the micro-kernel testers share: guarded allocations (an object ends exactly where a
+ * PROT_NONE page starts, so any over-read or over-write faults), deterministic inputs, prime
+ * strides, the relative tolerance, and the run-time ISA check (exit 77 when the CPU lacks it).
+ * Each tester defines T (the element type) before including this file.
+ */
+#ifndef TG_UKERNEL_TESTER_H
+#define TG_UKERNEL_TESTER_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* Relative tolerance per sqrt(k), against the sum of |products|. */
+#define TOL (sizeof(T) == 8 ? 1e-12 : 1e-5)
+
+typedef struct { void* base; size_t len; } region;
+
+static inline T* guarded(size_t count, region* r) {
+  const size_t page = (size_t) sysconf(_SC_PAGESIZE);
+  const size_t bytes = (count ? count : 1) * sizeof(T);
+  const size_t body = (bytes + page - 1) / page * page;
+  r->len = body + page;
+  r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (r->base == MAP_FAILED) { perror("mmap"); exit(2); }
+  if (mprotect((char*) r->base + body, page, PROT_NONE) != 0) { perror("mprotect"); exit(2); }
+  return (T*) ((char*) r->base + body - bytes);
+}
+
+static inline void release(region* r) { munmap(r->base, r->len); }
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static inline double uniform(void) {  /* U(-1, 1) */
+  rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+  return (double) (rng_state >> 11) / 4503599627370496.0 - 1.0;
+}
+
+static inline int64_t next_prime(int64_t x) {
+  for (;; x++) {
+    int prime = x > 1;
+    for (int64_t d = 2; d * d <= x && prime; d++) prime = (x % d) != 0;
+    if (prime) return x;
+  }
+}
+
+/* The kernel's ISA (TG_REQUIRES: its feature names) must be usable here, OS state included. */
+static inline int cpu_supported(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  char req[] = TG_REQUIRES;
+  for (char* tok = strtok(req, " "); tok; tok = strtok(NULL, " ")) {
+    int ok = 1;
+    if (!strcmp(tok, "avx")) ok = __builtin_cpu_supports("avx");
+    else if (!strcmp(tok, "avx2")) ok = __builtin_cpu_supports("avx2");
+    else if (!strcmp(tok, "fma")) ok = __builtin_cpu_supports("fma");
+    else if (!strcmp(tok, "avx512f")) ok = __builtin_cpu_supports("avx512f");
+    else if (!strcmp(tok, "avx512dq")) ok = __builtin_cpu_supports("avx512dq");
+    else if (!strcmp(tok, "avx512bw")) ok = __builtin_cpu_supports("avx512bw");
+    else if (!strcmp(tok, "avx512vl")) ok = __builtin_cpu_supports("avx512vl");
+    if (!ok) { printf("SKIP: this CPU (or OS) lacks %s\n", tok); return 0; }
+  }
+#endif
+  return 1;
+}
+
+#endif
