@@ -107,12 +107,8 @@ static int cblas_check(int layout, int ta, int tb, int m, int n, int k, int lda,
       return;                                                                                   \
     }                                                                                           \
     if (m == 0 || n == 0 || ((alpha == 0 || k == 0) && beta == 1)) return;                      \
-    int64_t rs_a = 0, cs_a = 0, rs_b = 0, cs_b = 0, rs_c = 0, cs_c = 0;                         \
-    tg_strides_from_blas(layout, trans_a, lda, &rs_a, &cs_a);                                   \
-    tg_strides_from_blas(layout, trans_b, ldb, &rs_b, &cs_b);                                   \
-    tg_strides_from_blas(layout, TILEGEN_NO_TRANS, ldc, &rs_c, &cs_c);                          \
-    tg_gemm_##DT(m, n, k, alpha, a, rs_a, cs_a, b, rs_b, cs_b, beta, c, rs_c, cs_c, NULL, 0,    \
-                 TILEGEN_ACT_NONE);                                                             \
+    tilegen_##PFX##gemm_ex(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,   \
+                           ldc, NULL, TILEGEN_ACT_NONE);                                        \
   }
 
 TG_DEFINE_BLAS(s, "SGEMM ", f32, float)
