@@ -18,7 +18,7 @@ import yaml
 
 from .dsl import DTYPES, ISAS, OPS, KernelSpec, load_registry, parse_tile, registry_path, select
 from .dsl import render
-from . import bench
+from . import bench, tune
 
 EXIT_BAD_INPUT = 2
 
@@ -148,6 +148,7 @@ COMMANDS = {
     "emit": EmitCommand,
     "info": InfoCommand,
     "bench": bench,
+    "tune": tune,
 }
 
 
