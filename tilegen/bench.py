@@ -25,7 +25,7 @@ import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import benchcases
-from .bench_worker import LIBS, SINGLE_THREADED
+from .bench_worker import LIBS, PEAK_RETRIES, SINGLE_THREADED
 
 REMOVED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TILEGEN_NUM_THREADS")
@@ -278,8 +278,10 @@ class Bench:
                 self.progress.update(f"peak {event['isa']} {event['dtype']} {event['threads']}T", 1)
                 if "error" not in event:
                     slot = peaks.setdefault(str(event["threads"]), {}).setdefault(event["isa"], {})
-                    r = slot.setdefault(event["dtype"], {"all": [], "iters": event["iters"]})
+                    r = slot.setdefault(event["dtype"], {"all": [], "iters": event["iters"],
+                                                         "retries": 0})
                     r["all"] += event["all"]
+                    r["retries"] += event.get("retries", 0)
                     r["best"], r["median"] = max(r["all"]), statistics.median(r["all"])
         return info
 
@@ -476,10 +478,11 @@ def format_library_lines(report: dict) -> List[str]:
 def format_peaks(report: dict) -> str:
     peaks = report["peaks"]
     threads = sorted(peaks, key=int)
-    runs = max((len(r["all"]) for t in peaks.values() for d in t.values() for r in d.values()),
-               default=0)
+    runs = sorted(len(r["all"]) for t in peaks.values() for d in t.values() for r in d.values())
+    count = f"{runs[0]}" if runs and runs[0] == runs[-1] else f"{runs[0]}-{runs[-1]}" if runs else "0"
     lines = [f"FMA-throughput peak, GFLOP/s: tilegen's probe (independent FMA chains in registers,"
-             f" one Python thread per core), best of {runs} runs (median)"]
+             f" one Python thread per core), best of {count} runs (median); an N-thread rate under"
+             f" 90% of N x the 1-thread one is measured again, up to {PEAK_RETRIES} times"]
     head = f"{'isa':<8} {'dtype':<5}" + "".join(f"{t + ' thread' + ('s' if t != '1' else ''):>22}"
                                                 for t in threads)
     lines.append(head)

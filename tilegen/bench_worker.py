@@ -31,6 +31,7 @@ LIBS = ("tilegen", "numpy", "scipy", "torch", "blis")
 MODULES = {"tilegen": "tilegen", "numpy": "numpy", "scipy": "scipy", "torch": "torch",
            "blis": "blis"}
 SINGLE_THREADED = {"blis": "cython-blis is built without threading"}
+PEAK_RETRIES = 4
 
 perf_counter = time.perf_counter
 
@@ -248,14 +249,30 @@ def run_peak(spec: dict) -> None:
     emit({"event": "info", "lib": "tilegen", "version": tilegen.__version__,
           "runtime": tilegen.runtime_info(), "cpus": os.cpu_count(),
           "python": platform.python_version(), "platform": platform.platform(), "isas": isas})
-    for threads in spec["threads"]:
+    single: Dict[Tuple[str, str], float] = {}
+    for threads in sorted(spec["threads"]):
         for isa in isas:
             for dtype in ("f32", "f64"):
                 emit({"event": "start", "case": f"peak {isa} {dtype} {threads}T"})
                 try:
                     r = measure_peak(isa, dtype, threads, spec["target"], spec["reps"])
                 except ValueError as e:  # an ISA without this dtype's probe
-                    r = {"isa": isa, "dtype": dtype, "threads": threads, "error": str(e)}
+                    emit({"isa": isa, "dtype": dtype, "threads": threads, "error": str(e),
+                          "event": "peak"})
+                    continue
+                if threads == 1:
+                    single[isa, dtype] = r["best"]
+                # On a shared machine a neighbour may hold a core for a while: an N-thread
+                # rate well under N x the 1-thread one is measured again (a few times, spaced)
+                # and the runs pooled, so the best is taken from a moment the cores were free.
+                r["retries"] = 0
+                while (threads > 1 and (isa, dtype) in single and r["retries"] < PEAK_RETRIES
+                       and r["best"] < 0.9 * threads * single[isa, dtype]):
+                    time.sleep(0.3)
+                    again = measure_peak(isa, dtype, threads, spec["target"], spec["reps"])
+                    r["all"] += again["all"]
+                    r["best"], r["median"] = max(r["all"]), statistics.median(r["all"])
+                    r["retries"] += 1
                 emit(dict(r, event="peak"))
     emit({"event": "done"})
 
