@@ -253,7 +253,7 @@ def run_peak(spec: dict) -> None:
     for threads in sorted(spec["threads"]):
         for isa in isas:
             for dtype in ("f32", "f64"):
-                emit({"event": "start", "case": f"peak {isa} {dtype} {threads}T"})
+                emit({"event": "start", "case": f"{isa} {dtype} {threads}T"})
                 try:
                     r = measure_peak(isa, dtype, threads, spec["target"], spec["reps"])
                 except ValueError as e:  # an ISA without this dtype's probe
