@@ -2,10 +2,17 @@
 
 Tests import the installed `tilegen`; REPO_ROOT (the parent of tests/, `from conftest import
 REPO_ROOT`) supplies the committed registry, templates and generated C that they check.
+The tuning cache is off for the whole run (TILEGEN_TUNING=off, below).
 """
+import os
 from pathlib import Path
 
 import pytest
+
+# Tests check tilegen's built-in choices: a `tilegen tune` cache of the developer's machine must
+# not change them (tests/test_tune.py turns tuning on explicitly, with a cache in tmp_path).
+# Set before any test module imports tilegen; cprog.clean_env passes it on to children.
+os.environ["TILEGEN_TUNING"] = "off"
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

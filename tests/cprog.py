@@ -63,10 +63,12 @@ def reference_blas(workdir: Path) -> Optional[str]:
 
 
 def clean_env(**extra: str) -> Dict[str, str]:
-    """The environment for a child: no TILEGEN_* / LD_PRELOAD leaking in from ours, and the
+    """The environment for a child: no TILEGEN_* / LD_PRELOAD leaking in from ours, the
+    tuning cache off (as in this process; pass TILEGEN_TUNING="on" to use one), and the
     imported tilegen importable (whether installed or built in place)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TILEGEN_") and k not in ("LD_PRELOAD", "OMP_NUM_THREADS")}
+    env["TILEGEN_TUNING"] = "off"
     pkg_parent = str(Path(tg.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join([pkg_parent, *filter(None, [env.get("PYTHONPATH")])])
     env.update(extra)

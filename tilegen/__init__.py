@@ -5,9 +5,13 @@
     tg.show_config()       # CPU features, the ISA cap, the kernels chosen, threads
 
 Importing tilegen initialises the kernel dispatch: an invalid TILEGEN_ISA raises ImportError.
+It then applies the block sizes and tiles `tilegen tune` stored for this machine, if any
+(tilegen/tuning.py; TILEGEN_TUNING=off skips them).
 """
 from ._version import __version__
 from .blas import _core
+from . import tuning as _tuning
+_tuning.apply_cache()  # the `tilegen tune` cache, if this machine has one
 from .blas._core import matmul, set_num_threads, get_num_threads
 from .numpy_api import dot, gemm
 from .runtime import get_include, get_library, runtime_info, show_config

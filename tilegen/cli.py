@@ -1,8 +1,8 @@
 """The `tilegen` command (also `python -m tilegen`).
 
 Each subcommand is an object with a docstring (its help line), ``add_arguments(parser)`` and
-``run(args) -> exit code``; a module works too. `tilegen bench` and `tilegen tune` will live in
-tilegen/bench.py and tilegen/tune.py and join COMMANDS with one line each.
+``run(args) -> exit code``; a module works too (`tilegen bench` is tilegen/bench.py, `tilegen
+tune` is tilegen/tune.py).
 
 Bad input of any kind (a ValueError from the DSL, an unknown choice, a malformed option) is one
 line on stderr, ``tilegen: error: <message>``, and exit code 2; never a traceback.
@@ -18,6 +18,7 @@ import yaml
 
 from .dsl import DTYPES, ISAS, OPS, KernelSpec, load_registry, parse_tile, registry_path, select
 from .dsl import render
+from . import bench, tune
 
 EXIT_BAD_INPUT = 2
 
@@ -148,6 +149,8 @@ COMMANDS = {
     "list": ListCommand,
     "emit": EmitCommand,
     "info": InfoCommand,
+    "bench": bench,
+    "tune": tune,
 }
 
 

@@ -12,7 +12,7 @@ from .dsl.spec import spec_from_name
 
 # Top-level keys with a dedicated row below; anything else is printed generically at the end.
 _KNOWN = {"version", "numpy_version", "arch", "cpu_brand", "features", "isa_cap",
-          "isas_available", "kernels", "threads", "library"}
+          "isas_available", "kernels", "threads", "library", "tuning"}
 
 
 def _words(value: Any) -> str:
@@ -83,6 +83,18 @@ def _kernel_rows(kernels: Mapping[str, Any]) -> List[Tuple[str, str]]:
     return rows
 
 
+def _tuning(t: Any) -> str:
+    """runtime_info()["tuning"]: whether the `tilegen tune` cache was applied, and from where."""
+    if not isinstance(t, Mapping):
+        return _words(t)
+    state, detail, path = t.get("status", "?"), t.get("detail"), t.get("file")
+    if state == "applied":
+        return f"{detail or 'applied'} from {path}"
+    if state == "ignored":
+        return f"ignored {path}: {detail}"
+    return f"{state} ({detail})" if detail else str(state)
+
+
 def format_runtime_info(info: Mapping[str, Any]) -> str:
     """The readable, aligned report of a runtime_info() dict."""
     rows: List[Tuple[str, str]] = []
@@ -123,6 +135,7 @@ def format_runtime_info(info: Mapping[str, Any]) -> str:
     elif threads is not None:
         rows.append(("threads", str(threads)))
     add("library", "library")
+    add("tuning", "tuning", _tuning)
     for key in sorted(set(info) - _KNOWN):
         rows.append((key, _words(info[key])))
 

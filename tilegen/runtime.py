@@ -8,6 +8,7 @@ import numpy as np
 
 from ._version import __version__
 from .blas import _core
+from . import tuning
 
 _PKG = os.path.dirname(os.path.abspath(__file__))
 
@@ -39,7 +40,8 @@ def _cpu_brand() -> str:
 
 
 def runtime_info() -> dict:
-    """CPU features, ISA cap, the kernels chosen per op and dtype, blocking, threads, versions."""
+    """CPU features, ISA cap, the kernels chosen per op and dtype, blocking, threads, versions,
+    and whether the `tilegen tune` cache was applied (and from which file)."""
     reported, usable = _core.features()
     return {
         "version": __version__,
@@ -54,6 +56,7 @@ def runtime_info() -> dict:
         "threads": {"num_threads": _core.get_num_threads(),
                     "backend": "pthreads (tilegen's own pool)"},
         "library": get_library(),
+        "tuning": tuning.status(),
     }
 
 

@@ -1,0 +1,188 @@
+"""`tilegen bench`: the harness runs, its JSON has the documented structure and plausible numbers,
+--peak prints positive numbers, bad options are one-line errors. No speed is asserted here
+(DESIGN: performance is measured in benchmarks, never asserted in timed unit tests)."""
+import json
+import math
+import os
+import re
+import sys
+
+import pytest
+
+import cprog
+from tilegen import bench, benchcases
+from tilegen.cli import main
+
+QUICK_IDS = [c.id for c in benchcases.cases("gemm", quick=True)]
+
+
+def tilegen_cli(*argv, env=None, timeout=120):
+    """`python -m tilegen ARGV` in a fresh interpreter (the workers need real processes)."""
+    return cprog.run([sys.executable, "-m", "tilegen", *map(str, argv)], env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """One quick run (tilegen and numpy, 1 and 2 threads) shared by the structure tests."""
+    out = tmp_path_factory.mktemp("bench")
+    argv = ["bench", "--quick", "--libs", "tilegen,numpy", "--threads", "1,2", "--reps", "2",
+            "--json", out / "r.json"]
+    plot = None
+    try:
+        import matplotlib  # noqa: F401
+        plot = out / "r.png"
+        argv += ["--plot", plot]
+    except ImportError:
+        pass
+    env = cprog.clean_env(OPENBLAS_CORETYPE="Haswell")  # the workers must drop it
+    r = tilegen_cli(*argv, env=env)
+    return r, json.loads((out / "r.json").read_text()) if (out / "r.json").exists() else None, plot
+
+
+def test_quick_run_succeeds_and_prints_a_table(quick_run):
+    r, report, _ = quick_run
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    for threads in ("== 1 thread:", "== 2 threads:"):
+        assert threads in r.stdout
+    for case in benchcases.cases("gemm", quick=True):
+        assert r.stdout.count(case.label) == 2, case.label  # one row per thread count
+    assert "tg/np" in r.stdout and "OPENBLAS_CORETYPE" in r.stdout
+    assert "architecture" in r.stdout or "threadpoolctl is not installed" in r.stdout
+
+
+def test_quick_json_structure(quick_run):
+    _, report, _ = quick_run
+    assert report is not None
+    for key in ("tilegen_bench", "command", "op", "threads", "libs", "machine", "peaks",
+                "machine_peak", "libraries", "cases", "results", "errors", "elapsed_s"):
+        assert key in report, key
+    assert report["op"] == "gemm" and report["threads"] == [1, 2]
+    assert report["libs"] == ["tilegen", "numpy"] and report["errors"] == []
+    assert [c["id"] for c in report["cases"]] == QUICK_IDS
+    m = report["machine"]
+    assert m["cpus"] >= 1 and m["tilegen_version"] and m["isas_available"]
+    assert m["env_removed_in_workers"] == ["OPENBLAS_CORETYPE"]
+    for lib in ("tilegen", "numpy"):
+        for t in ("1", "2"):
+            info = report["libraries"][lib][t]
+            assert info["threads"] == int(t) and info["version"]
+    assert report["libraries"]["tilegen"]["1"]["runtime"]["threads"]["num_threads"] == 1
+    assert report["libraries"]["tilegen"]["2"]["runtime"]["threads"]["num_threads"] == 2
+    keys = {(r["case"], r["lib"], r["threads"]) for r in report["results"]}
+    assert keys == {(c, lib, t) for c in QUICK_IDS for lib in ("tilegen", "numpy") for t in (1, 2)}
+
+
+def test_quick_numbers_are_plausible(quick_run):
+    _, report, _ = quick_run
+    flops = {c["id"]: c["flops"] for c in report["cases"]}
+    for t in ("1", "2"):
+        for dtype in ("f32", "f64"):
+            p = report["machine_peak"][t][dtype]
+            assert p["gflops"] > 0 and p["isa"] in report["machine"]["isas_available"]
+    for r in report["results"]:
+        assert "error" not in r, r
+        assert 0 < r["best_s"] <= r["median_s"] and r["first_s"] > 0
+        assert len(r["times_s"]) == 2 and all(t > 0 for t in r["times_s"])
+        assert math.isclose(r["gflops_best"], flops[r["case"]] / r["best_s"] / 1e9)
+        peak = report["machine_peak"][str(r["threads"])][r["case"][:3]]["gflops"]
+        # % of peak is a ratio of two measurements; only absurd values mean a units bug
+        assert 0 < r["pct_peak"] < 1000 and r["gflops_best"] < 10 * peak
+        if r["lib"] == "tilegen":
+            assert r["ratio_vs_numpy"] > 0
+
+
+def test_plot_is_written(quick_run):
+    r, _, plot = quick_run
+    if plot is None:
+        pytest.skip("matplotlib is not installed (pip install 'tilegen[bench]')")
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_peak_prints_positive_numbers():
+    r = tilegen_cli("bench", "--peak", "--quick", "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    rows = [line.split() for line in r.stdout.splitlines()
+            if line.split()[:1] and line.split()[0] in ("scalar", "avx2", "avx512", "neon")]
+    assert rows and {row[1] for row in rows} == {"f32", "f64"}
+    for row in rows:
+        assert float(row[2]) > 0, row
+    assert re.search(r"machine peak, 1 thread\(s\): f32 [\d.]+ \(\w+\), f64 [\d.]+", r.stdout)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--threads", "0"], "--threads"),
+    (["--threads", "two"], "--threads"),
+    (["--threads", "1,-2"], "--threads"),
+    (["--op", "conv9"], "--op"),
+    (["--libs", "mkl"], "mkl"),
+    (["--libs", ""], "--libs"),
+    (["--reps", "0"], "--reps"),
+    (["--target", "-1"], "--target"),
+    (["--json", "/nonexistent-folder/x.json"], "nonexistent-folder"),
+    (["--plot", "/nonexistent-folder/x.png"], "nonexistent-folder"),
+    (["--bogus"], "--bogus"),
+])
+def test_bad_options_are_one_line_errors(capsys, argv, words):
+    code = main(["bench", *argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.startswith("tilegen: error:") and err.count("\n") == 1 and words in err, err
+
+
+def test_missing_library_and_missing_matplotlib_are_errors(capsys, monkeypatch):
+    real = bench.installed
+    monkeypatch.setattr(bench, "installed", lambda lib: lib != "torch" and real(lib))
+    assert main(["bench", "--libs", "numpy,torch"]) == 2
+    assert "torch not installed" in capsys.readouterr().err
+    real_spec = bench.importlib.util.find_spec
+    monkeypatch.setattr(bench.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real_spec(name, *a))
+    assert main(["bench", "--quick", "--plot", "x.png"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "matplotlib" in err and "tilegen[bench]" in err
+
+
+def test_worker_env_drops_openblas_overrides_without_touching_ours(monkeypatch):
+    monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
+    monkeypatch.setenv("OPENBLAS_L2_SIZE", "262144")
+    env, removed = bench.worker_env(3)
+    assert removed == ["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"]
+    assert "OPENBLAS_CORETYPE" not in env and "OPENBLAS_L2_SIZE" not in env
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TILEGEN_NUM_THREADS"):
+        assert env[name] == "3"
+    assert os.environ["OPENBLAS_CORETYPE"] == "Haswell"  # the caller's environment is unchanged
+
+
+def test_case_list_and_check():
+    full = benchcases.cases("gemm")
+    ids = [c.id for c in full]
+    assert len(ids) == len(set(ids)) == 17
+    assert set(benchcases.by_id()) == set(ids) | set(QUICK_IDS)
+    assert {c.group for c in full} == set(benchcases.GROUPS)
+    assert [c.m for c in full if c.group == "small"] == [8, 16, 32, 64]
+    assert all(c.alloc for c in full if c.group == "small")
+    assert [c.m for c in full if c.group == "square"] == [128, 256, 512, 1024, 2048, 4096]
+    assert {(c.m, c.k, c.n) for c in full if c.group == "skinny"} == {
+        (16, 4096, 4096), (4096, 4096, 16), (4096, 16, 4096)}
+    assert {c.form for c in full if c.group == "gemv"} == {"vm", "mv"}
+    assert [(c.dtype, c.m) for c in full if c.group == "f64"] == [("f64", 1024), ("f64", 2048)]
+    with pytest.raises(ValueError, match="op"):
+        benchcases.cases("conv9")
+    import numpy as np
+
+    for case in benchcases.cases("gemm", quick=True):
+        a, b, out = case.operands()
+        good = np.matmul(a, b)
+        assert case.check(a, b, good) is None
+        assert "off" in case.check(a, b, good + 1)
+        assert "non-finite" in case.check(a, b, good * np.nan)
+        assert "dtype" in case.check(a, b, good.astype(np.float16))
+
+
+def test_peak_notes_flag_a_busy_core():
+    ok = {"1": {"f32": {"gflops": 100.0, "isa": "x"}}, "2": {"f32": {"gflops": 195.0, "isa": "x"}}}
+    busy = {"1": {"f32": {"gflops": 100.0, "isa": "x"}}, "2": {"f32": {"gflops": 110.0, "isa": "x"}}}
+    assert bench.peak_notes(ok) == []
+    (note,) = bench.peak_notes(busy)
+    assert "2-thread f32 peak" in note and "55%" in note

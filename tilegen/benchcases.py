@@ -1,0 +1,159 @@
+"""The benchmark case list, shared by `tilegen bench` and the pytest-benchmark suite (benchmarks/).
+
+A case is one product: its dtype, its M x K x N shape, its form (2-D @ 2-D, or a GEMV with a 1-D
+operand) and whether the timed call allocates its output (the whole Python call, like
+``np.matmul(a, b)``) or writes into a preallocated ``out=``. Pure Python plus NumPy; it never
+imports the compiled core, so the CLI can list cases without loading it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Dict, List, Optional, Tuple
+
+OPS = ("gemm",)
+DTYPES = {"f32": "float32", "f64": "float64"}
+GROUPS = ("small", "square", "skinny", "gemv", "f64")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmarked product C (M x N) = A (M x K) @ B (K x N)."""
+
+    group: str           # small | square | skinny | gemv | f64
+    dtype: str           # f32 | f64
+    m: int
+    k: int
+    n: int
+    form: str = "mm"     # mm: 2-D @ 2-D; vm: x @ A with 1-D x (M = 1); mv: A @ x with 1-D x (N = 1)
+    alloc: bool = False  # True: the timed call allocates its result; False: out= preallocated
+
+    @property
+    def id(self) -> str:
+        tail = {"mm": "", "vm": "-xA", "mv": "-Ax"}[self.form] + ("-call" if self.alloc else "")
+        return f"{self.dtype}-{self.m}x{self.k}x{self.n}{tail}"
+
+    @property
+    def label(self) -> str:
+        tail = {"mm": "", "vm": " x@A", "mv": " A@x"}[self.form] + (" call" if self.alloc else "")
+        return f"{self.dtype} {self.m}x{self.k}x{self.n}{tail}"
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.k * self.n
+
+    @property
+    def size(self) -> Optional[int]:
+        """The side of a square 2-D case (for plots), else None."""
+        return self.m if self.form == "mm" and self.m == self.k == self.n else None
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.update(id=self.id, label=self.label, flops=self.flops)
+        return d
+
+    # ---------------------------------------------------------------- operands and checks
+
+    def operands(self, seed: int = 0):
+        """(a, b, out): C-ordered inputs in U(-1, 1) and, unless the case allocates, a touched
+        (page-faulted) output array; 1-D x for the GEMV forms."""
+        import numpy as np
+
+        rng = np.random.default_rng(seed)
+        dt = np.dtype(DTYPES[self.dtype])
+        a_shape = (self.k,) if self.form == "vm" else (self.m, self.k)
+        b_shape = (self.k,) if self.form == "mv" else (self.k, self.n)
+        c_shape = {"mm": (self.m, self.n), "vm": (self.n,), "mv": (self.m,)}[self.form]
+        a = rng.uniform(-1, 1, a_shape).astype(dt)
+        b = rng.uniform(-1, 1, b_shape).astype(dt)
+        out = None
+        if not self.alloc:
+            out = np.empty(c_shape, dt)
+            out.fill(0)  # the first call must not pay the output's page faults
+        return a, b, out
+
+    def check(self, a, b, result) -> Optional[str]:
+        """None when `result` is a @ b to the dtype's accuracy, else what is wrong.
+
+        The reference is float64 NumPy over a subset of rows (at most 32), so it stays cheap at
+        4096; the bound is DESIGN's: relative ~1e-5 * sqrt(K) for f32, ~1e-12 for f64."""
+        import numpy as np
+
+        want_shape = {"mm": (self.m, self.n), "vm": (self.n,), "mv": (self.m,)}[self.form]
+        result = np.asarray(result)
+        if result.shape != want_shape:
+            return f"shape {result.shape}, expected {want_shape}"
+        if result.dtype != np.dtype(DTYPES[self.dtype]):
+            return f"dtype {result.dtype}, expected {DTYPES[self.dtype]}"
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        if self.form == "vm":
+            got, want, scale = result, a64 @ b64, np.abs(a64) @ np.abs(b64)
+        else:
+            rows = np.unique(np.linspace(0, self.m - 1, min(self.m, 32)).astype(np.intp))
+            got, want = result[rows], a64[rows] @ b64
+            scale = np.abs(a64[rows]) @ np.abs(b64)
+        if not np.all(np.isfinite(got)):
+            return "non-finite values in the result"
+        tol = (1e-5 if self.dtype == "f32" else 1e-12) * math.sqrt(self.k)
+        err = np.abs(got.astype(np.float64) - want)
+        bad = err > tol * (scale + 1.0)
+        if bad.any():
+            i = np.unravel_index(np.argmax(err - tol * (scale + 1.0)), err.shape)
+            return (f"{int(bad.sum())} of {bad.size} checked values off (worst at {tuple(map(int, i))}: "
+                    f"{float(got[i]):.6g} vs {float(want[i]):.6g})")
+        return None
+
+
+def _gemm_cases(quick: bool) -> List[Case]:
+    if quick:
+        return [
+            Case("small", "f32", 16, 16, 16, alloc=True),
+            Case("small", "f32", 64, 64, 64, alloc=True),
+            Case("square", "f32", 128, 128, 128),
+            Case("square", "f32", 256, 256, 256),
+            Case("skinny", "f32", 16, 256, 256),
+            Case("gemv", "f32", 1, 256, 256, form="vm"),
+            Case("gemv", "f32", 256, 256, 1, form="mv"),
+            Case("f64", "f64", 128, 128, 128),
+        ]
+    cases = [Case("small", "f32", s, s, s, alloc=True) for s in (8, 16, 32, 64)]
+    cases += [Case("square", "f32", s, s, s) for s in (128, 256, 512, 1024, 2048, 4096)]
+    cases += [Case("skinny", "f32", 16, 4096, 4096), Case("skinny", "f32", 4096, 4096, 16),
+              Case("skinny", "f32", 4096, 16, 4096)]
+    cases += [Case("gemv", "f32", 1, 4096, 4096, form="vm"),
+              Case("gemv", "f32", 4096, 4096, 1, form="mv")]
+    cases += [Case("f64", "f64", s, s, s) for s in (1024, 2048)]
+    return cases
+
+
+def cases(op: str = "gemm", quick: bool = False) -> List[Case]:
+    """The cases of `op`: the full list, or the small quick subset (seconds; CI's harness check)."""
+    if op not in OPS:
+        raise ValueError(f"op: {op!r} has no benchmark cases; allowed: {', '.join(OPS)}")
+    return _gemm_cases(quick)
+
+
+def by_id() -> Dict[str, Case]:
+    """Every case of every op and list, by id (workers receive ids)."""
+    table: Dict[str, Case] = {}
+    for op in OPS:
+        for quick in (False, True):
+            for c in cases(op, quick):
+                table[c.id] = c
+    return table
+
+
+def reps_for(case: Case, reps: int) -> int:
+    """Fewer repetitions for the big products (>4 GFLOP: 5, >40 GFLOP: 3), as in RESULTS.md."""
+    if case.flops > 40e9:
+        return min(reps, 3)
+    if case.flops > 4e9:
+        return min(reps, 5)
+    return reps
+
+
+def shape_note() -> Tuple[str, ...]:
+    return ("shapes are MxKxN",
+            "'call': the whole call allocates its output, like np.matmul(a, b); "
+            "otherwise out= is preallocated",
+            "x@A: 1-D x times a matrix (M=1); A@x: a matrix times 1-D x (N=1)")

@@ -1,0 +1,311 @@
+"""Search block sizes and tiles on this machine and store the best for the next `import tilegen`.
+
+`tilegen tune` times representative single-threaded products (squares, a skinny M=16 product and
+one with a column-major A, which runs the "packed" A layout) for float32 and float64 on the ISA
+in use, searching in turn:
+
+1. the main tile of each A layout, among the registry's production GEMM kernels of that layout
+   (tilegen.dsl.load_registry(), filtered by op, dtype, ISA, A layout and production);
+2. KC (the k depth of a packed block), then NC (the width of a packed B block), then (full run)
+   KC again around the best at the chosen NC.
+
+Each candidate is scored by the geometric mean of the best-of-N GFLOP/s over the products it
+affects. At the end the built-in configuration and the winner are re-measured in interleaved
+rounds; the winner is kept only if it beats the built-in one by more than the noise margin. The
+result goes to the per-user cache (tilegen/tuning.py), keyed by CPU, ISA and tilegen version,
+and is printed as before/after GFLOP/s.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+MARGIN = 0.03  # a candidate must beat the current best by 3% to replace it (noise guard)
+
+
+@dataclass(frozen=True)
+class Product:
+    label: str
+    m: int
+    k: int
+    n: int
+    a_order: str = "C"  # "F": column-major A, which runs the packed A layout
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.k * self.n
+
+
+@dataclass
+class Plan:
+    products: Tuple[Product, ...]
+    kc: Tuple[int, ...]       # KC candidates (the built-in value is added)
+    nc: Tuple[int, ...]       # NC candidates, before rounding to NR
+    reps: int
+    target: float             # seconds per repetition
+    refine: bool              # KC again at the chosen NC
+    final_rounds: int
+
+
+FULL = Plan(
+    products=(Product("512x512x512", 512, 512, 512), Product("1024x1024x1024", 1024, 1024, 1024),
+              Product("16x1024x1024", 16, 1024, 1024),
+              Product("512x512x512 (A col-major)", 512, 512, 512, "F")),
+    kc=(128, 192, 256, 320, 384, 512, 768), nc=(256, 512, 1024, 2048, 4096),
+    reps=5, target=0.03, refine=True, final_rounds=4)
+QUICK = Plan(
+    products=(Product("256x256x256", 256, 256, 256), Product("512x512x512", 512, 512, 512),
+              Product("16x512x512", 16, 512, 512),
+              Product("256x256x256 (A col-major)", 256, 256, 256, "F")),
+    kc=(128, 256, 384), nc=(512, 1024, 2048),
+    reps=3, target=0.008, refine=False, final_rounds=2)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quick", action="store_true", help="a short search (~20 s) on smaller products")
+    p.add_argument("--dtype", choices=["f32", "f64", "all"], default="all",
+                   help="element type to tune (default: both)")
+    p.add_argument("--dry-run", action="store_true", help="search and print, but write no cache")
+    p.add_argument("--reset", action="store_true",
+                   help="delete this machine's tuning cache and exit (tilegen's built-in choices return)")
+
+
+def run(args) -> int:
+    from . import tuning
+
+    if args.reset:
+        path = tuning.cache_path()
+        if os.path.isfile(path):
+            os.remove(path)
+            print(f"removed {path}")
+        else:
+            print(f"no tuning cache at {path}")
+        return 0
+    import numpy as np  # noqa: F401
+
+    import tilegen
+    from .blas import _core
+
+    dtypes = ["f32", "f64"] if args.dtype == "all" else [args.dtype]
+    plan = QUICK if args.quick else FULL
+    key = tuning.cpu_key()
+    print(f"tilegen tune{' --quick' if args.quick else ''}: {key['brand']} ({key['arch']}), "
+          f"tilegen {tilegen.__version__}, 1 thread; cache {tuning.cache_path()}")
+    st = tuning.status()
+    if st["status"] in ("applied", "ignored"):
+        print(f"  (the cache in force at import was {st['status']}; starting from the built-in "
+              f"configuration)")
+    threads = _core.get_num_threads()
+    _core.set_num_threads(1)
+    t0 = time.monotonic()
+    entries: Dict[str, dict] = {}
+    try:
+        for dtype in dtypes:
+            tuning.restore_defaults(dtype)
+            result = Tuner(dtype, plan).run()
+            entry = entries.setdefault(result.pop("isa"), {"gemm": {}, "measured": {}})
+            entry["gemm"][dtype] = result.pop("config")
+            entry["measured"][dtype] = result
+    except RuntimeError as e:  # the chosen configuration failed its correctness check
+        print(f"tilegen: error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        _core.set_num_threads(threads)
+    print(f"tuned in {time.monotonic() - t0:.0f} s")
+    if args.dry_run:
+        print("--dry-run: no cache written; this process keeps the tuned configuration")
+        return 0
+    path = tuning.write(entries)
+    print(f"wrote {path}: the next `import tilegen` applies it (TILEGEN_TUNING=off ignores it)")
+    return 0
+
+
+def _gmean(values: Sequence[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else 0.0
+
+
+class Tuner:
+    """The search for one dtype, in this process (the configuration is process-global)."""
+
+    def __init__(self, dtype: str, plan: Plan, out=None):
+        import numpy as np
+
+        from . import tuning
+
+        self.dtype, self.plan, self.out = dtype, plan, out or sys.stdout
+        self.np_dtype = np.float32 if dtype == "f32" else np.float64
+        self.base = tuning.defaults(dtype)
+        self.isa = self.base["isa"]
+        from .blas import _core
+
+        self.nr = int(_core.gemm_config(self.np_dtype)["nr"])
+        rng = np.random.default_rng(7)
+        self.operands = {}
+        for p in plan.products:
+            a = rng.uniform(-1, 1, (p.m, p.k)).astype(self.np_dtype)
+            if p.a_order == "F":
+                a = np.asfortranarray(a)
+            b = rng.uniform(-1, 1, (p.k, p.n)).astype(self.np_dtype)
+            c = np.zeros((p.m, p.n), self.np_dtype)
+            self.operands[p] = (a, b, c)
+
+    # ---------------------------------------------------------------- measuring
+
+    def apply(self, cfg: dict) -> None:
+        from . import tuning
+
+        tuning.apply(self.dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"))
+
+    def rates(self, cfg: dict, products: Sequence[Product]) -> Dict[Product, float]:
+        """Best GFLOP/s of each product under `cfg`."""
+        from .bench_worker import measure
+        from .blas._core import matmul
+
+        self.apply(cfg)
+        out = {}
+        for p in products:
+            a, b, c = self.operands[p]
+            r = measure(lambda: matmul(a, b, out=c), self.plan.target, self.plan.reps)
+            out[p] = p.flops / r["best_s"] / 1e9
+        return out
+
+    def score(self, cfg: dict, products: Sequence[Product]) -> float:
+        return _gmean(list(self.rates(cfg, products).values()))
+
+    def say(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    # ---------------------------------------------------------------- search
+
+    def tiles(self, layout: str) -> List[str]:
+        """Production GEMM kernels of this dtype, ISA and A layout, largest tile first
+        (single-row kernels are the GEMV-like remainder, never a main tile)."""
+        from .dsl import load_registry
+
+        entries = [e for e in load_registry()
+                   if e.production and e.spec.op == "gemm" and e.spec.dtype == self.dtype
+                   and e.spec.isa == self.isa and e.spec.a_layout == layout
+                   and not e.spec.epilogue and e.spec.mr > 1]
+        return [e.name for e in sorted(entries, key=lambda e: -e.spec.mr)]
+
+    def sweep(self, what: str, cfgs: List[dict], products, best: dict, best_score: float,
+              show: Callable[[dict], str]) -> Tuple[dict, float]:
+        parts = []
+        for cfg in cfgs:
+            s = best_score if cfg == best else self.score(cfg, products)
+            parts.append(f"{show(cfg)} {s:.1f}")
+            if s > best_score * (1 + MARGIN):
+                best, best_score = cfg, s
+        self.say(f"  {what:<6} " + ", ".join(parts) + f"  -> {show(best)}")
+        return best, best_score
+
+    def run(self) -> dict:
+        from .dsl.spec import spec_from_name
+
+        plan, base = self.plan, self.base
+        tile = lambda name: spec_from_name(name).tile  # noqa: E731
+        default = {"kc": base["kc"], "nc": base["nc"], "kernel": None}
+        c_products = [p for p in plan.products if p.a_order == "C"]
+        f_products = [p for p in plan.products if p.a_order == "F"]
+        self.say(f"{self.dtype} ({self.isa}): built-in KC {base['kc']}, NC {base['nc']}, main tiles "
+                 f"{tile(base['rows']) if base['rows'] else '-'} (rows) / {tile(base['packed'])} (packed)")
+
+        # 1. the main tile of each A layout; the C driver keeps at most one non-default main
+        #    tile per dtype (set_gemm_kernel re-fills the other layout with its largest tile).
+        gains = []
+        for layout, products in (("rows", c_products), ("packed", f_products)):
+            names = self.tiles(layout)
+            if len(names) < 2 or not products:
+                continue
+            ref = self.score(default, products)
+            best, best_score = self.sweep(
+                f"tile {layout}", [dict(default, kernel=n) for n in names], products,
+                dict(default, kernel=names[0]), ref, lambda c: tile(c["kernel"]))
+            if best["kernel"] != names[0]:
+                gains.append((best_score / ref, best["kernel"]))
+        kernel = max(gains)[1] if gains else None
+        if len(gains) > 1:
+            self.say(f"  (both layouts gain; keeping {tile(kernel)}, the larger gain: the driver "
+                     f"takes one non-default main tile per dtype)")
+        cfg = dict(default, kernel=kernel)
+        score = self.score(cfg, plan.products)
+
+        # 2. KC, NC, and KC again around the best.
+        kcs = sorted(set(plan.kc) | {base["kc"]})
+        cfg, score = self.sweep("KC", [dict(cfg, kc=k) for k in kcs], plan.products, cfg, score,
+                                lambda c: str(c["kc"]))
+        ncs = sorted({max(self.nr, n // self.nr * self.nr) for n in plan.nc} | {base["nc"]})
+        cfg, score = self.sweep("NC", [dict(cfg, nc=n) for n in ncs], plan.products, cfg, score,
+                                lambda c: str(c["nc"]))
+        if plan.refine:
+            near = sorted({max(32, cfg["kc"] + d) for d in (-64, -32, 32, 64)} - {cfg["kc"]})
+            cfg, score = self.sweep("KC", [cfg] + [dict(cfg, kc=k) for k in near], plan.products,
+                                    cfg, score, lambda c: str(c["kc"]))
+
+        # 3. built-in vs winner, interleaved product by product (drift hits both alike);
+        #    the winner is kept only if it clearly wins.
+        main = lambda c: tile(c["kernel"]) if c["kernel"] else "built-in"  # noqa: E731
+        before: Dict[Product, float] = {}
+        cand: Dict[Product, float] = {}
+        pairs = ((before, default),) if cfg == default else ((before, default), (cand, cfg))
+        for _ in range(plan.final_rounds):
+            for p in plan.products:
+                for rates, c in pairs:
+                    rates[p] = max(rates.get(p, 0.0), self.rates(c, [p])[p])
+        g_before = _gmean(list(before.values()))
+        if cfg == default:
+            self.say(f"  nothing beat the built-in configuration; its GFLOP/s (best of "
+                     f"{plan.final_rounds} rounds):")
+            for p in plan.products:
+                self.say(f"    {p.label:<28} {before[p]:7.1f}")
+            self.say(f"    {'geometric mean':<28} {g_before:7.1f}")
+            kept, after = False, before
+        else:
+            g_cand = _gmean(list(cand.values()))
+            kept = g_cand > g_before * (1 + MARGIN)
+            self.say(f"  built-in -> best found (KC {cfg['kc']}, NC {cfg['nc']}, main tile "
+                     f"{main(cfg)}), GFLOP/s, best of {plan.final_rounds} interleaved rounds:")
+            for p in plan.products:
+                self.say(f"    {p.label:<28} {before[p]:7.1f} -> {cand[p]:7.1f}  "
+                         f"({100 * (cand[p] / before[p] - 1):+.1f}%)")
+            self.say(f"    {'geometric mean':<28} {g_before:7.1f} -> {g_cand:7.1f}  "
+                     f"({100 * (g_cand / g_before - 1):+.1f}%)")
+            after = cand if kept else before
+        if kept:
+            self.say(f"  chosen: KC {cfg['kc']}, NC {cfg['nc']}, main tile {main(cfg)}")
+        else:
+            why = ("nothing else was faster" if cfg == default
+                   else f"the best found is not {100 * MARGIN:.0f}% faster")
+            self.say(f"  chosen: the built-in configuration (KC {default['kc']}, NC "
+                     f"{default['nc']}, largest tiles): {why}")
+            cfg = default
+        self.apply(cfg)
+        self.check()
+        return {"isa": self.isa, "config": cfg,
+                "before_gflops": {p.label: round(before[p], 2) for p in plan.products},
+                "after_gflops": {p.label: round(after[p], 2) for p in plan.products}}
+
+    def check(self) -> None:
+        """The chosen configuration computes right (edge tiles, several K blocks) before it is
+        stored; raises RuntimeError otherwise."""
+        import numpy as np
+
+        from .blas._core import matmul
+
+        rng = np.random.default_rng(11)
+        for m, k, n in ((1, 7, 5), (17, 300, 45), (130, 777, 259)):
+            for order in ("C", "F"):
+                a = np.asarray(rng.uniform(-1, 1, (m, k)), self.np_dtype, order=order)
+                b = rng.uniform(-1, 1, (k, n)).astype(self.np_dtype)
+                want = a.astype(np.float64) @ b.astype(np.float64)
+                scale = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+                tol = (2e-5 if self.dtype == "f32" else 1e-12) * math.sqrt(k)
+                if not np.all(np.abs(matmul(a, b) - want) <= tol * (scale + 1)):
+                    raise RuntimeError(f"tuned {self.dtype} configuration gives wrong results "
+                                       f"for {m}x{k}x{n} ({order}-ordered A); not stored")
