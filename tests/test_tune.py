@@ -56,10 +56,11 @@ def isa_of(dtype):
 
 def other_tile(dtype, layout="rows"):
     """A production main-tile candidate that is not the largest (None if there is only one)."""
+    nr = tilegen.runtime_info()["kernels"]["gemm"][dtype][layout]["nr"]
     names = [e for e in load_registry()
              if e.production and e.spec.op == "gemm" and e.spec.dtype == dtype
              and e.spec.isa == isa_of(dtype) and e.spec.a_layout == layout
-             and not e.spec.epilogue and e.spec.mr > 1]
+             and e.spec.nr == nr and not e.spec.epilogue and e.spec.mr > 1]
     names.sort(key=lambda e: -e.spec.mr)
     return names[1].name if len(names) > 1 else None
 

@@ -184,14 +184,17 @@ class Tuner:
     # ---------------------------------------------------------------- search
 
     def tiles(self, layout: str) -> List[str]:
-        """Production GEMM kernels of this dtype, ISA and A layout, largest tile first
-        (single-row kernels are the GEMV-like remainder, never a main tile)."""
+        """Production GEMM kernels of this dtype, ISA and A layout with the layout's NR (not the
+        narrow set), largest tile first (single-row kernels are the GEMV-like remainder, never
+        a main tile)."""
+        from .blas import _core
         from .dsl import load_registry
 
+        nr = _core.gemm_config(self.dtype)[layout]["nr"]
         entries = [e for e in load_registry()
                    if e.production and e.spec.op == "gemm" and e.spec.dtype == self.dtype
                    and e.spec.isa == self.isa and e.spec.a_layout == layout
-                   and not e.spec.epilogue and e.spec.mr > 1]
+                   and e.spec.nr == nr and not e.spec.epilogue and e.spec.mr > 1]
         return [e.name for e in sorted(entries, key=lambda e: -e.spec.mr)]
 
     def sweep(self, what: str, cfgs: List[dict], products, best: dict, best_score: float,
