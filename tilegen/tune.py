@@ -190,7 +190,7 @@ class Tuner:
         from .blas import _core
         from .dsl import load_registry
 
-        nr = _core.gemm_config(self.dtype)[layout]["nr"]
+        nr = _core.gemm_config(self.np_dtype)[layout]["nr"]
         entries = [e for e in load_registry()
                    if e.production and e.spec.op == "gemm" and e.spec.dtype == self.dtype
                    and e.spec.isa == self.isa and e.spec.a_layout == layout
