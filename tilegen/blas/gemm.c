@@ -12,6 +12,7 @@
 #define TG_MAX_NR 128                 /* widest register tile the driver's temp tile holds */
 #define TG_DIRECT_B_MAX_PANELS 4      /* read B unpacked when C has at most this many row panels */
 #define TG_PARALLEL_MIN_FLOPS 4.0e6   /* below this a product runs on one thread */
+#define TG_TEAM_MIN_COL_PANELS 16     /* threads share B's packing from this many column panels */
 #define TG_STREAM_KC 32               /* depth block when few rows stream a big B (x B, M=16) */
 #define TG_STREAM_B_MIN_BYTES 1.0e6   /* ... "big": B no longer sits in L2 */
 
@@ -133,7 +134,7 @@ static int check_ex(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
       for (int64_t idx = 0; idx < count; idx++) {                                               \
         problem_##DT p;                                                                      \
         batch_item_##DT(&bt, idx, &p);                                                       \
-        tg_parallel_run(per, gemm_task_##DT, &p);                                            \
+        gemm_parallel_##DT(&p, per);                                                          \
       }                                                                                         \
     }                                                                                           \
     return 0;                                                                                   \

@@ -128,8 +128,34 @@ static inline int64_t F(row_panel_ld_)(int64_t kc) {
   return ld;
 }
 
-/* C[i0:i1, j0:j1] on this thread. */
-static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+/* Threads that share the packed B blocks: each packs its share of a block, and all compute
+   their own rows from the whole of it (GotoBLAS's scheme), so no thread packs B twice. */
+typedef struct {
+  int nt;
+  tg_barrier* barrier;
+  T* pa;                   /* nt A panels, one per thread */
+  T* pb;                   /* the shared B block */
+} F(team_);
+
+/* Packing-buffer sizes (elements) for a block of M x N: one A panel of MR rows with leading
+   dimension *lda_p, and the B block (or, with B read in place, its zero-padded edge panel). */
+static void F(buffers_)(const F(problem_)* p, int64_t M, int64_t N, int direct_b,
+                        int64_t* a_elems, int64_t* b_elems, int64_t* lda_p) {
+  const int64_t NR = p->set->nr, kc_max = p->k < p->kc ? p->k : p->kc;
+  const int64_t nc_max = N < p->nc ? F(round_up_)(N, NR) : p->nc;
+  *lda_p = p->set != &p->cfg->packed ? F(row_panel_ld_)(kc_max) : kc_max;
+  *a_elems = p->set->mr * *lda_p;
+  *b_elems = (direct_b ? NR : nc_max) * kc_max;
+}
+
+/* Few row panels share each B panel: reading B in place beats packing it. */
+static inline int F(direct_b_)(const F(problem_)* p, int64_t M) {
+  return p->cs_b == 1 && M <= TG_DIRECT_B_MAX_PANELS * p->set->mr;
+}
+
+/* C[i0:i1, j0:j1] on this thread, alone (team NULL) or as thread tid of a team. */
+static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+                           const F(team_)* team, int tid) {
   const F(cfg_t_)* cfg = p->cfg;
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
   const int rows_layout = set != &cfg->packed;
@@ -137,23 +163,27 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
   const int64_t M = i1 - i0, N = j1 - j0, K = p->k;
   const int direct_c = p->cs_c == 1;
   const int has_epi = p->bias != NULL || p->act != TILEGEN_ACT_NONE;
-  /* Few row panels share each B panel: reading B in place beats packing it. */
-  const int direct_b = p->cs_b == 1 && M <= TG_DIRECT_B_MAX_PANELS * MR;
+  const int direct_b = team ? 0 : F(direct_b_)(p, M);
   /* Full panels of A are read in place when the layout allows, except row-major A whose rows
      fall on the same L1 sets (a row stride of a multiple of 2 KiB) and is re-read by many
      column panels: those get padded row copies. */
   const int64_t row_bytes = p->rs_a * (int64_t) sizeof(T);
   const int direct_a = rows_layout ? ((row_bytes & 2047) != 0 || N <= 2 * NR) : p->rs_a == 1;
-  const int64_t kc_max = K < KC ? K : KC;
-  const int64_t nc_max = N < NC ? F(round_up_)(N, NR) : NC;
-  const int64_t lda_p = rows_layout ? F(row_panel_ld_)(kc_max) : kc_max;
-  T* pa = tg_workspace(TG_WS_A, (size_t) (MR * lda_p) * sizeof(T));
-  T* pb = tg_workspace(direct_b ? TG_WS_EDGE : TG_WS_B,
-                       (size_t) ((direct_b ? NR : nc_max) * kc_max) * sizeof(T));
-  if (pa == NULL || pb == NULL) {
-    F(naive_block_)(p, i0, i1, j0, j1);
-    return;
+  int64_t a_elems, b_elems, lda_p;
+  F(buffers_)(p, M, N, direct_b, &a_elems, &b_elems, &lda_p);
+  T *pa, *pb;
+  if (team) {  /* the caller allocated every buffer: nothing here can fail mid-team */
+    pa = team->pa + tid * a_elems;
+    pb = team->pb;
+  } else {
+    pa = tg_workspace(TG_WS_A, (size_t) a_elems * sizeof(T));
+    pb = tg_workspace(direct_b ? TG_WS_EDGE : TG_WS_B, (size_t) b_elems * sizeof(T));
+    if (pa == NULL || pb == NULL) {
+      F(naive_block_)(p, i0, i1, j0, j1);
+      return;
+    }
   }
+  int sense = 0;
   const F(panels_) pl = F(plan_panels_)(set, M);
   T tile[TG_MAX_MR * TG_MAX_NR] __attribute__((aligned(64)));
   F(params_t_) prm = {p->alpha, p->beta, NULL};
@@ -166,7 +196,16 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
       const int last_k = pc + kc == K;
       prm.beta = pc == 0 ? p->beta : (T) 1;
       const T* bblk = p->b + pc * p->rs_b + (j0 + jc) * p->cs_b;
-      if (!direct_b) {
+      if (team) {
+        /* This thread's share of the block's panels, once everyone is done with the last one. */
+        const int64_t panels = (nc + NR - 1) / NR;
+        const int64_t q0 = panels * tid / team->nt, q1 = panels * (tid + 1) / team->nt;
+        const int64_t c1 = q1 * NR < nc ? q1 * NR : nc;
+        if (jc + pc > 0) tg_barrier_wait(team->barrier, team->nt, &sense);
+        if (q0 < q1)
+          set->packb(c1 - q0 * NR, kc, bblk + q0 * NR * p->cs_b, p->rs_b, p->cs_b, pb + q0 * NR * kc);
+        tg_barrier_wait(team->barrier, team->nt, &sense);
+      } else if (!direct_b) {
         set->packb(nc, kc, bblk, p->rs_b, p->cs_b, pb);
       } else if (nc % NR) {
         const int64_t jr = nc - nc % NR;  /* only the edge panel needs zero padding */
@@ -244,11 +283,43 @@ static void F(thread_block_)(const F(problem_)* p, int tid, int nt, int64_t* i0,
   if (*j1 > p->n) *j1 = p->n;
 }
 
+/* One parallel GEMM: the problem, and the buffers of a team if the caller could get them. */
+typedef struct {
+  const F(problem_)* p;
+  T* team_pa;              /* NULL: threads take independent blocks with their own buffers */
+  T* team_pb;
+  tg_barrier barrier;
+} F(run_);
+
 static void F(gemm_task_)(void* ctx, int tid, int nt) {
-  const F(problem_)* p = ctx;
+  F(run_)* run = ctx;
+  const F(problem_)* p = run->p;
+  const int64_t MR = p->set->mr, mp = (p->m + MR - 1) / MR;
+  const int64_t np = (p->n + p->set->nr - 1) / p->set->nr;
+  if (nt > 1 && run->team_pa != NULL && mp >= 2 * nt && np >= TG_TEAM_MIN_COL_PANELS) {
+    /* A team: rows split, B blocks shared (worth a barrier per block once B is wide; narrower
+       products split columns, each thread packing its own part of B). */
+    const F(team_) team = {nt, &run->barrier, run->team_pa, run->team_pb};
+    const int64_t i0 = mp * tid / nt * MR, i1 = mp * (tid + 1) / nt * MR;
+    F(gemm_block_)(p, i0, i1 < p->m ? i1 : p->m, 0, p->n, &team, tid);
+    return;
+  }
   int64_t i0, i1, j0, j1;
   F(thread_block_)(p, tid, nt, &i0, &i1, &j0, &j1);
-  if (i0 < i1 && j0 < j1) F(gemm_block_)(p, i0, i1, j0, j1);
+  if (i0 < i1 && j0 < j1) F(gemm_block_)(p, i0, i1, j0, j1, NULL, 0);
+}
+
+/* Runs p on up to `want` threads; a team shares the packing of B when B is packed at all. */
+static void F(gemm_parallel_)(const F(problem_)* p, int want) {
+  F(run_) run = {p, NULL, NULL, {0, 0}};
+  if (want > 1 && !F(direct_b_)(p, p->m)) {
+    int64_t a_elems, b_elems, lda_p;
+    F(buffers_)(p, p->m, p->n, 0, &a_elems, &b_elems, &lda_p);
+    run.team_pa = tg_workspace(TG_WS_A, (size_t) (want * a_elems) * sizeof(T));
+    run.team_pb = run.team_pa ? tg_workspace(TG_WS_B, (size_t) b_elems * sizeof(T)) : NULL;
+    if (run.team_pb == NULL) run.team_pa = NULL;
+  }
+  tg_parallel_run(want, F(gemm_task_), &run);
 }
 
 /* Row-major A (rows contiguous) goes to the "rows" kernels when the ISA has them, to the
@@ -303,17 +374,6 @@ static int F(threads_for_)(const F(problem_)* p) {
   if (nt > panels) nt = (int) panels;
   const int by_work = (int) (2.0 * flops / TG_PARALLEL_MIN_FLOPS);  /* >= MIN/2 per thread */
   return nt < by_work ? nt : by_work;
-}
-
-/* Columns to peel off so that C's full tiles start on 64-byte lines: NumPy allocates on 16
-   bytes, and a tile row straddling lines costs split loads and stores on every pass over C.
-   Only when every row shares the alignment and the remaining columns still fill tiles. */
-static int64_t F(aligning_head_)(const F(problem_)* p) {
-  const uintptr_t mis = (uintptr_t) p->c % 64;
-  if (p->cs_c != 1 || mis == 0 || mis % sizeof(T) != 0 || (p->rs_c * (int64_t) sizeof(T)) % 64 != 0)
-    return 0;
-  const int64_t head = (int64_t) ((64 - mis) / sizeof(T));
-  return p->n >= head + 4 * p->set->nr ? head : 0;
 }
 
 /* ---- matrix-vector products ---- */
@@ -400,17 +460,7 @@ void F(tg_gemm_)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t r
     p.kc = budget / cols < p.k ? budget / cols : p.k;
   }
   const int nt = F(threads_for_)(&p);
-  const int64_t head = F(aligning_head_)(&p);
-  if (head > 0) {  /* the first `head` columns apart, so every full tile of C is line-aligned */
-    F(problem_) h = p;
-    h.n = head;
-    F(gemm_block_)(&h, 0, h.m, 0, head);
-    p.n -= head;
-    p.b += head * p.cs_b;
-    p.c += head;
-    if (p.bias) p.bias += head * p.bias_cs;
-  }
-  tg_parallel_run(nt, F(gemm_task_), &p);
+  F(gemm_parallel_)(&p, nt);
 }
 
 /* ---- stacks of products ---- */
@@ -442,6 +492,6 @@ static void F(batch_task_)(void* ctx, int tid, int nt) {
   for (int64_t idx = lo; idx < hi; idx++) {
     F(problem_) p;
     F(batch_item_)(bt, idx, &p);
-    F(gemm_block_)(&p, 0, p.m, 0, p.n);
+    F(gemm_block_)(&p, 0, p.m, 0, p.n, NULL, 0);
   }
 }
