@@ -83,7 +83,7 @@ class BuildExt(build_ext):
             objects,
             os.path.join(lib_dir, f"lib{LIB_NAME}.so"),
             libraries=["m", "pthread"],
-            extra_postargs=[f"-Wl,-soname,lib{LIB_NAME}.so", "-Wl,--no-undefined"],
+            extra_postargs=[f"-Wl,-soname,lib{LIB_NAME}.so", "-Wl,--no-undefined", "-Wl,-z,now"],
         )
 
 

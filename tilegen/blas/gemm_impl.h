@@ -172,9 +172,14 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
   int64_t a_elems, b_elems, lda_p;
   F(buffers_)(p, M, N, direct_b, &a_elems, &b_elems, &lda_p);
   T *pa, *pb;
+  /* Small products pack into the stack: no allocation, and no first-call page faults. */
+  T small[TG_STACK_PACK_BYTES / sizeof(T)] __attribute__((aligned(64)));
   if (team) {  /* the caller allocated every buffer: nothing here can fail mid-team */
     pa = team->pa + tid * a_elems;
     pb = team->pb;
+  } else if ((size_t) (F(round_up_)(a_elems, 16) + b_elems) * sizeof(T) <= sizeof(small)) {
+    pa = small;
+    pb = small + F(round_up_)(a_elems, 16);
   } else {
     pa = tg_workspace(TG_WS_A, (size_t) a_elems * sizeof(T));
     pb = tg_workspace(direct_b ? TG_WS_EDGE : TG_WS_B, (size_t) b_elems * sizeof(T));
