@@ -203,35 +203,79 @@ cdef inline bint _overlap(cnp.ndarray x, cnp.ndarray y):
     return xl < yh and yl < xh
 
 
-cdef int _call_gemm(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha, double beta,
-                    cnp.ndarray bias, int act) except -1:
-    """c = act(alpha * a @ b + beta * c + bias) for 2-D arrays of one float dtype."""
-    cdef int64_t m = cnp.PyArray_DIM(a, 0), k = cnp.PyArray_DIM(a, 1), n = cnp.PyArray_DIM(b, 1)
-    cdef int64_t isz = cnp.PyArray_ITEMSIZE(c)
-    cdef int64_t rs_a = cnp.PyArray_STRIDE(a, 0) // isz, cs_a = cnp.PyArray_STRIDE(a, 1) // isz
-    cdef int64_t rs_b = cnp.PyArray_STRIDE(b, 0) // isz, cs_b = cnp.PyArray_STRIDE(b, 1) // isz
-    cdef int64_t rs_c = cnp.PyArray_STRIDE(c, 0) // isz, cs_c = cnp.PyArray_STRIDE(c, 1) // isz
-    cdef void* pbias = NULL
-    cdef int64_t bs = 0
+cdef int _gemm_raw(int t, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
+                   int64_t rs_a, int64_t cs_a, const void* b, int64_t rs_b, int64_t cs_b,
+                   double beta, void* c, int64_t rs_c, int64_t cs_c, const void* bias,
+                   int64_t bs, int act) except -1:
+    """The C call, GIL released; strides in elements, t the NumPy type number of all operands."""
     cdef int rc
-    if bias is not None:
-        pbias = cnp.PyArray_DATA(bias)
-        bs = cnp.PyArray_STRIDE(bias, 0) // isz
-    if cnp.PyArray_TYPE(c) == NPY_F32:
+    if t == NPY_F32:
         with nogil:
-            rc = tilegen_sgemm_strided(m, n, k, <float> alpha, <const float*> cnp.PyArray_DATA(a),
-                                       rs_a, cs_a, <const float*> cnp.PyArray_DATA(b), rs_b, cs_b,
-                                       <float> beta, <float*> cnp.PyArray_DATA(c), rs_c, cs_c,
-                                       <const float*> pbias, bs, act)
+            rc = tilegen_sgemm_strided(m, n, k, <float> alpha, <const float*> a, rs_a, cs_a,
+                                       <const float*> b, rs_b, cs_b, <float> beta, <float*> c,
+                                       rs_c, cs_c, <const float*> bias, bs, act)
     else:
         with nogil:
-            rc = tilegen_dgemm_strided(m, n, k, alpha, <const double*> cnp.PyArray_DATA(a),
-                                       rs_a, cs_a, <const double*> cnp.PyArray_DATA(b), rs_b, cs_b,
-                                       beta, <double*> cnp.PyArray_DATA(c), rs_c, cs_c,
-                                       <const double*> pbias, bs, act)
+            rc = tilegen_dgemm_strided(m, n, k, alpha, <const double*> a, rs_a, cs_a,
+                                       <const double*> b, rs_b, cs_b, beta, <double*> c,
+                                       rs_c, cs_c, <const double*> bias, bs, act)
     if rc != 0:
         raise ValueError(f"tilegen gemm rejected argument {-rc}")
     return 0
+
+
+cdef int _call_gemm(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha, double beta,
+                    cnp.ndarray bias, int act) except -1:
+    """c = act(alpha * a @ b + beta * c + bias) for 2-D arrays of one float dtype."""
+    cdef int64_t isz = cnp.PyArray_ITEMSIZE(c)
+    cdef void* pbias = NULL
+    cdef int64_t bs = 0
+    if bias is not None:
+        pbias = cnp.PyArray_DATA(bias)
+        bs = cnp.PyArray_STRIDE(bias, 0) // isz
+    return _gemm_raw(cnp.PyArray_TYPE(c), cnp.PyArray_DIM(a, 0), cnp.PyArray_DIM(b, 1),
+                     cnp.PyArray_DIM(a, 1), alpha, cnp.PyArray_DATA(a),
+                     cnp.PyArray_STRIDE(a, 0) // isz, cnp.PyArray_STRIDE(a, 1) // isz,
+                     cnp.PyArray_DATA(b), cnp.PyArray_STRIDE(b, 0) // isz,
+                     cnp.PyArray_STRIDE(b, 1) // isz, beta, cnp.PyArray_DATA(c),
+                     cnp.PyArray_STRIDE(c, 0) // isz, cnp.PyArray_STRIDE(c, 1) // isz, pbias, bs,
+                     act)
+
+
+cdef object _matvec(cnp.ndarray A, cnp.ndarray B, object out, int t):
+    """The matrix-vector cases of matmul (exactly one operand 1-D) for aligned operands of one
+    float dtype with matching core dimensions; None when `out` needs the general path."""
+    cdef int64_t isz = cnp.PyArray_ITEMSIZE(A), m, n, k, cs_a, rs_b, stride_c
+    cdef cnp.npy_intp length
+    cdef cnp.ndarray C
+    if cnp.PyArray_NDIM(A) == 1:      # x @ B: one row
+        k = cnp.PyArray_DIM(A, 0)
+        length = cnp.PyArray_DIM(B, 1)
+    else:                              # A @ x: one column
+        k = cnp.PyArray_DIM(A, 1)
+        length = cnp.PyArray_DIM(A, 0)
+    if out is None:
+        C = cnp.PyArray_EMPTY(1, &length, t, 0)
+    elif type(out) is cnp.ndarray:
+        C = <cnp.ndarray> out
+        if not (cnp.PyArray_NDIM(C) == 1 and cnp.PyArray_DIM(C, 0) == length
+                and _gemm_ready(C, t) and cnp.PyArray_ISWRITEABLE(C) and not _overlap(C, A)
+                and not _overlap(C, B) and (length <= 1 or cnp.PyArray_STRIDE(C, 0) != 0)):
+            return None
+    else:
+        return None
+    stride_c = cnp.PyArray_STRIDE(C, 0) // isz
+    if cnp.PyArray_NDIM(A) == 1:
+        _gemm_raw(t, 1, length, k, 1.0, cnp.PyArray_DATA(A), k, cnp.PyArray_STRIDE(A, 0) // isz,
+                  cnp.PyArray_DATA(B), cnp.PyArray_STRIDE(B, 0) // isz,
+                  cnp.PyArray_STRIDE(B, 1) // isz, 0.0, cnp.PyArray_DATA(C), 0, stride_c,
+                  NULL, 0, 0)
+    else:
+        _gemm_raw(t, length, 1, k, 1.0, cnp.PyArray_DATA(A), cnp.PyArray_STRIDE(A, 0) // isz,
+                  cnp.PyArray_STRIDE(A, 1) // isz, cnp.PyArray_DATA(B),
+                  cnp.PyArray_STRIDE(B, 0) // isz, 1, 0.0, cnp.PyArray_DATA(C), stride_c, 1,
+                  NULL, 0, 0)
+    return C
 
 
 def gemm_into(a, b, c, double alpha=1.0, double beta=0.0, bias=None, act=None):
@@ -399,6 +443,13 @@ def matmul(a, b, /, out=None):
                         and not _overlap(C, B) and _disjoint_2d(C)):
                     _call_gemm(A, B, C, 1.0, 0.0, None, 0)
                     return C
+        elif ((t == NPY_F32 or t == NPY_F64) and cnp.PyArray_NDIM(A) + cnp.PyArray_NDIM(B) == 3
+                and cnp.PyArray_NDIM(A) >= 1 and cnp.PyArray_NDIM(B) >= 1
+                and _gemm_ready(A, t) and _gemm_ready(B, t)
+                and cnp.PyArray_DIM(A, cnp.PyArray_NDIM(A) - 1) == cnp.PyArray_DIM(B, 0)):
+            C = _matvec(A, B, out, t)
+            if C is not None:
+                return C
     if _numpy_api is None:
         from tilegen import numpy_api
         _numpy_api = numpy_api
