@@ -373,6 +373,13 @@ static int F(gemm_prepare_)(F(problem_)* p, int64_t m, int64_t n, int64_t k, T a
 
 static int F(threads_for_)(const F(problem_)* p) {
   const double flops = 2.0 * (double) p->m * (double) p->n * (double) p->k;
+  if (p->m == 1) {  /* a row vector times B: memory-bound, like the dot form above */
+    const double bytes = (double) p->n * (double) p->k * sizeof(T);
+    if (bytes < TG_GEMV_PARALLEL_MIN_BYTES) return 1;
+    const int64_t panels = (p->n + p->set->nr - 1) / p->set->nr;
+    const int nt = tg_threads_max();
+    return nt < panels ? nt : (int) panels;
+  }
   if (flops < TG_PARALLEL_MIN_FLOPS) return 1;
   int nt = tg_threads_max();
   const int64_t panels = ((p->m + p->set->mr - 1) / p->set->mr) * ((p->n + p->set->nr - 1) / p->set->nr);
@@ -419,8 +426,9 @@ static void F(gemv_dot_)(const F(problem_)* p, const T* mat, int64_t rs_mat, int
     for (int64_t kk = 0; kk < p->k; kk++) xc[kk] = x[kk * inc_x];
     g.x = xc;
   }
-  const double flops = 2.0 * (double) rows * (double) p->k;
-  int nt = flops < TG_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();
+  /* Memory-bound: threads pay off by the bytes streamed, well before the flops threshold. */
+  const double bytes = (double) rows * (double) p->k * sizeof(T);
+  int nt = bytes < TG_GEMV_PARALLEL_MIN_BYTES ? 1 : tg_threads_max();
   const int64_t panels = (rows + g.cfg->gemv_mr - 1) / g.cfg->gemv_mr;
   if (nt > panels) nt = (int) panels;
   tg_parallel_run(nt, F(gemv_task_), &g);
