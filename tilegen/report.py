@@ -57,7 +57,8 @@ def _kernel_lines(k: Mapping[str, Any]) -> List[str]:
         if key in _KERNEL_KNOWN:
             continue
         if isinstance(value, Mapping):
-            lines.append(f"{key}: {value.get('kernel', '')}".rstrip())
+            name = value.get("kernel", "")
+            lines.append(f"{key}: {'none registered' if name is None else name}".rstrip())
             lines += ["  " + line for line in _kernel_lines(value)]
         else:
             lines.append(f"{key}: {_words(value)}")
