@@ -98,6 +98,16 @@ def assert_close(got, ref, scale, k: int, *dtypes) -> None:
             f"reference {ref[idx]!r}, allowed error {tol * scale[idx]!r} (K={k})")
 
 
+def check_like_numpy(got, expected, reference, *dtypes) -> None:
+    """got has expected's (NumPy's) type, shape and dtype, and is within tolerance of
+    reference = (float64 result, float64 result on |a|, |b| as the scale, K)."""
+    assert type(got) is type(expected), (type(got), type(expected))
+    assert np.shape(got) == np.shape(expected)
+    assert got.dtype == expected.dtype
+    ref, scale, k = reference
+    assert_close(got, ref, scale, k, expected.dtype, *dtypes)
+
+
 def same_error(call_numpy, call_tilegen) -> Exception:
     """Both callables raise: the same exception type and the same message. Returns NumPy's."""
     try:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import npcompat
 from npcompat import (F32, F64, LAYOUTS, LAYOUTS_1D, assert_close, dims, examples, relayout,
                       same_error, small_dims, values)
 
@@ -38,12 +39,7 @@ def reference(a, b):
 
 
 def check_like_numpy(got, expected, a, b, *dtypes):
-    """got has expected's type, shape and dtype, and its values are within tolerance."""
-    assert type(got) is type(expected), (type(got), type(expected))
-    assert np.shape(got) == np.shape(expected)
-    assert got.dtype == expected.dtype
-    ref, scale, k = reference(a, b)
-    assert_close(got, ref, scale, k, expected.dtype, *dtypes)
+    npcompat.check_like_numpy(got, expected, reference(a, b), *dtypes)
 
 
 @st.composite
