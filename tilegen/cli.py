@@ -171,6 +171,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return args.run(args)
     except SystemExit as e:  # --help
         return e.code if isinstance(e.code, int) else 0
+    except BrokenPipeError:  # `tilegen list | head`: the reader is gone, nothing is wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     # The registry, the options and the paths are the user's input; the DSL reports what is
     # wrong with them as ValueError. Template bugs keep their traceback: that is a developer's.
     except (UsageError, ValueError, OSError, yaml.YAMLError) as e:
