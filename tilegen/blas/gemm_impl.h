@@ -7,8 +7,9 @@
  * panel > micro-kernel. Row-major A goes to the "rows" kernels (A panels are plain row copies or
  * the user's rows themselves), column-major A to the "packed" ones (A panels are contiguous
  * column runs, or the user's columns). K remainders and edge tiles are handled inside the
- * kernels; the rows of C are cut into panels matched to the registered tiles. Threads split C
- * into a grid of blocks, each running the whole nest with its own buffers (no barriers).
+ * kernels; the rows of C are cut into panels matched to the registered tiles. Threads split C:
+ * for wide products by rows, as a team that shares the packing of each B block (a barrier per
+ * block); otherwise into a grid of blocks, each with its own buffers.
  */
 #define TG_CAT_(a, b) a##b
 #define TG_CAT(a, b) TG_CAT_(a, b)
@@ -123,9 +124,8 @@ static inline void F(panel_)(const F(panels_)* pl, int64_t MR, int64_t M, int64_
 
 /* Leading dimension of a packed row panel: padded so the rows do not share L1 sets. */
 static inline int64_t F(row_panel_ld_)(int64_t kc) {
-  int64_t ld = (kc + 15) / 16 * 16;
-  if (((ld * (int64_t) sizeof(T)) & 4095) == 0 || ((ld * (int64_t) sizeof(T)) & 2047) == 0) ld += 16;
-  return ld;
+  const int64_t ld = F(round_up_)(kc, 16);
+  return ((ld * (int64_t) sizeof(T)) & 2047) == 0 ? ld + 16 : ld;
 }
 
 /* Threads that share the packed B blocks: each packs its share of a block, and all compute
@@ -327,6 +327,26 @@ static void F(gemm_parallel_)(const F(problem_)* p, int want) {
   tg_parallel_run(want, F(gemm_task_), &run);
 }
 
+/* KC and NC for this product: the configured ones, adjusted for its shape. */
+static void F(choose_blocking_)(F(problem_)* p) {
+  p->kc = p->cfg->kc;
+  p->nc = p->cfg->nc;
+  if (p->cs_b == 1 && p->m <= TG_DIRECT_B_MAX_PANELS * p->set->mr &&
+      (double) p->k * (double) p->n * sizeof(T) > TG_STREAM_B_MIN_BYTES) {
+    /* Few rows of C and a big B: B is read in place, once from memory, a few rows at a time
+       (a handful of prefetch streams) across all of its columns; no column blocking, since no
+       B panel is reused beyond the row panels of this sweep, which find it in L2. */
+    p->kc = p->m == 1 ? TG_STREAM_KC / 2 : TG_STREAM_KC;  /* a lone row: half the streams */
+    p->nc = F(round_up_)(p->n, p->set->nr);
+  }
+  if (p->n <= 2 * p->set->nr && p->k > p->kc) {
+    /* Few column panels: A is streamed rather than reused, so deepen KC while the B block
+       keeps the configured size; C is then swept fewer times. */
+    const int64_t budget = p->cfg->kc * p->cfg->nc, cols = F(round_up_)(p->n, p->set->nr);
+    p->kc = budget / cols < p->k ? budget / cols : p->k;
+  }
+}
+
 /* Row-major A (rows contiguous) goes to the "rows" kernels when the ISA has them, to the
    narrow ones (half the NR) when C has no more columns than they cover. */
 static inline void F(choose_layout_)(F(problem_)* p) {
@@ -366,14 +386,13 @@ static int F(gemm_prepare_)(F(problem_)* p, int64_t m, int64_t n, int64_t k, T a
   }
   p->cfg = F(tg_gemm_cfg_)();
   F(choose_layout_)(p);
-  p->kc = p->cfg->kc;
-  p->nc = p->cfg->nc;
+  F(choose_blocking_)(p);
   return transposed ? 2 : 1;
 }
 
 static int F(threads_for_)(const F(problem_)* p) {
   const double flops = 2.0 * (double) p->m * (double) p->n * (double) p->k;
-  if (p->m == 1) {  /* a row vector times B: memory-bound, like the dot form above */
+  if (p->m == 1) {  /* a row vector times B: memory-bound, like the dot-form GEMV */
     const double bytes = (double) p->n * (double) p->k * sizeof(T);
     if (bytes < TG_GEMV_PARALLEL_MIN_BYTES) return 1;
     const int64_t panels = (p->n + p->set->nr - 1) / p->set->nr;
@@ -455,22 +474,9 @@ void F(tg_gemm_)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t r
     p = (F(problem_)){.m = 1, .n = p.m, .k = p.k, .alpha = p.alpha, .beta = p.beta, .a = p.b,
                       .rs_a = 1, .cs_a = p.rs_b, .b = p.a, .rs_b = p.cs_a, .cs_b = p.rs_a,
                       .c = p.c, .rs_c = 1, .cs_c = p.rs_c, .bias = p.bias, .bias_rs = 0,
-                      .bias_cs = p.bias_rs, .act = p.act, .cfg = p.cfg, .kc = p.kc, .nc = p.nc};
+                      .bias_cs = p.bias_rs, .act = p.act, .cfg = p.cfg};
     F(choose_layout_)(&p);
-  }
-  if (p.cs_b == 1 && p.m <= TG_DIRECT_B_MAX_PANELS * p.set->mr &&
-      (double) p.k * (double) p.n * sizeof(T) > TG_STREAM_B_MIN_BYTES) {
-    /* Few rows of C and a big B: B is read in place, once from memory, a few rows at a time
-       (a handful of prefetch streams) across all of its columns; no column blocking, since no
-       B panel is reused beyond the row panels of this sweep, which find it in L2. */
-    p.kc = p.m == 1 ? TG_STREAM_KC / 2 : TG_STREAM_KC;  /* a lone row: half the streams */
-    p.nc = F(round_up_)(p.n, p.set->nr);
-  }
-  if (p.n <= 2 * p.set->nr && p.k > p.kc) {
-    /* Few column panels: A is streamed rather than reused, so deepen KC while the B block
-       keeps the configured size; C is then swept fewer times. */
-    const int64_t budget = p.cfg->kc * p.cfg->nc, cols = F(round_up_)(p.n, p.set->nr);
-    p.kc = budget / cols < p.k ? budget / cols : p.k;
+    F(choose_blocking_)(&p);
   }
   const int nt = F(threads_for_)(&p);
   F(gemm_parallel_)(&p, nt);
@@ -481,7 +487,6 @@ typedef struct {
   F(problem_) proto;        /* the first matrix's problem; pointers offset per batch item */
   int64_t count, ndim;
   const int64_t *shape, *sa, *sb, *sc;
-  int inner_threads;        /* threads per product when the batch is not split */
 } F(batch_);
 
 static void F(batch_item_)(const F(batch_)* bt, int64_t idx, F(problem_)* p) {
