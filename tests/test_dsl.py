@@ -63,6 +63,9 @@ def test_unknown_values_name_the_field_and_the_allowed_values(field, value, allo
     ({"prefetch": -1}, "prefetch"), ({"epilogue": ("gelu",)}, "epilogue"),
     ({"epilogue": ("relu", "bias")}, "epilogue"), ({"epilogue": ("relu", "relu6")}, "epilogue"),
     ({"isa": "avx2", "nr": 16, "tail": "mask"}, "tail"), ({"variant": "Bad-Name"}, "variant"),
+    ({"kloop": "fortran"}, "kloop"), ({"isa": "neon", "nr": 12, "kloop": "asm"}, "kloop"),
+    ({"isa": "scalar", "nr": 4, "kloop": "asm"}, "kloop"), ({"kloop": "asm", "prefetch": 8}, "kloop"),
+    ({"op": "gemv", "nr": 1, "kr": 32, "kloop": "asm"}, "kloop"),
 ])
 def test_other_invalid_schedules_name_their_field(kw, field):
     with pytest.raises(ValueError, match=rf"^{field}:"):
@@ -77,7 +80,8 @@ REGISTRY = load_registry(registry_path(str(REPO_ROOT)))
 @pytest.mark.parametrize("entry", REGISTRY, ids=lambda e: e.name)
 def test_registry_names_round_trip(entry):
     s = entry.spec
-    rebuilt = spec_from_name(entry.name, unroll=s.unroll, prefetch=s.prefetch, tail=s.tail)
+    rebuilt = spec_from_name(entry.name, unroll=s.unroll, prefetch=s.prefetch, tail=s.tail,
+                             kloop=s.kloop)
     assert rebuilt == s and format_name(rebuilt) == entry.name
 
 
@@ -171,10 +175,17 @@ def test_registry_rejects_invalid_entries(tmp_path, body, message):
 
 # --- golden rendering: a template change shows up as a readable diff ---
 
-GOLDEN_SPEC = KernelSpec(op="gemm", dtype="f32", isa="avx2", mr=4, nr=16, unroll=2)
+GOLDEN_SPECS = [
+    KernelSpec(op="gemm", dtype="f32", isa="avx2", mr=4, nr=16, unroll=2),
+    # The asm k loop, rows layout (row bases and scaled addressing); variant keeps the file apart.
+    KernelSpec(op="gemm", dtype="f64", isa="avx2", mr=3, nr=8, unroll=2, a_layout="rows",
+               kloop="asm", variant="asm"),
+]
 
 
-def test_golden_rendering(update_golden):
+@pytest.mark.parametrize("golden", GOLDEN_SPECS, ids=lambda s: s.name)
+def test_golden_rendering(golden, update_golden):
+    GOLDEN_SPEC = golden
     path = GOLDEN_DIR / f"{GOLDEN_SPEC.name}.c"
     rendered = render_kernel(GOLDEN_SPEC, str(REPO_ROOT))
     if update_golden:

@@ -58,8 +58,16 @@ CROSS = {
 }
 
 
-def targets(isa_arch: str) -> List[Target]:
+# Kernels with an inline-assembly k loop also carry the intrinsics loop that other compilers
+# build; TG_NO_ASM selects it, so both loops are tested.
+NATIVE_NO_ASM = Target("native intrinsics loop", ("gcc", "-DTG_NO_ASM"), packages="gcc")
+
+
+def targets(spec: KernelSpec) -> List[Target]:
+    isa_arch = ISAS[spec.isa].arch
     out = [NATIVE] if isa_arch in (HOST_ARCH, "any") else []
+    if out and spec.kloop == "asm":
+        out.append(NATIVE_NO_ASM)
     out += [t for arch, t in CROSS.items() if arch != HOST_ARCH and isa_arch in (arch, "any")]
     return out or [Target("not runnable", reason=f"{isa_arch} code cannot run on this {HOST_ARCH} host")]
 
@@ -92,7 +100,7 @@ FAMILIES = {
     "gemv": Family("gemv_ukernel_tester.c", gemv_defines),
 }
 
-CASES = [(e, t) for e in ENTRIES if e.spec.op in FAMILIES for t in targets(ISAS[e.spec.isa].arch)]
+CASES = [(e, t) for e in ENTRIES if e.spec.op in FAMILIES for t in targets(e.spec)]
 
 
 def compile_command(spec: KernelSpec, target: Target, out: Path) -> List[str]:

@@ -42,6 +42,9 @@ class KernelBuilder:
     def prefetch(self, distance: int) -> "KernelBuilder":
         return self._with(prefetch=distance)
 
+    def kloop(self, how: str) -> "KernelBuilder":
+        return self._with(kloop=how)
+
     def tail(self, strategy: str) -> "KernelBuilder":
         return self._with(tail=strategy)
 

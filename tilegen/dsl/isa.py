@@ -8,7 +8,7 @@ from these tables too (``generated/tg_isa.h``), so adding an ISA is one entry he
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Mapping, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 DTYPES: Mapping[str, str] = {"f32": "float", "f64": "double"}
 DTYPE_BYTES: Mapping[str, int] = {"f32": 4, "f64": 8}
@@ -40,6 +40,18 @@ ARCH_GUARDS: Mapping[str, str] = {
 
 
 @dataclass(frozen=True)
+class AsmOps:
+    """AT&T mnemonics of one (ISA, dtype) pair for a k loop in GNU inline assembly."""
+
+    reg: str        # vector register prefix: "zmm", "ymm"
+    load: str       # unaligned vector load
+    store: str      # unaligned vector store
+    bcast: str      # scalar broadcast from memory
+    fma: str        # acc += a * b, the 231 form
+    zero: str       # xor idiom that reaches every register of the prefix
+
+
+@dataclass(frozen=True)
 class VecOps:
     """Spellings of the vector operations of one (ISA, dtype) pair.
 
@@ -67,6 +79,7 @@ class VecOps:
     mask_: str = ""
     load_mask_: str = ""
     store_mask_: str = ""
+    asm: Optional[AsmOps] = None   # set when the ISA can run a GEMM k loop in inline assembly
 
     def zero(self) -> str:
         return self.zero_
@@ -127,6 +140,9 @@ class Isa:
     # Default cache blocking (KC, NC) per dtype: a KC x NC block of packed B stays in L2 while
     # every row panel of A streams through L1. `tilegen tune` refines it per machine.
     blocking: Mapping[str, Tuple[int, int]] = field(default_factory=dict)
+    # Preprocessor condition under which the inline-assembly k loops compile (GNU syntax on
+    # this arch); elsewhere, e.g. MSVC, the same kernel falls back to its intrinsics loop.
+    asm_guard: str = ""
     description: str = ""
 
     def vec(self, dtype: str) -> VecOps:
@@ -181,6 +197,12 @@ def _x86_ops(bits: int, dtype: str) -> VecOps:
         common.update(reduce_=f"{w}_reduce_add_{sfx}({{x}})")
     else:
         common.update(reduce_=f"tg_hsum256_{sfx}({{x}})", helpers=_AVX2_HSUM[dtype])
+    p = "s" if dtype == "f32" else "d"
+    common.update(asm=AsmOps(
+        reg="zmm" if bits == 512 else "ymm", load=f"vmovup{p}", store=f"vmovup{p}",
+        bcast=f"vbroadcasts{p}", fma=f"vfmadd231p{p}",
+        # vxorps cannot name zmm16-31 without AVX512DQ; vpxord is AVX512F.
+        zero="vpxord" if bits == 512 else "vxorps"))
     if bits == 512:
         mtype = "__mmask16" if dtype == "f32" else "__mmask8"
         common.update(
@@ -225,6 +247,9 @@ def _scalar_ops(dtype: str) -> VecOps:
     )
 
 
+# GCC and Clang on x86-64; TG_NO_ASM builds the intrinsics fallback (the tests build both).
+_X86_GNU_ASM = "defined(__GNUC__) && defined(__x86_64__) && !defined(TG_NO_ASM)"
+
 ISAS: Dict[str, Isa] = {
     "scalar": Isa(
         name="scalar", arch="any", vector_bits=0, num_vregs=16, tail="temp",
@@ -243,6 +268,7 @@ ISAS: Dict[str, Isa] = {
         prefetch_="_mm_prefetch((const char*) ({p}), _MM_HINT_T0)",
         ops={d: _x86_ops(256, d) for d in DTYPES},
         blocking={"f32": (256, 1024), "f64": (256, 512)},
+        asm_guard=_X86_GNU_ASM,
         description="AVX2 + FMA3, 16 ymm registers",
     ),
     "avx512": Isa(
@@ -254,6 +280,7 @@ ISAS: Dict[str, Isa] = {
         prefetch_="_mm_prefetch((const char*) ({p}), _MM_HINT_T0)",
         ops={d: _x86_ops(512, d) for d in DTYPES},
         blocking={"f32": (256, 1024), "f64": (256, 512)},
+        asm_guard=_X86_GNU_ASM,
         description="AVX-512 F/VL/BW/DQ, 32 zmm registers, masked tails",
     ),
     "neon": Isa(

@@ -114,10 +114,39 @@ class GemmPlan:
     v: VecOps
     budget: RegisterBudget
     params_type: str
+    kloop: str = "c"           # "c" or "asm" (inline assembly, registers fixed below)
 
     @property
     def elem_bytes(self) -> int:
         return DTYPE_BYTES[self.dtype]
+
+    # The asm k loop's register allocation: B vectors first, then the broadcast, the
+    # accumulators in the top registers (the budget check guarantees they do not meet).
+    def asm_b(self, j: int) -> str:
+        return f"%%{self.v.asm.reg}{j}"
+
+    @property
+    def asm_bcast(self) -> str:
+        return f"%%{self.v.asm.reg}{self.nv}"
+
+    def asm_acc(self, i: int, j: int) -> str:
+        return f"%%{self.v.asm.reg}{self.isa.num_vregs - self.mr * self.nv + i * self.nv + j}"
+
+    @property
+    def asm_clobbers(self) -> str:
+        """Every vector register the asm loop writes, as the constraint list spells them."""
+        used = list(range(self.nv + 1)) + list(range(self.isa.num_vregs - self.mr * self.nv,
+                                                      self.isa.num_vregs))
+        return ", ".join(f'"xmm{r}"' for r in used)
+
+    def asm_a_elem(self, i: int, u: int) -> str:
+        """AT&T operand of A(i, kk + u) in the current k step's frame."""
+        eb = self.elem_bytes
+        if self.a_layout == "packed":
+            return f"{i * eb}(%[a])"
+        base, scale = self.row_addr[i]
+        index = f",%[rsb],{scale}" if scale else ""
+        return f"{u * eb}(%[ab{base}]{index})"
 
     def a_elem(self, i: int, u: int) -> str:
         """Address of A(i, kk + u) in the current k step's frame."""
@@ -150,6 +179,7 @@ def lower_gemm(spec: "KernelSpec") -> GemmPlan:
         v=v,
         budget=register_budget(spec),
         params_type=f"tg_{spec.dtype}_gemm_params",
+        kloop=spec.kloop,
     )
 
 

@@ -9,7 +9,7 @@ from .spec import KernelSpec, parse_tile
 
 REGISTRY_RELPATH = os.path.join("tilegen", "kernels.yaml")
 _ENTRY_KEYS = {"op", "dtype", "isa", "tile", "unroll", "prefetch", "epilogue", "variant",
-               "production", "tail", "a_layout"}
+               "production", "tail", "a_layout", "kloop"}
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,8 @@ class Entry:
     def describe(self) -> str:
         s = self.spec
         parts = [f"unroll {s.unroll}", f"prefetch {s.prefetch}", f"tail {s.tail}"]
+        if s.kloop != "c":
+            parts.append(f"k loop {s.kloop}")
         if not self.production:
             parts.append("not dispatched")
         return ", ".join(parts)
@@ -55,6 +57,7 @@ def parse_entry(raw: dict, where: str = "registry") -> Entry:
         unroll=raw.get("unroll", 1), prefetch=raw.get("prefetch", 0),
         epilogue=tuple(raw.get("epilogue", ()) or ()), variant=raw.get("variant", ""),
         tail=raw.get("tail"), a_layout=raw.get("a_layout", "packed"),
+        kloop=raw.get("kloop", "c"),
     )
     production = raw.get("production", True)
     if not isinstance(production, bool):

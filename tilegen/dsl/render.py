@@ -65,7 +65,8 @@ def pack_path(dtype: str, isa: str) -> str:
 
 def _entry_note(spec: KernelSpec) -> str:
     return (f"{REGISTRY_RELPATH} entry {spec.name} "
-            f"(unroll {spec.unroll}, prefetch {spec.prefetch}, tail {spec.tail})")
+            f"(unroll {spec.unroll}, prefetch {spec.prefetch}, tail {spec.tail}"
+            + (f", k loop {spec.kloop}" if spec.kloop != "c" else "") + ")")
 
 
 def render_kernel(spec: KernelSpec, root: Optional[str] = None, note: Optional[str] = None) -> str:

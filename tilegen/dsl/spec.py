@@ -34,6 +34,10 @@ EPILOGUES: Tuple[str, ...] = ("bias", "relu", "relu6")
 # or "rows" (element at a[i*rs_a + kk]: row-major A in place, or panels packed by plain row copies).
 # The name marks "rows" kernels with the variant token "rows".
 A_LAYOUTS: Tuple[str, ...] = ("packed", "rows")
+# How the k loop is written: "c" (the ISA's intrinsics) or "asm" (GNU inline assembly with a
+# fixed register allocation, where the ISA table has the mnemonics; the intrinsics loop stays
+# as the fallback for other compilers). A schedule detail: it does not enter the name.
+KLOOPS: Tuple[str, ...] = ("c", "asm")
 MAX_UNROLL = 16
 
 _NAME_RE = re.compile(
@@ -78,6 +82,7 @@ class KernelSpec:
     tail: Optional[str] = None       # None: the ISA's default tail strategy
     prefetch: int = 0                # distance (k steps) to prefetch A and B ahead; 0 = none
     a_layout: str = "packed"         # gemm: "packed" (MR values per k step) or "rows" (A by rows)
+    kloop: str = "c"                 # "c": intrinsics; "asm": inline assembly (see KLOOPS)
     variant: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
@@ -109,6 +114,12 @@ class KernelSpec:
         _allowed("tail", tail, allowed_tails)
         object.__setattr__(self, "tail", tail)
         _allowed("a_layout", self.a_layout, A_LAYOUTS if self.op == "gemm" else ("packed",))
+        _allowed("kloop", self.kloop, KLOOPS if self.op == "gemm" else ("c",))
+        if self.kloop == "asm":
+            if isa.vec(self.dtype).asm is None or not isa.asm_guard:
+                raise ValueError(f"kloop: {self.isa} has no inline-assembly k loop; allowed: c")
+            if self.prefetch:
+                raise ValueError("kloop: the asm k loop does not prefetch; use prefetch 0 or kloop c")
         if self.variant and not re.fullmatch(r"[a-z0-9_]+", self.variant):
             raise ValueError(f"variant: {self.variant!r} must match [a-z0-9_]+")
         from .lowering import check_spec  # lowering owns the per-op shape and register rules
