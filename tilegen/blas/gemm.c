@@ -13,7 +13,6 @@
 #define TG_DIRECT_B_MAX_PANELS 4      /* read B unpacked when C has at most this many row panels */
 #define TG_PARALLEL_MIN_FLOPS 4.0e6   /* below this a product runs on one thread */
 #define TG_GEMV_PARALLEL_MIN_BYTES 1.0e6 /* matrix-vector products: threads from this size */
-#define TG_TEAM_MIN_COL_PANELS 16     /* threads share B's packing from this many column panels */
 #define TG_STACK_PACK_BYTES 32768     /* packing buffers this small live on the stack */
 #define TG_STREAM_KC 32               /* depth block when few rows stream a big B (x B, M=16) */
 #define TG_STREAM_B_MIN_BYTES 1.0e6   /* ... "big": B no longer sits in L2 */

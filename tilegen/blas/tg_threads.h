@@ -16,12 +16,4 @@ void tg_parallel_run(int want, tg_task_fn fn, void* ctx);
 
 int tg_threads_max(void);  /* the thread count in force: tilegen_set_num_threads or the default */
 
-/* A spinning barrier for the threads of one region (they all run at once). Zero-initialise it;
-   each thread keeps its own `sense`, starting at 0. */
-typedef struct {
-  _Atomic int count;
-  _Atomic int sense;
-} tg_barrier;
-void tg_barrier_wait(tg_barrier* b, int nthreads, int* sense);
-
 #endif

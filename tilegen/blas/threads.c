@@ -2,7 +2,6 @@
 #include "tg_threads.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -226,17 +225,4 @@ void tg_parallel_run(int want, tg_task_fn fn, void* ctx) {
     }
   }
   pthread_mutex_unlock(&pool.region);
-}
-
-void tg_barrier_wait(tg_barrier* b, int nthreads, int* sense) {
-  *sense = !*sense;
-  if (atomic_fetch_add_explicit(&b->count, 1, memory_order_acq_rel) == nthreads - 1) {
-    atomic_store_explicit(&b->count, 0, memory_order_relaxed);
-    atomic_store_explicit(&b->sense, *sense, memory_order_release);
-    return;
-  }
-  for (int i = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != *sense; i++) {
-    TG_CPU_RELAX();
-    if ((i & 1023) == 1023) sched_yield();  /* a descheduled peer: let it run */
-  }
 }
