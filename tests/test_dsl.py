@@ -64,7 +64,7 @@ def test_unknown_values_name_the_field_and_the_allowed_values(field, value, allo
     ({"epilogue": ("relu", "bias")}, "epilogue"), ({"epilogue": ("relu", "relu6")}, "epilogue"),
     ({"isa": "avx2", "nr": 16, "tail": "mask"}, "tail"), ({"variant": "Bad-Name"}, "variant"),
     ({"kloop": "fortran"}, "kloop"), ({"isa": "neon", "nr": 12, "kloop": "asm"}, "kloop"),
-    ({"isa": "scalar", "nr": 4, "kloop": "asm"}, "kloop"), ({"kloop": "asm", "prefetch": 8}, "kloop"),
+    ({"isa": "scalar", "nr": 4, "kloop": "asm"}, "kloop"),
     ({"op": "gemv", "nr": 1, "kr": 32, "kloop": "asm"}, "kloop"),
 ])
 def test_other_invalid_schedules_name_their_field(kw, field):
@@ -177,9 +177,9 @@ def test_registry_rejects_invalid_entries(tmp_path, body, message):
 
 GOLDEN_SPECS = [
     KernelSpec(op="gemm", dtype="f32", isa="avx2", mr=4, nr=16, unroll=2),
-    # The asm k loop, rows layout (row bases and scaled addressing); variant keeps the file apart.
+    # The asm k loop, rows layout (row bases, scaled addressing), B prefetch; variant keeps it apart.
     KernelSpec(op="gemm", dtype="f64", isa="avx2", mr=3, nr=8, unroll=2, a_layout="rows",
-               kloop="asm", variant="asm"),
+               kloop="asm", prefetch=4, variant="asm"),
 ]
 
 

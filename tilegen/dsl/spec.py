@@ -80,7 +80,7 @@ class KernelSpec:
     unroll: int = 1
     epilogue: Tuple[str, ...] = ()
     tail: Optional[str] = None       # None: the ISA's default tail strategy
-    prefetch: int = 0                # distance (k steps) to prefetch A and B ahead; 0 = none
+    prefetch: int = 0                # distance (k steps) to prefetch A and B ahead (asm: B); 0 = none
     a_layout: str = "packed"         # gemm: "packed" (MR values per k step) or "rows" (A by rows)
     kloop: str = "c"                 # "c": intrinsics; "asm": inline assembly (see KLOOPS)
     variant: str = ""
@@ -118,8 +118,6 @@ class KernelSpec:
         if self.kloop == "asm":
             if isa.vec(self.dtype).asm is None or not isa.asm_guard:
                 raise ValueError(f"kloop: {self.isa} has no inline-assembly k loop; allowed: c")
-            if self.prefetch:
-                raise ValueError("kloop: the asm k loop does not prefetch; use prefetch 0 or kloop c")
         if self.variant and not re.fullmatch(r"[a-z0-9_]+", self.variant):
             raise ValueError(f"variant: {self.variant!r} must match [a-z0-9_]+")
         from .lowering import check_spec  # lowering owns the per-op shape and register rules
