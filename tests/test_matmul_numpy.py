@@ -460,7 +460,8 @@ def test_bad_keyword_raises_typeerror():
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("case", [
     "C", "F", "neg", "step2", "T", "swapped", "unaligned", "stacked", "broadcast", "vec@mat",
-    "mat@vec", "vec@vec", "stack@vec", "out-F", "out-wider", "out=a", "out-unaligned", "lists",
+    "mat@vec", "vec@vec", "stack@vec", "stack@mat", "out-F", "out-wider", "out=a", "out-unaligned",
+    "out-stacked", "out-stacked-F", "lists",
 ])
 def test_float_products_run_on_tilegen(numpy_products_forbidden, dtype, case):
     rng = np.random.default_rng(11)
@@ -468,7 +469,9 @@ def test_float_products_run_on_tilegen(numpy_products_forbidden, dtype, case):
     layout = case if case in LAYOUTS else "C"
     shapes = {"stacked": ((3, m, k), (3, k, n)), "broadcast": ((2, 1, m, k), (1, 5, k, n)),
               "vec@mat": ((k,), (k, n)), "mat@vec": ((m, k), (k,)), "vec@vec": ((k,), (k,)),
-              "stack@vec": ((4, m, k), (k,)), "out=a": ((k, k), (k, k))}
+              "stack@vec": ((4, m, k), (k,)), "stack@mat": ((2, 3, m, k), (k, n)),
+              "out=a": ((k, k), (k, k)), "out-stacked": ((3, m, k), (1, k, n)),
+              "out-stacked-F": ((3, m, k), (3, k, n))}
     sa, sb = shapes.get(case, ((m, k), (k, n)))
     a = relayout(values(rng, sa, dtype), layout)
     b = relayout(values(rng, sb, dtype), layout)
@@ -482,6 +485,10 @@ def test_float_products_run_on_tilegen(numpy_products_forbidden, dtype, case):
         out = a
     elif case == "out-unaligned":
         out = relayout(np.zeros((m, n), dtype), "unaligned")
+    elif case == "out-stacked":
+        out = np.empty((3, m, n), dtype)
+    elif case == "out-stacked-F":
+        out = np.empty((3, m, n), dtype, order="F")
     if case == "lists":
         a, b = a.tolist(), b.tolist()
     got = tg.matmul(a, b, out=out)
@@ -491,7 +498,8 @@ def test_float_products_run_on_tilegen(numpy_products_forbidden, dtype, case):
     assert type(got) is (np.ndarray if ref.ndim or out is not None else result_dtype.type)
     assert got.dtype == (result_dtype if out is None else out.dtype)
     assert_close(got, ref, scale, kk, result_dtype)
-    if case in ("C", "F", "neg", "step2", "T", "out-F", "vec@mat", "mat@vec"):
+    if case in ("C", "F", "neg", "step2", "T", "out-F", "vec@mat", "mat@vec", "stacked",
+                "broadcast", "stack@mat", "out-stacked"):
         assert numpy_products_forbidden == []  # the Cython fast path, no Python helper
     else:
         assert numpy_products_forbidden, "no tilegen GEMM call recorded"

@@ -379,6 +379,69 @@ cdef inline bint _disjoint_2d(cnp.ndarray x):
     return s1 >= isz and s0 >= s1 * (n1 - 1) + isz
 
 
+cdef object _stacked(cnp.ndarray A, cnp.ndarray B, object out, int t):
+    """matmul of stacks (both operands >= 2-D, one > 2-D) for aligned operands of one float
+    dtype with matching core dimensions: batch dimensions broadcast as NumPy does, with zero
+    strides and no Python-level work. None when the general path must decide (batch shapes that
+    do not broadcast: NumPy raises; an `out` other than a fresh-looking C-contiguous array)."""
+    cdef int na = cnp.PyArray_NDIM(A), nb = cnp.PyArray_NDIM(B)
+    cdef int nd = na if na > nb else nb, d, da, db
+    cdef int64_t isz = cnp.PyArray_ITEMSIZE(A), ea, eb
+    cdef cnp.npy_intp dims[cnp.NPY_MAXDIMS]
+    cdef int64_t shape[cnp.NPY_MAXDIMS]
+    cdef int64_t sa[cnp.NPY_MAXDIMS]
+    cdef int64_t sb[cnp.NPY_MAXDIMS]
+    cdef int64_t sc[cnp.NPY_MAXDIMS]
+    cdef cnp.ndarray C
+    for d in range(nd - 2):
+        da = d - (nd - na)
+        db = d - (nd - nb)
+        ea = cnp.PyArray_DIM(A, da) if da >= 0 else 1
+        eb = cnp.PyArray_DIM(B, db) if db >= 0 else 1
+        if ea != eb and ea != 1 and eb != 1:
+            return None
+        shape[d] = ea if eb == 1 else eb
+        dims[d] = shape[d]
+        sa[d] = cnp.PyArray_STRIDE(A, da) // isz if da >= 0 and ea != 1 else 0
+        sb[d] = cnp.PyArray_STRIDE(B, db) // isz if db >= 0 and eb != 1 else 0
+    dims[nd - 2] = cnp.PyArray_DIM(A, na - 2)
+    dims[nd - 1] = cnp.PyArray_DIM(B, nb - 1)
+    if out is None:
+        C = cnp.PyArray_EMPTY(nd, dims, t, 0)
+    elif type(out) is cnp.ndarray:
+        C = <cnp.ndarray> out
+        if not (cnp.PyArray_NDIM(C) == nd and _gemm_ready(C, t) and cnp.PyArray_ISWRITEABLE(C)
+                and cnp.PyArray_IS_C_CONTIGUOUS(C) and not _overlap(C, A) and not _overlap(C, B)):
+            return None
+        for d in range(nd):
+            if cnp.PyArray_DIM(C, d) != dims[d]:
+                return None
+    else:
+        return None
+    for d in range(nd - 2):
+        sc[d] = cnp.PyArray_STRIDE(C, d) // isz
+    cdef int64_t m = dims[nd - 2], n = dims[nd - 1], k = cnp.PyArray_DIM(A, na - 1)
+    cdef int64_t rs_a = cnp.PyArray_STRIDE(A, na - 2) // isz, cs_a = cnp.PyArray_STRIDE(A, na - 1) // isz
+    cdef int64_t rs_b = cnp.PyArray_STRIDE(B, nb - 2) // isz, cs_b = cnp.PyArray_STRIDE(B, nb - 1) // isz
+    cdef int64_t rs_c = cnp.PyArray_STRIDE(C, nd - 2) // isz, cs_c = cnp.PyArray_STRIDE(C, nd - 1) // isz
+    cdef int rc
+    if t == NPY_F32:
+        with nogil:
+            rc = tilegen_sgemm_batched(nd - 2, shape, sa, sb, sc, m, n, k,
+                                       1.0, <const float*> cnp.PyArray_DATA(A), rs_a, cs_a,
+                                       <const float*> cnp.PyArray_DATA(B), rs_b, cs_b, 0.0,
+                                       <float*> cnp.PyArray_DATA(C), rs_c, cs_c)
+    else:
+        with nogil:
+            rc = tilegen_dgemm_batched(nd - 2, shape, sa, sb, sc, m, n, k,
+                                       1.0, <const double*> cnp.PyArray_DATA(A), rs_a, cs_a,
+                                       <const double*> cnp.PyArray_DATA(B), rs_b, cs_b, 0.0,
+                                       <double*> cnp.PyArray_DATA(C), rs_c, cs_c)
+    if rc != 0:
+        raise ValueError(f"tilegen batched gemm rejected argument {-rc}")
+    return C
+
+
 cdef object _numpy_api = None  # tilegen.numpy_api, imported on the first call that needs it
 
 
@@ -414,7 +477,7 @@ def matmul(a, b, /, out=None):
     Products NumPy computes in float32 or float64 -- those dtypes, mixes that promote to them
     (e.g. float32 with int8, float64 with int64), lists of floats -- run on tilegen's kernels
     for any strides, memory order, byte order or alignment; aligned 2-D arrays of one float
-    dtype take a direct path with no Python-level work. Every other dtype (float16, integers,
+    dtype (and stacks of them, broadcast or not) take a direct path with no Python-level work. Every other dtype (float16, integers,
     bool, complex, object, ...), array subclasses and other array-likes are handed to
     numpy.matmul, so they give NumPy's result exactly.
     """
@@ -448,6 +511,13 @@ def matmul(a, b, /, out=None):
                 and _gemm_ready(A, t) and _gemm_ready(B, t)
                 and cnp.PyArray_DIM(A, cnp.PyArray_NDIM(A) - 1) == cnp.PyArray_DIM(B, 0)):
             C = _matvec(A, B, out, t)
+            if C is not None:
+                return C
+        elif ((t == NPY_F32 or t == NPY_F64) and cnp.PyArray_NDIM(A) >= 2
+                and cnp.PyArray_NDIM(B) >= 2 and _gemm_ready(A, t) and _gemm_ready(B, t)
+                and cnp.PyArray_DIM(A, cnp.PyArray_NDIM(A) - 1)
+                == cnp.PyArray_DIM(B, cnp.PyArray_NDIM(B) - 2)):
+            C = _stacked(A, B, out, t)
             if C is not None:
                 return C
     if _numpy_api is None:
