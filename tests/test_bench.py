@@ -157,7 +157,7 @@ def test_worker_env_drops_openblas_overrides_without_touching_ours(monkeypatch):
 def test_case_list_and_check():
     full = benchcases.cases("gemm")
     ids = [c.id for c in full]
-    assert len(ids) == len(set(ids)) == 17
+    assert len(ids) == len(set(ids)) == 20
     assert set(benchcases.by_id()) == set(ids) | set(QUICK_IDS)
     assert {c.group for c in full} == set(benchcases.GROUPS)
     assert [c.m for c in full if c.group == "small"] == [8, 16, 32, 64]
@@ -167,6 +167,11 @@ def test_case_list_and_check():
         (16, 4096, 4096), (4096, 4096, 16), (4096, 16, 4096)}
     assert {c.form for c in full if c.group == "gemv"} == {"vm", "mv"}
     assert [(c.dtype, c.m) for c in full if c.group == "f64"] == [("f64", 1024), ("f64", 2048)]
+    stacks = [c for c in full if c.group == "stacked"]
+    assert [(c.batch, c.m, c.k, c.n) for c in stacks] == [(100, 8, 8, 8), (64, 64, 64, 64),
+                                                          (96, 128, 64, 128)]
+    assert stacks[0].flops == 100 * 2 * 8 ** 3 and stacks[0].size is None
+    assert all(c.batch == 0 for c in full if c.group != "stacked")
     with pytest.raises(ValueError, match="op"):
         benchcases.cases("conv9")
     import numpy as np
@@ -178,6 +183,11 @@ def test_case_list_and_check():
         assert "off" in case.check(a, b, good + 1)
         assert "non-finite" in case.check(a, b, good * np.nan)
         assert "dtype" in case.check(a, b, good.astype(np.float16))
+        assert "shape" in case.check(a, b, good[..., :-1])
+        if case.batch:
+            wrong = good.copy()
+            wrong[-1] += 1  # only the last matrix of the stack
+            assert f"matrix {case.batch - 1} of the stack" in case.check(a, b, wrong)
 
 
 def test_peak_notes_flag_a_busy_core():

@@ -233,7 +233,9 @@ class Bench:
             (lib, t) for _ in range(rounds) for t in self.threads for lib in self.libs
             if t == 1 or lib not in SINGLE_THREADED]
         peak_steps = len(self.threads) * 6 * (1 if peak_only else 2)  # ~3 ISAs x 2 dtypes
-        self.progress = Progress(peak_steps + len(self.jobs) * len(self.cases))
+        timed = sum(1 for lib, _ in self.jobs for c in self.cases
+                    if not c.batch or lib in benchcases.STACKING_LIBS)
+        self.progress = Progress(peak_steps + timed)
         self.removed: List[str] = []
 
     def _worker(self, spec: dict, threads: int, label: str):

@@ -13,39 +13,45 @@ from typing import Dict, List, Optional, Tuple
 
 OPS = ("gemm",)
 DTYPES = {"f32": "float32", "f64": "float64"}
-GROUPS = ("small", "square", "skinny", "gemv", "f64")
+GROUPS = ("small", "square", "skinny", "gemv", "stacked", "f64")
+# Libraries whose bench call takes a stack of matrices in one call (the others skip those cases).
+STACKING_LIBS = ("tilegen", "numpy", "torch")
 
 
 @dataclass(frozen=True)
 class Case:
     """One benchmarked product C (M x N) = A (M x K) @ B (K x N)."""
 
-    group: str           # small | square | skinny | gemv | f64
+    group: str           # one of GROUPS
     dtype: str           # f32 | f64
     m: int
     k: int
     n: int
     form: str = "mm"     # mm: 2-D @ 2-D; vm: x @ A with 1-D x (M = 1); mv: A @ x with 1-D x (N = 1)
     alloc: bool = False  # True: the timed call allocates its result; False: out= preallocated
+    batch: int = 0       # > 0: a stack of `batch` products, (batch, M, K) @ (batch, K, N)
 
     @property
     def id(self) -> str:
         tail = {"mm": "", "vm": "-xA", "mv": "-Ax"}[self.form] + ("-call" if self.alloc else "")
-        return f"{self.dtype}-{self.m}x{self.k}x{self.n}{tail}"
+        stack = f"{self.batch}of" if self.batch else ""
+        return f"{self.dtype}-{stack}{self.m}x{self.k}x{self.n}{tail}"
 
     @property
     def label(self) -> str:
         tail = {"mm": "", "vm": " x@A", "mv": " A@x"}[self.form] + (" call" if self.alloc else "")
-        return f"{self.dtype} {self.m}x{self.k}x{self.n}{tail}"
+        stack = f"{self.batch} x " if self.batch else ""
+        return f"{self.dtype} {stack}{self.m}x{self.k}x{self.n}{tail}"
 
     @property
     def flops(self) -> int:
-        return 2 * self.m * self.k * self.n
+        return 2 * self.m * self.k * self.n * max(self.batch, 1)
 
     @property
     def size(self) -> Optional[int]:
         """The side of a square 2-D case (for plots), else None."""
-        return self.m if self.form == "mm" and self.m == self.k == self.n else None
+        square = self.form == "mm" and not self.batch and self.m == self.k == self.n
+        return self.m if square else None
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -64,6 +70,9 @@ class Case:
         a_shape = (self.k,) if self.form == "vm" else (self.m, self.k)
         b_shape = (self.k,) if self.form == "mv" else (self.k, self.n)
         c_shape = {"mm": (self.m, self.n), "vm": (self.n,), "mv": (self.m,)}[self.form]
+        if self.batch:
+            stack = (self.batch,)
+            a_shape, b_shape, c_shape = stack + a_shape, stack + b_shape, stack + c_shape
         a = rng.uniform(-1, 1, a_shape).astype(dt)
         b = rng.uniform(-1, 1, b_shape).astype(dt)
         out = None
@@ -81,6 +90,14 @@ class Case:
 
         want_shape = {"mm": (self.m, self.n), "vm": (self.n,), "mv": (self.m,)}[self.form]
         result = np.asarray(result)
+        if self.batch:
+            if result.shape != (self.batch,) + want_shape:
+                return f"shape {result.shape}, expected {(self.batch,) + want_shape}"
+            for i in sorted({0, self.batch // 2, self.batch - 1}):  # a few matrices of the stack
+                problem = Case(self.group, self.dtype, self.m, self.k, self.n).check(a[i], b[i], result[i])
+                if problem is not None:
+                    return f"matrix {i} of the stack: {problem}"
+            return None
         if result.shape != want_shape:
             return f"shape {result.shape}, expected {want_shape}"
         if result.dtype != np.dtype(DTYPES[self.dtype]):
@@ -114,6 +131,7 @@ def _gemm_cases(quick: bool) -> List[Case]:
             Case("skinny", "f32", 16, 256, 256),
             Case("gemv", "f32", 1, 256, 256, form="vm"),
             Case("gemv", "f32", 256, 256, 1, form="mv"),
+            Case("stacked", "f32", 16, 16, 16, alloc=True, batch=8),
             Case("f64", "f64", 128, 128, 128),
         ]
     cases = [Case("small", "f32", s, s, s, alloc=True) for s in (8, 16, 32, 64)]
@@ -122,6 +140,10 @@ def _gemm_cases(quick: bool) -> List[Case]:
               Case("skinny", "f32", 4096, 16, 4096)]
     cases += [Case("gemv", "f32", 1, 4096, 4096, form="vm"),
               Case("gemv", "f32", 4096, 4096, 1, form="mv")]
+    # Stacks: many tiny products, and attention-sized ones (12 heads x 8 sequences, head dim 64).
+    cases += [Case("stacked", "f32", 8, 8, 8, alloc=True, batch=100),
+              Case("stacked", "f32", 64, 64, 64, alloc=True, batch=64),
+              Case("stacked", "f32", 128, 64, 128, batch=96)]
     cases += [Case("f64", "f64", s, s, s) for s in (1024, 2048)]
     return cases
 
@@ -156,4 +178,5 @@ def shape_note() -> Tuple[str, ...]:
     return ("shapes are MxKxN",
             "'call': the whole call allocates its output, like np.matmul(a, b); "
             "otherwise out= is preallocated",
-            "x@A: 1-D x times a matrix (M=1); A@x: a matrix times 1-D x (N=1)")
+            "x@A: 1-D x times a matrix (M=1); A@x: a matrix times 1-D x (N=1)",
+            "B x MxKxN: a stack of B products in one call (libraries without stacked calls: -)")
