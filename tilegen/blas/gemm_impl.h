@@ -140,9 +140,11 @@ static void F(buffers_)(const F(problem_)* p, int64_t M, int64_t N, int direct_b
   *b_elems = (direct_b ? NR : nc_max) * kc_max;
 }
 
-/* Few row panels share each B panel: reading B in place beats packing it. */
+/* Few row panels share each B panel, or all of B sits in L1: reading B in place beats
+   packing it. */
 static inline int F(direct_b_)(const F(problem_)* p, int64_t M) {
-  return p->cs_b == 1 && M <= TG_DIRECT_B_MAX_PANELS * p->set->mr;
+  return p->cs_b == 1 && (M <= TG_DIRECT_B_MAX_PANELS * p->set->mr ||
+                          (double) p->k * (double) p->n * sizeof(T) <= TG_DIRECT_B_L1_BYTES);
 }
 
 /* C[i0:i1, j0:j1] on this thread. */
