@@ -147,8 +147,48 @@ static inline int F(direct_b_)(const F(problem_)* p, int64_t M) {
                           (double) p->k * (double) p->n * sizeof(T) <= TG_DIRECT_B_L1_BYTES);
 }
 
+/* A block of C that is one register tile (M <= MR, N <= NR, K <= KC; C with a unit column
+   stride, no epilogue): one kernel call with the least packing, and none of the general
+   block's setup -- what a stack of tiny products spends most of its time on. Returns 0 when
+   the block is not such a tile. */
+static int F(tile_block_)(const F(problem_)* p, int64_t i0, int64_t M, int64_t j0, int64_t N) {
+  const TG_CAT(tg_gemm_set_, DT)* set = p->set;
+  const int64_t NR = set->nr, K = p->k, tmr = set->tile_mr[M > 0 ? M : 1];
+  const int rows_layout = set != &p->cfg->packed;
+  const int64_t lda_p = rows_layout ? F(row_panel_ld_)(K) : K;
+  T buf[TG_STACK_PACK_BYTES / sizeof(T) / 2] __attribute__((aligned(64)));
+  if (M < 1 || M > set->mr || N > NR || K > p->kc || p->cs_c != 1 || p->bias != NULL ||
+      p->act != TILEGEN_ACT_NONE ||
+      (size_t) (F(round_up_)(tmr * lda_p, 16) + K * NR) * sizeof(T) > sizeof(buf))
+    return 0;
+  const T* a = p->a + i0 * p->rs_a;
+  const T* b = p->b + j0 * p->cs_b;
+  const T *ap = a, *bp = b;
+  int64_t a_stride = rows_layout ? p->rs_a : p->cs_a, rs_bp = p->rs_b;
+  if (M != tmr || (rows_layout ? p->cs_a != 1 : p->rs_a != 1)) {
+    if (rows_layout) {
+      p->cfg->packr(M, tmr, K, a, p->rs_a, p->cs_a, buf, lda_p);
+      a_stride = lda_p;
+    } else {
+      set->packa_by_rows[M](M, K, a, p->rs_a, p->cs_a, buf);
+      a_stride = tmr;
+    }
+    ap = buf;
+  }
+  if (N != NR || p->cs_b != 1) {
+    T* pb = buf + F(round_up_)(tmr * lda_p, 16);
+    set->packb(N, K, b, p->rs_b, p->cs_b, pb);
+    bp = pb;
+    rs_bp = NR;
+  }
+  const F(params_t_) prm = {p->alpha, p->beta, NULL};
+  set->by_rows[M](M, N, K, ap, a_stride, bp, rs_bp, p->c + i0 * p->rs_c + j0, p->rs_c, &prm);
+  return 1;
+}
+
 /* C[i0:i1, j0:j1] on this thread. */
 static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  if (F(tile_block_)(p, i0, i1 - i0, j0, j1 - j0)) return;
   const F(cfg_t_)* cfg = p->cfg;
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
   const int rows_layout = set != &cfg->packed;

@@ -91,11 +91,14 @@ void tg_f32_gemm_ukernel_4x32__avx512_rows(int64_t, int64_t, int64_t, const floa
 void tg_f32_gemm_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_14x16__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_8x16__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_4x16__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x16__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_bias_relu_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemm_ukernel_14x16__avx512(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_14x16__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_8x16__avx512(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_8x16__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_4x16__avx512(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_4x16__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_1x16__avx512(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
@@ -136,6 +139,7 @@ void tg_f64_packb_8__avx2(int64_t, int64_t, const double*, int64_t, int64_t, dou
 void tg_f64_packr__avx2(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 void tg_f64_packa_1__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_4__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
+void tg_f64_packa_8__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_14__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_16__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__avx512(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
@@ -204,6 +208,7 @@ void tg_f64_packr__scalar(int64_t, int64_t, int64_t, const double*, int64_t, int
   X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x32__avx512, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_1x32__avx512") \
   X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x32__avx512_rows, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_1x32__avx512_rows") \
   X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_14x16__avx512_rows, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, "tg_f32_gemm_ukernel_14x16__avx512_rows") \
+  X(TG_ISA_AVX512, 8, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_8x16__avx512_rows, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, "tg_f32_gemm_ukernel_8x16__avx512_rows") \
   X(TG_ISA_AVX512, 4, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_4x16__avx512_rows, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, "tg_f32_gemm_ukernel_4x16__avx512_rows") \
   X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x16__avx512_rows, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, "tg_f32_gemm_ukernel_1x16__avx512_rows") \
   X(TG_ISA_AVX512, 14, 32, 2, TG_EPI_BIAS | TG_EPI_RELU, 0, 0, tg_f32_gemm_bias_relu_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_bias_relu_ukernel_14x32__avx512") \
@@ -232,6 +237,8 @@ void tg_f64_packr__scalar(int64_t, int64_t, int64_t, const double*, int64_t, int
 #define TG_GEMM_UKERNELS_f64_X86_64(X) \
   X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 0, tg_f64_gemm_ukernel_14x16__avx512, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_14x16__avx512") \
   X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 1, tg_f64_gemm_ukernel_14x16__avx512_rows, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_14x16__avx512_rows") \
+  X(TG_ISA_AVX512, 8, 16, 2, 0u, 1, 0, tg_f64_gemm_ukernel_8x16__avx512, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_8x16__avx512") \
+  X(TG_ISA_AVX512, 8, 16, 1, 0u, 1, 1, tg_f64_gemm_ukernel_8x16__avx512_rows, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_8x16__avx512_rows") \
   X(TG_ISA_AVX512, 4, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_4x16__avx512, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_4x16__avx512") \
   X(TG_ISA_AVX512, 4, 16, 1, 0u, 1, 1, tg_f64_gemm_ukernel_4x16__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_4x16__avx512_rows") \
   X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x16__avx512, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_1x16__avx512") \

@@ -80,6 +80,42 @@ void tg_f64_packa_4__avx512(
   }
 }
 
+void tg_f64_packa_8__avx512(
+    int64_t m, int64_t k, const double* restrict a, int64_t rs_a, int64_t cs_a,
+    double* restrict dst)
+{
+  if (m == 8 && cs_a == 1) {
+    /* Row-major A: 8 row streams, interleaved k by k. */
+    for (int64_t k0 = 0; k0 < k; k0 += 8) {
+      const int64_t kb = k - k0 < 8 ? k - k0 : 8;
+      for (int64_t i = 0; i < 8; i++) {
+        const double* restrict src = a + i * rs_a + k0;
+        for (int64_t kk = 0; kk < kb; kk++) {
+          dst[(k0 + kk) * 8 + i] = src[kk];
+        }
+      }
+    }
+    return;
+  }
+  if (rs_a == 1) {
+    /* Column-major A: each k step is a contiguous run of m values. */
+    for (int64_t kk = 0; kk < k; kk++) {
+      const double* restrict src = a + kk * cs_a;
+      int64_t i = 0;
+      for (; i < m; i++) dst[i] = src[i];
+      for (; i < 8; i++) dst[i] = 0;
+      dst += 8;
+    }
+    return;
+  }
+  for (int64_t kk = 0; kk < k; kk++) {
+    int64_t i = 0;
+    for (; i < m; i++) dst[i] = a[i * rs_a + kk * cs_a];
+    for (; i < 8; i++) dst[i] = 0;
+    dst += 8;
+  }
+}
+
 void tg_f64_packa_14__avx512(
     int64_t m, int64_t k, const double* restrict a, int64_t rs_a, int64_t cs_a,
     double* restrict dst)
