@@ -127,6 +127,12 @@ def test_emit_prints_the_kernel(capsys):
                                  "--tile", "8x12", "--unroll", "2", "--epilogue", "bias,relu")
     assert code == 0, err
     assert "void tg_f32_gemm_bias_relu_ukernel_8x12__neon(" in out and "vfmaq_f32" in out
+    code, out, err = tilegen_cli(capsys, "emit", "--op", "gemm", "--dtype", "f64", "--isa", "avx512",
+                                 "--tile", "4x16", "--a-layout", "rows", "--kloop", "asm",
+                                 "--prefetch", "4")
+    assert code == 0, err
+    assert "void tg_f64_gemm_ukernel_4x16__avx512_rows(" in out
+    assert "vfmadd231pd" in out and "prefetcht0" in out and "#else" in out  # asm + fallback
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -143,6 +149,8 @@ def test_emit_prints_the_kernel(capsys):
     (["emit", "--op", "gemm", "--dtype", "f32", "--isa", "neon", "--tile", "8x12", "--unroll", "x"],
      ["unroll"]),
     (["emit", "--op", "gemm", "--dtype", "f16", "--isa", "neon", "--tile", "8x12"], ["dtype", "f64"]),
+    (["emit", "--op", "gemm", "--dtype", "f32", "--isa", "neon", "--tile", "8x12", "--kloop", "asm"],
+     ["kloop", "allowed: c"]),
     (["emit", "--op", "gemm", "--dtype", "f32", "--tile", "8x12"], ["--isa"]),
     (["list", "--isa", "sse"], ["--isa", "avx512", "neon", "scalar"]),
     (["list", "--op", "conv"], ["--op", "gemm"]),

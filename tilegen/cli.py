@@ -103,12 +103,15 @@ class EmitCommand:
         p.add_argument("--prefetch", type=int, help="prefetch distance in k steps (0 = none)")
         p.add_argument("--epilogue", help="comma-separated fused stages, e.g. bias,relu")
         p.add_argument("--tail", help="edge-tile strategy: mask or temp (default: the ISA's)")
+        p.add_argument("--a-layout", dest="a_layout", help="how A is read: packed or rows")
+        p.add_argument("--kloop", help="k loop in c (intrinsics) or asm (inline assembly, x86)")
         p.add_argument("--variant", help="name suffix")
 
     @staticmethod
     def run(args) -> int:
         mr, nr, kr = parse_tile(args.tile)
-        schedule = {f: getattr(args, f) for f in ("unroll", "prefetch", "tail", "variant")
+        schedule = {f: getattr(args, f) for f in ("unroll", "prefetch", "tail", "a_layout", "kloop",
+                                                    "variant")
                     if getattr(args, f) is not None}
         if args.epilogue is not None:
             schedule["epilogue"] = tuple(s.strip() for s in args.epilogue.split(",") if s.strip())
