@@ -224,6 +224,28 @@ cdef int _gemm_raw(int t, int64_t m, int64_t n, int64_t k, double alpha, const v
     return 0
 
 
+cdef int _batched_raw(int t, int64_t nb, const int64_t* shape, const int64_t* sa,
+                      const int64_t* sb, const int64_t* sc, int64_t m, int64_t n, int64_t k,
+                      const void* a, int64_t rs_a, int64_t cs_a, const void* b, int64_t rs_b,
+                      int64_t cs_b, void* c, int64_t rs_c, int64_t cs_c) except -1:
+    """C = A @ B over nb batch dimensions (shape, and the batch strides of each operand), GIL
+    released; strides in elements, t the NumPy type number of all operands."""
+    cdef int rc
+    if t == NPY_F32:
+        with nogil:
+            rc = tilegen_sgemm_batched(nb, shape, sa, sb, sc, m, n, k, 1.0, <const float*> a,
+                                       rs_a, cs_a, <const float*> b, rs_b, cs_b, 0.0,
+                                       <float*> c, rs_c, cs_c)
+    else:
+        with nogil:
+            rc = tilegen_dgemm_batched(nb, shape, sa, sb, sc, m, n, k, 1.0, <const double*> a,
+                                       rs_a, cs_a, <const double*> b, rs_b, cs_b, 0.0,
+                                       <double*> c, rs_c, cs_c)
+    if rc != 0:
+        raise ValueError(f"tilegen batched gemm rejected argument {-rc}")
+    return 0
+
+
 cdef int _call_gemm(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha, double beta,
                     cnp.ndarray bias, int act) except -1:
     """c = act(alpha * a @ b + beta * c + bias) for 2-D arrays of one float dtype."""
@@ -341,21 +363,9 @@ def gemm_batched_into(a, b, c):
     cdef int64_t rs_a = cnp.PyArray_STRIDE(A, nd - 2) // isz, cs_a = cnp.PyArray_STRIDE(A, nd - 1) // isz
     cdef int64_t rs_b = cnp.PyArray_STRIDE(B, nd - 2) // isz, cs_b = cnp.PyArray_STRIDE(B, nd - 1) // isz
     cdef int64_t rs_c = cnp.PyArray_STRIDE(C, nd - 2) // isz, cs_c = cnp.PyArray_STRIDE(C, nd - 1) // isz
-    cdef int rc
-    if t == NPY_F32:
-        with nogil:
-            rc = tilegen_sgemm_batched(nd - 2, &mv[0, 0], &mv[1, 0], &mv[2, 0], &mv[3, 0], m, n, k,
-                                       1.0, <const float*> cnp.PyArray_DATA(A), rs_a, cs_a,
-                                       <const float*> cnp.PyArray_DATA(B), rs_b, cs_b, 0.0,
-                                       <float*> cnp.PyArray_DATA(C), rs_c, cs_c)
-    else:
-        with nogil:
-            rc = tilegen_dgemm_batched(nd - 2, &mv[0, 0], &mv[1, 0], &mv[2, 0], &mv[3, 0], m, n, k,
-                                       1.0, <const double*> cnp.PyArray_DATA(A), rs_a, cs_a,
-                                       <const double*> cnp.PyArray_DATA(B), rs_b, cs_b, 0.0,
-                                       <double*> cnp.PyArray_DATA(C), rs_c, cs_c)
-    if rc != 0:
-        raise ValueError(f"tilegen batched gemm rejected argument {-rc}")
+    _batched_raw(t, nd - 2, &mv[0, 0], &mv[1, 0], &mv[2, 0], &mv[3, 0], m, n, k,
+                 cnp.PyArray_DATA(A), rs_a, cs_a, cnp.PyArray_DATA(B), rs_b, cs_b,
+                 cnp.PyArray_DATA(C), rs_c, cs_c)
     return c
 
 
@@ -424,21 +434,8 @@ cdef object _stacked(cnp.ndarray A, cnp.ndarray B, object out, int t):
     cdef int64_t rs_a = cnp.PyArray_STRIDE(A, na - 2) // isz, cs_a = cnp.PyArray_STRIDE(A, na - 1) // isz
     cdef int64_t rs_b = cnp.PyArray_STRIDE(B, nb - 2) // isz, cs_b = cnp.PyArray_STRIDE(B, nb - 1) // isz
     cdef int64_t rs_c = cnp.PyArray_STRIDE(C, nd - 2) // isz, cs_c = cnp.PyArray_STRIDE(C, nd - 1) // isz
-    cdef int rc
-    if t == NPY_F32:
-        with nogil:
-            rc = tilegen_sgemm_batched(nd - 2, shape, sa, sb, sc, m, n, k,
-                                       1.0, <const float*> cnp.PyArray_DATA(A), rs_a, cs_a,
-                                       <const float*> cnp.PyArray_DATA(B), rs_b, cs_b, 0.0,
-                                       <float*> cnp.PyArray_DATA(C), rs_c, cs_c)
-    else:
-        with nogil:
-            rc = tilegen_dgemm_batched(nd - 2, shape, sa, sb, sc, m, n, k,
-                                       1.0, <const double*> cnp.PyArray_DATA(A), rs_a, cs_a,
-                                       <const double*> cnp.PyArray_DATA(B), rs_b, cs_b, 0.0,
-                                       <double*> cnp.PyArray_DATA(C), rs_c, cs_c)
-    if rc != 0:
-        raise ValueError(f"tilegen batched gemm rejected argument {-rc}")
+    _batched_raw(t, nd - 2, shape, sa, sb, sc, m, n, k, cnp.PyArray_DATA(A), rs_a, cs_a,
+                 cnp.PyArray_DATA(B), rs_b, cs_b, cnp.PyArray_DATA(C), rs_c, cs_c)
     return C
 
 
