@@ -147,6 +147,26 @@ static inline int F(direct_b_)(const F(problem_)* p, int64_t M) {
                           (double) p->k * (double) p->n * sizeof(T) <= TG_DIRECT_B_L1_BYTES);
 }
 
+/* The A panel (r rows from asrc, kc deep) as the kernel of tmr rows reads it: the user's
+   rows or columns themselves (`direct`, full panels only), or a copy in pa. */
+static inline const T* F(a_panel_)(const F(problem_)* p, int direct, int64_t r, int64_t tmr,
+                                   int64_t kc, const T* asrc, T* pa, int64_t lda_p,
+                                   int64_t* a_stride) {
+  const int rows_layout = p->set != &p->cfg->packed;
+  if (direct && r == tmr) {
+    *a_stride = rows_layout ? p->rs_a : p->cs_a;
+    return asrc;
+  }
+  if (rows_layout) {
+    p->cfg->packr(r, tmr, kc, asrc, p->rs_a, p->cs_a, pa, lda_p);
+    *a_stride = lda_p;
+  } else {
+    p->set->packa_by_rows[r](r, kc, asrc, p->rs_a, p->cs_a, pa);
+    *a_stride = tmr;
+  }
+  return pa;
+}
+
 /* A block of C that is one register tile (M <= MR, N <= NR, K <= KC; C with a unit column
    stride, no epilogue): one kernel call with the least packing, and none of the general
    block's setup -- what a stack of tiny products spends most of its time on. Returns 0 when
@@ -161,20 +181,12 @@ static int F(tile_block_)(const F(problem_)* p, int64_t i0, int64_t M, int64_t j
       p->act != TILEGEN_ACT_NONE ||
       (size_t) (F(round_up_)(tmr * lda_p, 16) + K * NR) * sizeof(T) > sizeof(buf))
     return 0;
-  const T* a = p->a + i0 * p->rs_a;
+  int64_t a_stride, rs_bp = p->rs_b;
+  /* The rows layout serves only A with unit column stride; the packed one reads unit rows. */
+  const T* ap = F(a_panel_)(p, rows_layout || p->rs_a == 1, M, tmr, K, p->a + i0 * p->rs_a, buf,
+                            lda_p, &a_stride);
   const T* b = p->b + j0 * p->cs_b;
-  const T *ap = a, *bp = b;
-  int64_t a_stride = rows_layout ? p->rs_a : p->cs_a, rs_bp = p->rs_b;
-  if (M != tmr || (rows_layout ? p->cs_a != 1 : p->rs_a != 1)) {
-    if (rows_layout) {
-      p->cfg->packr(M, tmr, K, a, p->rs_a, p->cs_a, buf, lda_p);
-      a_stride = lda_p;
-    } else {
-      set->packa_by_rows[M](M, K, a, p->rs_a, p->cs_a, buf);
-      a_stride = tmr;
-    }
-    ap = buf;
-  }
+  const T* bp = b;
   if (N != NR || p->cs_b != 1) {
     T* pb = buf + F(round_up_)(tmr * lda_p, 16);
     set->packb(N, K, b, p->rs_b, p->cs_b, pb);
@@ -240,21 +252,9 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
         int64_t off, r;
         F(panel_)(&pl, MR, M, pi, &off, &r);
         const int64_t ci = i0 + off, tmr = set->tile_mr[r];
-        const T* asrc = p->a + ci * p->rs_a + pc * p->cs_a;
-        const T* ap;
         int64_t a_stride;  /* cs_a of a packed-layout panel, rs_a of a rows-layout panel */
-        if (direct_a && r == tmr) {
-          ap = asrc;
-          a_stride = rows_layout ? p->rs_a : p->cs_a;
-        } else if (rows_layout) {
-          cfg->packr(r, tmr, kc, asrc, p->rs_a, p->cs_a, pa, lda_p);
-          ap = pa;
-          a_stride = lda_p;
-        } else {
-          set->packa_by_rows[r](r, kc, asrc, p->rs_a, p->cs_a, pa);
-          ap = pa;
-          a_stride = tmr;
-        }
+        const T* ap = F(a_panel_)(p, direct_a, r, tmr, kc, p->a + ci * p->rs_a + pc * p->cs_a,
+                                  pa, lda_p, &a_stride);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int64_t nr = nc - jr < NR ? nc - jr : NR;
           const T* bp;
