@@ -167,40 +167,44 @@ static inline const T* F(a_panel_)(const F(problem_)* p, int direct, int64_t r, 
   return pa;
 }
 
-/* A block of C that is one register tile (M <= MR, N <= NR, K <= KC; C with a unit column
-   stride, no epilogue): one kernel call with the least packing, and none of the general
-   block's setup -- what a stack of tiny products spends most of its time on. Returns 0 when
-   the block is not such a tile. */
-static int F(tile_block_)(const F(problem_)* p, int64_t i0, int64_t M, int64_t j0, int64_t N) {
+/* A block of C one column panel wide and one KC block deep (N <= NR, K <= KC; C with a unit
+   column stride, no epilogue): B packed at most once, then one kernel call per row panel, with
+   none of the general block's setup -- what a stack of small products spends most of its time
+   on. Returns 0 when the block is not of this kind. */
+static int F(panel_block_)(const F(problem_)* p, int64_t i0, int64_t M, int64_t j0, int64_t N) {
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
-  const int64_t NR = set->nr, K = p->k, tmr = set->tile_mr[M > 0 ? M : 1];
+  const int64_t MR = set->mr, NR = set->nr, K = p->k;
   const int rows_layout = set != &p->cfg->packed;
   const int64_t lda_p = rows_layout ? F(row_panel_ld_)(K) : K;
+  const int64_t a_elems = F(round_up_)(MR * lda_p, 16);
   T buf[TG_STACK_PACK_BYTES / sizeof(T) / 2] __attribute__((aligned(64)));
-  if (M < 1 || M > set->mr || N > NR || K > p->kc || p->cs_c != 1 || p->bias != NULL ||
-      p->act != TILEGEN_ACT_NONE ||
-      (size_t) (F(round_up_)(tmr * lda_p, 16) + K * NR) * sizeof(T) > sizeof(buf))
+  if (M < 1 || N > NR || K > p->kc || p->cs_c != 1 || p->bias != NULL ||
+      p->act != TILEGEN_ACT_NONE || (size_t) (a_elems + K * NR) * sizeof(T) > sizeof(buf))
     return 0;
-  int64_t a_stride, rs_bp = p->rs_b;
-  /* The rows layout serves only A with unit column stride; the packed one reads unit rows. */
-  const T* ap = F(a_panel_)(p, rows_layout || p->rs_a == 1, M, tmr, K, p->a + i0 * p->rs_a, buf,
-                            lda_p, &a_stride);
-  const T* b = p->b + j0 * p->cs_b;
-  const T* bp = b;
+  const T* bp = p->b + j0 * p->cs_b;
+  int64_t rs_bp = p->rs_b;
   if (N != NR || p->cs_b != 1) {
-    T* pb = buf + F(round_up_)(tmr * lda_p, 16);
-    set->packb(N, K, b, p->rs_b, p->cs_b, pb);
-    bp = pb;
+    set->packb(N, K, bp, p->rs_b, p->cs_b, buf + a_elems);
+    bp = buf + a_elems;
     rs_bp = NR;
   }
   const F(params_t_) prm = {p->alpha, p->beta, NULL};
-  set->by_rows[M](M, N, K, ap, a_stride, bp, rs_bp, p->c + i0 * p->rs_c + j0, p->rs_c, &prm);
+  const F(panels_) pl = F(plan_panels_)(set, M);
+  for (int64_t pi = 0; pi < pl.count; pi++) {
+    int64_t off, r, a_stride;
+    F(panel_)(&pl, MR, M, pi, &off, &r);
+    const int64_t ci = i0 + off;
+    /* The rows layout serves only A with unit column stride; the packed one reads unit rows. */
+    const T* ap = F(a_panel_)(p, rows_layout || p->rs_a == 1, r, set->tile_mr[r], K,
+                              p->a + ci * p->rs_a, buf, lda_p, &a_stride);
+    set->by_rows[r](r, N, K, ap, a_stride, bp, rs_bp, p->c + ci * p->rs_c + j0, p->rs_c, &prm);
+  }
   return 1;
 }
 
 /* C[i0:i1, j0:j1] on this thread. */
 static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-  if (F(tile_block_)(p, i0, i1 - i0, j0, j1 - j0)) return;
+  if (F(panel_block_)(p, i0, i1 - i0, j0, j1 - j0)) return;
   const F(cfg_t_)* cfg = p->cfg;
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
   const int rows_layout = set != &cfg->packed;

@@ -130,7 +130,8 @@ def render_all(root: Optional[str] = None) -> Dict[str, str]:
     packs = _pack_sets(entries)
     for (dtype, isa), (mrs, nrs) in packs.items():
         body = env.get_template("gemm_pack.c.j2").render(
-            dtype=dtype, ctype=DTYPES[dtype], isa=ISAS[isa], mrs=mrs, nrs=nrs)
+            dtype=dtype, ctype=DTYPES[dtype], isa=ISAS[isa], v=ISAS[isa].vec(dtype), mrs=mrs,
+            nrs=nrs)
         out[pack_path(dtype, isa)] = _c_header(
             "gemm_pack.c.j2", f"{REGISTRY_RELPATH}: the MR/NR of every {dtype} {isa} kernel") + body
 

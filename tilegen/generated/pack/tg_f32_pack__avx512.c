@@ -5,6 +5,7 @@
 /* clang-format off */
 #include <stdint.h>
 #include <string.h>
+#include <immintrin.h>
 
 #include "tg_ukernels.h"
 
@@ -158,11 +159,15 @@ static void packb_panel_16(int64_t n, int64_t k, const float* restrict b, int64_
 {
   if (cs_b == 1) {
     /* Row-major B: each k step is a contiguous run of n values. */
+    /* Zero-masked loads read exactly the n values (masked-off lanes never fault) and fill the
+       padding with zeros: one load and one store per vector, the edge panels of tiny products
+       cost no more than full ones. */
+    int64_t rem0 = n - 0;
+    rem0 = rem0 < 0 ? 0 : (rem0 > 16 ? 16 : rem0);
+    const __mmask16 vmask0 = ((__mmask16) ((1u << (rem0)) - 1u));
     for (int64_t kk = 0; kk < k; kk++) {
       const float* restrict src = b + kk * rs_b;
-      int64_t j = 0;
-      for (; j < n; j++) dst[j] = src[j];
-      for (; j < 16; j++) dst[j] = 0;
+      _mm512_storeu_ps(dst + 0, _mm512_maskz_loadu_ps(vmask0, src + 0));
       dst += 16;
     }
     return;
@@ -220,11 +225,19 @@ static void packb_panel_32(int64_t n, int64_t k, const float* restrict b, int64_
 {
   if (cs_b == 1) {
     /* Row-major B: each k step is a contiguous run of n values. */
+    /* Zero-masked loads read exactly the n values (masked-off lanes never fault) and fill the
+       padding with zeros: one load and one store per vector, the edge panels of tiny products
+       cost no more than full ones. */
+    int64_t rem0 = n - 0;
+    rem0 = rem0 < 0 ? 0 : (rem0 > 16 ? 16 : rem0);
+    const __mmask16 vmask0 = ((__mmask16) ((1u << (rem0)) - 1u));
+    int64_t rem1 = n - 16;
+    rem1 = rem1 < 0 ? 0 : (rem1 > 16 ? 16 : rem1);
+    const __mmask16 vmask1 = ((__mmask16) ((1u << (rem1)) - 1u));
     for (int64_t kk = 0; kk < k; kk++) {
       const float* restrict src = b + kk * rs_b;
-      int64_t j = 0;
-      for (; j < n; j++) dst[j] = src[j];
-      for (; j < 32; j++) dst[j] = 0;
+      _mm512_storeu_ps(dst + 0, _mm512_maskz_loadu_ps(vmask0, src + 0));
+      _mm512_storeu_ps(dst + 16, _mm512_maskz_loadu_ps(vmask1, src + 16));
       dst += 32;
     }
     return;
