@@ -103,6 +103,10 @@ void tg_f64_gemm_ukernel_4x16__avx512(int64_t, int64_t, int64_t, const double*, 
 void tg_f64_gemm_ukernel_4x16__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_1x16__avx512(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f64_gemm_ukernel_1x16__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_14x8__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_8x8__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_4x8__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f64_gemm_ukernel_1x8__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemm_ukernel_6x16__avx2(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_6x16__avx2_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_2x16__avx2(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -141,6 +145,7 @@ void tg_f64_packa_1__avx512(int64_t, int64_t, const double*, int64_t, int64_t, d
 void tg_f64_packa_4__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_8__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_14__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
+void tg_f64_packb_8__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_16__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__avx512(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 #endif
@@ -243,6 +248,10 @@ void tg_f64_packr__scalar(int64_t, int64_t, int64_t, const double*, int64_t, int
   X(TG_ISA_AVX512, 4, 16, 1, 0u, 1, 1, tg_f64_gemm_ukernel_4x16__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_4x16__avx512_rows") \
   X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x16__avx512, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_1x16__avx512") \
   X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x16__avx512_rows, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_1x16__avx512_rows") \
+  X(TG_ISA_AVX512, 14, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_14x8__avx512_rows, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, "tg_f64_gemm_ukernel_14x8__avx512_rows") \
+  X(TG_ISA_AVX512, 8, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_8x8__avx512_rows, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, "tg_f64_gemm_ukernel_8x8__avx512_rows") \
+  X(TG_ISA_AVX512, 4, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_4x8__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, "tg_f64_gemm_ukernel_4x8__avx512_rows") \
+  X(TG_ISA_AVX512, 1, 8, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x8__avx512_rows, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, "tg_f64_gemm_ukernel_1x8__avx512_rows") \
   X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 0, tg_f64_gemm_ukernel_6x8__avx2, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_6x8__avx2") \
   X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_6x8__avx2_rows, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_6x8__avx2_rows") \
   X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x8__avx2, tg_f64_packa_1__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_1x8__avx2") \

@@ -153,6 +153,72 @@ void tg_f64_packa_14__avx512(
   }
 }
 
+/* One panel (n <= 8 columns). */
+static void packb_panel_8(int64_t n, int64_t k, const double* restrict b, int64_t rs_b,
+                               int64_t cs_b, double* restrict dst)
+{
+  if (cs_b == 1) {
+    /* Row-major B: each k step is a contiguous run of n values. */
+    /* Zero-masked loads read exactly the n values (masked-off lanes never fault) and fill the
+       padding with zeros: one load and one store per vector, the edge panels of tiny products
+       cost no more than full ones. */
+    int64_t rem0 = n - 0;
+    rem0 = rem0 < 0 ? 0 : (rem0 > 8 ? 8 : rem0);
+    const __mmask8 vmask0 = ((__mmask8) ((1u << (rem0)) - 1u));
+    for (int64_t kk = 0; kk < k; kk++) {
+      const double* restrict src = b + kk * rs_b;
+      _mm512_storeu_pd(dst + 0, _mm512_maskz_loadu_pd(vmask0, src + 0));
+      dst += 8;
+    }
+    return;
+  }
+  if (rs_b == 1 && n == 8) {
+    /* Column-major B: 8 column streams, interleaved k by k. */
+    for (int64_t k0 = 0; k0 < k; k0 += 8) {
+      const int64_t kb = k - k0 < 8 ? k - k0 : 8;
+      for (int64_t j = 0; j < 8; j++) {
+        const double* restrict src = b + j * cs_b + k0;
+        for (int64_t kk = 0; kk < kb; kk++) {
+          dst[(k0 + kk) * 8 + j] = src[kk];
+        }
+      }
+    }
+    return;
+  }
+  for (int64_t kk = 0; kk < k; kk++) {
+    int64_t j = 0;
+    for (; j < n; j++) dst[j] = b[kk * rs_b + j * cs_b];
+    for (; j < 8; j++) dst[j] = 0;
+    dst += 8;
+  }
+}
+
+/* A k x n block as ceil(n/8) panels, panel p at dst + p*k*8. */
+void tg_f64_packb_8__avx512(
+    int64_t n, int64_t k, const double* restrict b, int64_t rs_b, int64_t cs_b,
+    double* restrict dst)
+{
+  const int64_t full = n / 8;
+  if (cs_b == 1 && full > 0) {
+    /* Row-major B: read each row of the block once, front to back (a single stream the
+       prefetchers follow), scattering 8-wide runs into the panels. */
+    for (int64_t kk = 0; kk < k; kk++) {
+      const double* restrict src = b + kk * rs_b;
+      double* restrict d = dst + kk * 8;
+      for (int64_t p = 0; p < full; p++) {
+        memcpy(d + p * k * 8, src + p * 8, 8 * sizeof(double));
+      }
+    }
+  } else {
+    for (int64_t p = 0; p < full; p++) {
+      packb_panel_8(8, k, b + p * 8 * cs_b, rs_b, cs_b, dst + p * k * 8);
+    }
+  }
+  if (n % 8) {
+    packb_panel_8(n % 8, k, b + full * 8 * cs_b, rs_b, cs_b, dst + full * k * 8);
+  }
+}
+
 /* One panel (n <= 16 columns). */
 static void packb_panel_16(int64_t n, int64_t k, const double* restrict b, int64_t rs_b,
                                int64_t cs_b, double* restrict dst)
