@@ -115,6 +115,12 @@ class GemmPlan:
     budget: RegisterBudget
     params_type: str
     kloop: str = "c"           # "c" or "asm" (inline assembly, registers fixed below)
+    ksplit: int = 1            # accumulator sets the unrolled k steps rotate through (see below)
+
+    def acc(self, i: int, j: int, u: int) -> str:
+        """The accumulator of tile element (i, j) that unrolled k step u adds into."""
+        s = u % self.ksplit
+        return f"vacc{i}x{j}" if s == 0 else f"vacc{i}x{j}_{s}"
 
     @property
     def elem_bytes(self) -> int:
@@ -157,6 +163,23 @@ class GemmPlan:
         return f"(const {self.ctype}*) ({row}) + {u}"
 
 
+# Independent FMA chains a core needs in flight to keep its FMA units busy (latency x ports, with
+# margin): a tile with fewer accumulators is latency-bound.
+FMA_CHAINS = 8
+
+
+def k_split(spec: "KernelSpec") -> int:
+    """Accumulator sets for the intrinsics k loop: small tiles (one row, say) would wait on
+    each accumulator's previous FMA, so their unrolled k steps add into separate sets, summed
+    after the loop -- as many as the unroll, FMA_CHAINS and the register file allow."""
+    isa = get_isa(spec.isa)
+    accs = spec.mr * (spec.nr // isa.lanes(spec.dtype))
+    if spec.op != "gemm" or spec.kloop != "c" or accs >= FMA_CHAINS:
+        return 1
+    spare = isa.num_vregs - register_budget(spec).used
+    return max(1, min(spec.unroll, -(-FMA_CHAINS // accs), 1 + spare // accs))
+
+
 def lower_gemm(spec: "KernelSpec") -> GemmPlan:
     isa = get_isa(spec.isa)
     v = isa.vec(spec.dtype)
@@ -180,6 +203,7 @@ def lower_gemm(spec: "KernelSpec") -> GemmPlan:
         budget=register_budget(spec),
         params_type=f"tg_{spec.dtype}_gemm_params",
         kloop=spec.kloop,
+        ksplit=k_split(spec),
     )
 
 

@@ -19,6 +19,9 @@ void tg_f32_gemm_ukernel_1x16__avx512_rows(
 {
   (void) m;  /* the caller guarantees m == 1 */
   __m512 vacc0x0 = _mm512_setzero_ps();
+  __m512 vacc0x0_1 = _mm512_setzero_ps();
+  __m512 vacc0x0_2 = _mm512_setzero_ps();
+  __m512 vacc0x0_3 = _mm512_setzero_ps();
 
   /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
      clamped to row 0, so no pointer leaves C. */
@@ -41,7 +44,7 @@ void tg_f32_gemm_ukernel_1x16__avx512_rows(
       b += rs_b;
       {
         const __m512 va = _mm512_set1_ps(*((const float*) (ab0) + 1));
-        vacc0x0 = _mm512_fmadd_ps(va, vb0, vacc0x0);
+        vacc0x0_1 = _mm512_fmadd_ps(va, vb0, vacc0x0_1);
       }
     }
     {
@@ -49,7 +52,7 @@ void tg_f32_gemm_ukernel_1x16__avx512_rows(
       b += rs_b;
       {
         const __m512 va = _mm512_set1_ps(*((const float*) (ab0) + 2));
-        vacc0x0 = _mm512_fmadd_ps(va, vb0, vacc0x0);
+        vacc0x0_2 = _mm512_fmadd_ps(va, vb0, vacc0x0_2);
       }
     }
     {
@@ -57,7 +60,7 @@ void tg_f32_gemm_ukernel_1x16__avx512_rows(
       b += rs_b;
       {
         const __m512 va = _mm512_set1_ps(*((const float*) (ab0) + 3));
-        vacc0x0 = _mm512_fmadd_ps(va, vb0, vacc0x0);
+        vacc0x0_3 = _mm512_fmadd_ps(va, vb0, vacc0x0_3);
       }
     }
     ab0 += 4 * sizeof(float);
@@ -73,6 +76,9 @@ void tg_f32_gemm_ukernel_1x16__avx512_rows(
     }
     ab0 += 1 * sizeof(float);
 }
+  vacc0x0 = _mm512_add_ps(vacc0x0, vacc0x0_1);
+  vacc0x0 = _mm512_add_ps(vacc0x0, vacc0x0_2);
+  vacc0x0 = _mm512_add_ps(vacc0x0, vacc0x0_3);
 
   const __m512 valpha = _mm512_set1_ps(params->alpha);
   vacc0x0 = _mm512_mul_ps(vacc0x0, valpha);

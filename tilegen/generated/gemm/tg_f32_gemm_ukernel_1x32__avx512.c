@@ -19,7 +19,13 @@ void tg_f32_gemm_ukernel_1x32__avx512(
 {
   (void) m;  /* the caller guarantees m == 1 */
   __m512 vacc0x0 = _mm512_setzero_ps();
+  __m512 vacc0x0_1 = _mm512_setzero_ps();
+  __m512 vacc0x0_2 = _mm512_setzero_ps();
+  __m512 vacc0x0_3 = _mm512_setzero_ps();
   __m512 vacc0x1 = _mm512_setzero_ps();
+  __m512 vacc0x1_1 = _mm512_setzero_ps();
+  __m512 vacc0x1_2 = _mm512_setzero_ps();
+  __m512 vacc0x1_3 = _mm512_setzero_ps();
 
   /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
      clamped to row 0, so no pointer leaves C. */
@@ -45,8 +51,8 @@ void tg_f32_gemm_ukernel_1x32__avx512(
       b += rs_b;
       {
         const __m512 va = _mm512_set1_ps(*(a + 0));
-        vacc0x0 = _mm512_fmadd_ps(va, vb0, vacc0x0);
-        vacc0x1 = _mm512_fmadd_ps(va, vb1, vacc0x1);
+        vacc0x0_1 = _mm512_fmadd_ps(va, vb0, vacc0x0_1);
+        vacc0x1_1 = _mm512_fmadd_ps(va, vb1, vacc0x1_1);
       }
       a += cs_a;
     }
@@ -56,8 +62,8 @@ void tg_f32_gemm_ukernel_1x32__avx512(
       b += rs_b;
       {
         const __m512 va = _mm512_set1_ps(*(a + 0));
-        vacc0x0 = _mm512_fmadd_ps(va, vb0, vacc0x0);
-        vacc0x1 = _mm512_fmadd_ps(va, vb1, vacc0x1);
+        vacc0x0_2 = _mm512_fmadd_ps(va, vb0, vacc0x0_2);
+        vacc0x1_2 = _mm512_fmadd_ps(va, vb1, vacc0x1_2);
       }
       a += cs_a;
     }
@@ -67,8 +73,8 @@ void tg_f32_gemm_ukernel_1x32__avx512(
       b += rs_b;
       {
         const __m512 va = _mm512_set1_ps(*(a + 0));
-        vacc0x0 = _mm512_fmadd_ps(va, vb0, vacc0x0);
-        vacc0x1 = _mm512_fmadd_ps(va, vb1, vacc0x1);
+        vacc0x0_3 = _mm512_fmadd_ps(va, vb0, vacc0x0_3);
+        vacc0x1_3 = _mm512_fmadd_ps(va, vb1, vacc0x1_3);
       }
       a += cs_a;
     }
@@ -86,6 +92,12 @@ void tg_f32_gemm_ukernel_1x32__avx512(
       a += cs_a;
     }
 }
+  vacc0x0 = _mm512_add_ps(vacc0x0, vacc0x0_1);
+  vacc0x1 = _mm512_add_ps(vacc0x1, vacc0x1_1);
+  vacc0x0 = _mm512_add_ps(vacc0x0, vacc0x0_2);
+  vacc0x1 = _mm512_add_ps(vacc0x1, vacc0x1_2);
+  vacc0x0 = _mm512_add_ps(vacc0x0, vacc0x0_3);
+  vacc0x1 = _mm512_add_ps(vacc0x1, vacc0x1_3);
 
   const __m512 valpha = _mm512_set1_ps(params->alpha);
   vacc0x0 = _mm512_mul_ps(vacc0x0, valpha);

@@ -18,9 +18,13 @@ void tg_f32_gemm_ukernel_2x16__avx2(
     const tg_f32_gemm_params* restrict params)
 {
   __m256 vacc0x0 = _mm256_setzero_ps();
+  __m256 vacc0x0_1 = _mm256_setzero_ps();
   __m256 vacc0x1 = _mm256_setzero_ps();
+  __m256 vacc0x1_1 = _mm256_setzero_ps();
   __m256 vacc1x0 = _mm256_setzero_ps();
+  __m256 vacc1x0_1 = _mm256_setzero_ps();
   __m256 vacc1x1 = _mm256_setzero_ps();
+  __m256 vacc1x1_1 = _mm256_setzero_ps();
 
   /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
      clamped to row 0, so no pointer leaves C. */
@@ -51,13 +55,13 @@ void tg_f32_gemm_ukernel_2x16__avx2(
       b += rs_b;
       {
         const __m256 va = _mm256_broadcast_ss(a + 0);
-        vacc0x0 = _mm256_fmadd_ps(va, vb0, vacc0x0);
-        vacc0x1 = _mm256_fmadd_ps(va, vb1, vacc0x1);
+        vacc0x0_1 = _mm256_fmadd_ps(va, vb0, vacc0x0_1);
+        vacc0x1_1 = _mm256_fmadd_ps(va, vb1, vacc0x1_1);
       }
       {
         const __m256 va = _mm256_broadcast_ss(a + 1);
-        vacc1x0 = _mm256_fmadd_ps(va, vb0, vacc1x0);
-        vacc1x1 = _mm256_fmadd_ps(va, vb1, vacc1x1);
+        vacc1x0_1 = _mm256_fmadd_ps(va, vb0, vacc1x0_1);
+        vacc1x1_1 = _mm256_fmadd_ps(va, vb1, vacc1x1_1);
       }
       a += cs_a;
     }
@@ -83,13 +87,13 @@ void tg_f32_gemm_ukernel_2x16__avx2(
       b += rs_b;
       {
         const __m256 va = _mm256_broadcast_ss(a + 0);
-        vacc0x0 = _mm256_fmadd_ps(va, vb0, vacc0x0);
-        vacc0x1 = _mm256_fmadd_ps(va, vb1, vacc0x1);
+        vacc0x0_1 = _mm256_fmadd_ps(va, vb0, vacc0x0_1);
+        vacc0x1_1 = _mm256_fmadd_ps(va, vb1, vacc0x1_1);
       }
       {
         const __m256 va = _mm256_broadcast_ss(a + 1);
-        vacc1x0 = _mm256_fmadd_ps(va, vb0, vacc1x0);
-        vacc1x1 = _mm256_fmadd_ps(va, vb1, vacc1x1);
+        vacc1x0_1 = _mm256_fmadd_ps(va, vb0, vacc1x0_1);
+        vacc1x1_1 = _mm256_fmadd_ps(va, vb1, vacc1x1_1);
       }
       a += cs_a;
     }
@@ -112,6 +116,10 @@ void tg_f32_gemm_ukernel_2x16__avx2(
       a += cs_a;
     }
 }
+  vacc0x0 = _mm256_add_ps(vacc0x0, vacc0x0_1);
+  vacc0x1 = _mm256_add_ps(vacc0x1, vacc0x1_1);
+  vacc1x0 = _mm256_add_ps(vacc1x0, vacc1x0_1);
+  vacc1x1 = _mm256_add_ps(vacc1x1, vacc1x1_1);
 
   const __m256 valpha = _mm256_set1_ps(params->alpha);
   vacc0x0 = _mm256_mul_ps(vacc0x0, valpha);

@@ -18,9 +18,13 @@ void tg_f32_gemm_ukernel_4x16__avx512_rows(
     const tg_f32_gemm_params* restrict params)
 {
   __m512 vacc0x0 = _mm512_setzero_ps();
+  __m512 vacc0x0_1 = _mm512_setzero_ps();
   __m512 vacc1x0 = _mm512_setzero_ps();
+  __m512 vacc1x0_1 = _mm512_setzero_ps();
   __m512 vacc2x0 = _mm512_setzero_ps();
+  __m512 vacc2x0_1 = _mm512_setzero_ps();
   __m512 vacc3x0 = _mm512_setzero_ps();
+  __m512 vacc3x0_1 = _mm512_setzero_ps();
 
   /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
      clamped to row 0, so no pointer leaves C. */
@@ -60,19 +64,19 @@ void tg_f32_gemm_ukernel_4x16__avx512_rows(
       b += rs_b;
       {
         const __m512 va = _mm512_set1_ps(*((const float*) (ab0) + 1));
-        vacc0x0 = _mm512_fmadd_ps(va, vb0, vacc0x0);
+        vacc0x0_1 = _mm512_fmadd_ps(va, vb0, vacc0x0_1);
       }
       {
         const __m512 va = _mm512_set1_ps(*((const float*) (ab0 + 1 * rsb) + 1));
-        vacc1x0 = _mm512_fmadd_ps(va, vb0, vacc1x0);
+        vacc1x0_1 = _mm512_fmadd_ps(va, vb0, vacc1x0_1);
       }
       {
         const __m512 va = _mm512_set1_ps(*((const float*) (ab0 + 2 * rsb) + 1));
-        vacc2x0 = _mm512_fmadd_ps(va, vb0, vacc2x0);
+        vacc2x0_1 = _mm512_fmadd_ps(va, vb0, vacc2x0_1);
       }
       {
         const __m512 va = _mm512_set1_ps(*((const float*) (ab3) + 1));
-        vacc3x0 = _mm512_fmadd_ps(va, vb0, vacc3x0);
+        vacc3x0_1 = _mm512_fmadd_ps(va, vb0, vacc3x0_1);
       }
     }
     ab0 += 2 * sizeof(float);
@@ -102,6 +106,10 @@ void tg_f32_gemm_ukernel_4x16__avx512_rows(
     ab0 += 1 * sizeof(float);
     ab3 += 1 * sizeof(float);
 }
+  vacc0x0 = _mm512_add_ps(vacc0x0, vacc0x0_1);
+  vacc1x0 = _mm512_add_ps(vacc1x0, vacc1x0_1);
+  vacc2x0 = _mm512_add_ps(vacc2x0, vacc2x0_1);
+  vacc3x0 = _mm512_add_ps(vacc3x0, vacc3x0_1);
 
   const __m512 valpha = _mm512_set1_ps(params->alpha);
   vacc0x0 = _mm512_mul_ps(vacc0x0, valpha);

@@ -19,8 +19,11 @@ void tg_f64_gemm_ukernel_1x6__neon_rows(
 {
   (void) m;  /* the caller guarantees m == 1 */
   float64x2_t vacc0x0 = vdupq_n_f64(0);
+  float64x2_t vacc0x0_1 = vdupq_n_f64(0);
   float64x2_t vacc0x1 = vdupq_n_f64(0);
+  float64x2_t vacc0x1_1 = vdupq_n_f64(0);
   float64x2_t vacc0x2 = vdupq_n_f64(0);
+  float64x2_t vacc0x2_1 = vdupq_n_f64(0);
 
   /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
      clamped to row 0, so no pointer leaves C. */
@@ -49,9 +52,9 @@ void tg_f64_gemm_ukernel_1x6__neon_rows(
       b += rs_b;
       {
         const float64x2_t va = vld1q_dup_f64((const double*) (ab0) + 1);
-        vacc0x0 = vfmaq_f64(vacc0x0, va, vb0);
-        vacc0x1 = vfmaq_f64(vacc0x1, va, vb1);
-        vacc0x2 = vfmaq_f64(vacc0x2, va, vb2);
+        vacc0x0_1 = vfmaq_f64(vacc0x0_1, va, vb0);
+        vacc0x1_1 = vfmaq_f64(vacc0x1_1, va, vb1);
+        vacc0x2_1 = vfmaq_f64(vacc0x2_1, va, vb2);
       }
     }
     ab0 += 2 * sizeof(double);
@@ -71,6 +74,9 @@ void tg_f64_gemm_ukernel_1x6__neon_rows(
     }
     ab0 += 1 * sizeof(double);
 }
+  vacc0x0 = vaddq_f64(vacc0x0, vacc0x0_1);
+  vacc0x1 = vaddq_f64(vacc0x1, vacc0x1_1);
+  vacc0x2 = vaddq_f64(vacc0x2, vacc0x2_1);
 
   const float64x2_t valpha = vdupq_n_f64(params->alpha);
   vacc0x0 = vmulq_f64(vacc0x0, valpha);

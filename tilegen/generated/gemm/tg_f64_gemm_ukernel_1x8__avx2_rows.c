@@ -19,7 +19,13 @@ void tg_f64_gemm_ukernel_1x8__avx2_rows(
 {
   (void) m;  /* the caller guarantees m == 1 */
   __m256d vacc0x0 = _mm256_setzero_pd();
+  __m256d vacc0x0_1 = _mm256_setzero_pd();
+  __m256d vacc0x0_2 = _mm256_setzero_pd();
+  __m256d vacc0x0_3 = _mm256_setzero_pd();
   __m256d vacc0x1 = _mm256_setzero_pd();
+  __m256d vacc0x1_1 = _mm256_setzero_pd();
+  __m256d vacc0x1_2 = _mm256_setzero_pd();
+  __m256d vacc0x1_3 = _mm256_setzero_pd();
 
   /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
      clamped to row 0, so no pointer leaves C. */
@@ -45,8 +51,8 @@ void tg_f64_gemm_ukernel_1x8__avx2_rows(
       b += rs_b;
       {
         const __m256d va = _mm256_broadcast_sd((const double*) (ab0) + 1);
-        vacc0x0 = _mm256_fmadd_pd(va, vb0, vacc0x0);
-        vacc0x1 = _mm256_fmadd_pd(va, vb1, vacc0x1);
+        vacc0x0_1 = _mm256_fmadd_pd(va, vb0, vacc0x0_1);
+        vacc0x1_1 = _mm256_fmadd_pd(va, vb1, vacc0x1_1);
       }
     }
     {
@@ -55,8 +61,8 @@ void tg_f64_gemm_ukernel_1x8__avx2_rows(
       b += rs_b;
       {
         const __m256d va = _mm256_broadcast_sd((const double*) (ab0) + 2);
-        vacc0x0 = _mm256_fmadd_pd(va, vb0, vacc0x0);
-        vacc0x1 = _mm256_fmadd_pd(va, vb1, vacc0x1);
+        vacc0x0_2 = _mm256_fmadd_pd(va, vb0, vacc0x0_2);
+        vacc0x1_2 = _mm256_fmadd_pd(va, vb1, vacc0x1_2);
       }
     }
     {
@@ -65,8 +71,8 @@ void tg_f64_gemm_ukernel_1x8__avx2_rows(
       b += rs_b;
       {
         const __m256d va = _mm256_broadcast_sd((const double*) (ab0) + 3);
-        vacc0x0 = _mm256_fmadd_pd(va, vb0, vacc0x0);
-        vacc0x1 = _mm256_fmadd_pd(va, vb1, vacc0x1);
+        vacc0x0_3 = _mm256_fmadd_pd(va, vb0, vacc0x0_3);
+        vacc0x1_3 = _mm256_fmadd_pd(va, vb1, vacc0x1_3);
       }
     }
     ab0 += 4 * sizeof(double);
@@ -84,6 +90,12 @@ void tg_f64_gemm_ukernel_1x8__avx2_rows(
     }
     ab0 += 1 * sizeof(double);
 }
+  vacc0x0 = _mm256_add_pd(vacc0x0, vacc0x0_1);
+  vacc0x1 = _mm256_add_pd(vacc0x1, vacc0x1_1);
+  vacc0x0 = _mm256_add_pd(vacc0x0, vacc0x0_2);
+  vacc0x1 = _mm256_add_pd(vacc0x1, vacc0x1_2);
+  vacc0x0 = _mm256_add_pd(vacc0x0, vacc0x0_3);
+  vacc0x1 = _mm256_add_pd(vacc0x1, vacc0x1_3);
 
   const __m256d valpha = _mm256_set1_pd(params->alpha);
   vacc0x0 = _mm256_mul_pd(vacc0x0, valpha);

@@ -18,9 +18,13 @@ void tg_f64_gemm_ukernel_4x8__avx512_rows(
     const tg_f64_gemm_params* restrict params)
 {
   __m512d vacc0x0 = _mm512_setzero_pd();
+  __m512d vacc0x0_1 = _mm512_setzero_pd();
   __m512d vacc1x0 = _mm512_setzero_pd();
+  __m512d vacc1x0_1 = _mm512_setzero_pd();
   __m512d vacc2x0 = _mm512_setzero_pd();
+  __m512d vacc2x0_1 = _mm512_setzero_pd();
   __m512d vacc3x0 = _mm512_setzero_pd();
+  __m512d vacc3x0_1 = _mm512_setzero_pd();
 
   /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
      clamped to row 0, so no pointer leaves C. */
@@ -60,19 +64,19 @@ void tg_f64_gemm_ukernel_4x8__avx512_rows(
       b += rs_b;
       {
         const __m512d va = _mm512_set1_pd(*((const double*) (ab0) + 1));
-        vacc0x0 = _mm512_fmadd_pd(va, vb0, vacc0x0);
+        vacc0x0_1 = _mm512_fmadd_pd(va, vb0, vacc0x0_1);
       }
       {
         const __m512d va = _mm512_set1_pd(*((const double*) (ab0 + 1 * rsb) + 1));
-        vacc1x0 = _mm512_fmadd_pd(va, vb0, vacc1x0);
+        vacc1x0_1 = _mm512_fmadd_pd(va, vb0, vacc1x0_1);
       }
       {
         const __m512d va = _mm512_set1_pd(*((const double*) (ab0 + 2 * rsb) + 1));
-        vacc2x0 = _mm512_fmadd_pd(va, vb0, vacc2x0);
+        vacc2x0_1 = _mm512_fmadd_pd(va, vb0, vacc2x0_1);
       }
       {
         const __m512d va = _mm512_set1_pd(*((const double*) (ab3) + 1));
-        vacc3x0 = _mm512_fmadd_pd(va, vb0, vacc3x0);
+        vacc3x0_1 = _mm512_fmadd_pd(va, vb0, vacc3x0_1);
       }
     }
     ab0 += 2 * sizeof(double);
@@ -102,6 +106,10 @@ void tg_f64_gemm_ukernel_4x8__avx512_rows(
     ab0 += 1 * sizeof(double);
     ab3 += 1 * sizeof(double);
 }
+  vacc0x0 = _mm512_add_pd(vacc0x0, vacc0x0_1);
+  vacc1x0 = _mm512_add_pd(vacc1x0, vacc1x0_1);
+  vacc2x0 = _mm512_add_pd(vacc2x0, vacc2x0_1);
+  vacc3x0 = _mm512_add_pd(vacc3x0, vacc3x0_1);
 
   const __m512d valpha = _mm512_set1_pd(params->alpha);
   vacc0x0 = _mm512_mul_pd(vacc0x0, valpha);
