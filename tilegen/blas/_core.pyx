@@ -392,8 +392,9 @@ cdef inline bint _disjoint_2d(cnp.ndarray x):
 cdef object _stacked(cnp.ndarray A, cnp.ndarray B, object out, int t):
     """matmul of stacks (both operands >= 2-D, one > 2-D) for aligned operands of one float
     dtype with matching core dimensions: batch dimensions broadcast as NumPy does, with zero
-    strides and no Python-level work. None when the general path must decide (batch shapes that
-    do not broadcast: NumPy raises; an `out` other than a fresh-looking C-contiguous array)."""
+    strides and no Python-level work. None when the general path must decide: batch shapes that
+    do not broadcast (NumPy raises), or an `out` that is not an aligned, writeable, C-contiguous
+    array of the result's shape and dtype, disjoint from the inputs."""
     cdef int na = cnp.PyArray_NDIM(A), nb = cnp.PyArray_NDIM(B)
     cdef int nd = na if na > nb else nb, d, da, db
     cdef int64_t isz = cnp.PyArray_ITEMSIZE(A), ea, eb
@@ -474,9 +475,9 @@ def matmul(a, b, /, out=None):
     Products NumPy computes in float32 or float64 -- those dtypes, mixes that promote to them
     (e.g. float32 with int8, float64 with int64), lists of floats -- run on tilegen's kernels
     for any strides, memory order, byte order or alignment; aligned 2-D arrays of one float
-    dtype (and stacks of them, broadcast or not) take a direct path with no Python-level work. Every other dtype (float16, integers,
-    bool, complex, object, ...), array subclasses and other array-likes are handed to
-    numpy.matmul, so they give NumPy's result exactly.
+    dtype, and stacks of them (broadcast or not), take a direct path with no Python-level work.
+    Every other dtype (float16, integers, bool, complex, object, ...), array subclasses and
+    other array-likes are handed to numpy.matmul, so they give NumPy's result exactly.
     """
     cdef cnp.ndarray A, B, C
     cdef int t
