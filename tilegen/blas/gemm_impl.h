@@ -170,8 +170,9 @@ static inline const T* F(a_panel_)(const F(problem_)* p, int direct, int64_t r, 
 /* A block of C one column panel wide and one KC block deep (N <= NR, K <= KC; C with a unit
    column stride, no epilogue): B packed at most once, then one kernel call per row panel, with
    none of the general block's setup -- what a stack of small products spends most of its time
-   on. Returns 0 when the block is not of this kind. */
-static int F(panel_block_)(const F(problem_)* p, int64_t i0, int64_t M, int64_t j0, int64_t N) {
+   on. Returns 0 when the block is not of this kind. Not inlined: its stack buffer stays out of
+   the general block's frame. */
+__attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64_t i0, int64_t M, int64_t j0, int64_t N) {
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
   const int64_t MR = set->mr, NR = set->nr, K = p->k;
   const int rows_layout = set != &p->cfg->packed;
