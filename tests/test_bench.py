@@ -10,6 +10,7 @@ import sys
 import pytest
 
 import cprog
+from conftest import REPO_ROOT
 from tilegen import bench, benchcases
 from tilegen.cli import main
 
@@ -196,3 +197,34 @@ def test_peak_notes_flag_a_busy_core():
     assert bench.peak_notes(ok) == []
     (note,) = bench.peak_notes(busy)
     assert "2-thread f32 peak" in note and "55%" in note
+
+
+def test_ukernel_throughput_script(capsys):
+    """benchmarks/ukernel_throughput.py builds and times kernels alone (both k loops of an asm
+    kernel), and reports GFLOP/s against the FMA-probe peak."""
+    import importlib.util
+
+    from tilegen.blas import _core
+
+    path = REPO_ROOT / "benchmarks" / "ukernel_throughput.py"
+    spec = importlib.util.spec_from_file_location("ukernel_throughput", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    kernels = ["tg_f32_gemm_ukernel_2x4__scalar", "tg_f32_gemm_ukernel_8x12__neon"]
+    if _core.isas()["avx2"]:
+        kernels.append("tg_f64_gemm_ukernel_6x8__avx2")
+    argv = [a for k in kernels for a in ("--kernel", k)] + ["--kc", "32", "--seconds", "0.002",
+                                                             "--reps", "2"]
+    assert mod.main(argv) == 0
+    out = capsys.readouterr().out
+    rows = {tuple(line.split()[:2]): line for line in out.splitlines() if line.startswith("tg_")}
+    assert "skipped: this CPU cannot run neon" in rows[("tg_f32_gemm_ukernel_8x12__neon", "skipped:")]
+    loops = [("tg_f32_gemm_ukernel_2x4__scalar", "c")]
+    if _core.isas()["avx2"]:
+        loops += [("tg_f64_gemm_ukernel_6x8__avx2", "asm"), ("tg_f64_gemm_ukernel_6x8__avx2", "c")]
+    for key in loops:
+        cells = re.findall(r"([0-9.]+) \(([0-9.]+)\)\s+([0-9]+)%", rows[key])
+        assert len(cells) == 2 and all(float(b) >= float(m) > 0 for b, m, _ in cells), rows[key]
+    assert re.search(r"peak scalar f32: [0-9.]+ GFLOP/s", out)
+    with pytest.raises(SystemExit):
+        mod.main(["--kernel", "tg_f32_gemm_ukernel_99x4__scalar"])
