@@ -37,15 +37,17 @@ static struct {
   pthread_mutex_t region;   /* held by the caller for the whole parallel region */
   pthread_mutex_t mu;       /* guards sleeping/waking */
   pthread_cond_t wake;      /* workers wait for a new generation */
-  pthread_cond_t done;      /* the caller waits for the last worker */
+  pthread_cond_t done;      /* the caller waits for the last task */
   atomic_uint_fast64_t generation;
-  atomic_int remaining;
-  tg_task_fn fn;
+  /* The next unclaimed task of the current region: generation (high 32 bits), task count (16)
+     and task index (low 16). Whoever wins a compare-and-swap from index i to i+1 runs task i. */
+  atomic_uint_fast64_t ticket;
+  atomic_int pending;       /* tasks of the current region not finished yet */
+  tg_task_fn fn;            /* the region; stable while any of its tasks is unfinished */
   void* ctx;
-  int nthreads;
   TG_FP_STATE_T fp_state;
   int nworkers;             /* workers started (thread ids 1..nworkers) */
-  int stop;                 /* set by pool_shutdown: workers return instead of running */
+  atomic_int stop;          /* set by pool_shutdown: workers return (a late one may be reading) */
   uint64_t start_generation[TG_MAX_THREADS];
   pthread_t threads[TG_MAX_THREADS];
 } pool = {
@@ -100,8 +102,36 @@ void tilegen_set_num_threads(int n) {
 
 int tilegen_get_num_threads(void) { return tg_threads_max(); }
 
-/* Every started worker checks in for every region (running it only if tid < nthreads), so the
-   caller can rewrite the region fields only once no worker can still be reading them. */
+static inline uint64_t ticket_of(uint64_t generation, int ntasks) {
+  return (generation << 32) | ((uint64_t) ntasks << 16);
+}
+
+/* Claims and runs tasks of the region of `generation` until none is left; returns how many ran.
+   A thread reads the region's fields only after winning a task, and the caller keeps them in
+   place until every task has finished, so a worker that wakes late (after the caller ran its
+   tasks, or after the region ended) reads nothing stale -- and nobody waits for it. */
+static int run_tasks(uint64_t generation, int set_fp_state) {
+  int ran = 0;
+  for (;;) {
+    uint64_t t = atomic_load_explicit(&pool.ticket, memory_order_acquire);
+    const int ntasks = (int) ((t >> 16) & 0xffff), index = (int) (t & 0xffff);
+    if ((t >> 32) != (generation & 0xffffffffu) || index >= ntasks) return ran;
+    if (!atomic_compare_exchange_weak_explicit(&pool.ticket, &t, t + 1, memory_order_acq_rel,
+                                               memory_order_acquire))
+      continue;
+    if (set_fp_state) TG_FP_STATE_SET(pool.fp_state);
+    pool.fn(pool.ctx, index, ntasks);
+    ran++;
+    if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
+      pthread_mutex_lock(&pool.mu);  /* the last task: the caller may be asleep */
+      pthread_cond_signal(&pool.done);
+      pthread_mutex_unlock(&pool.mu);
+    }
+  }
+}
+
+/* Workers wake for every new region and take whatever tasks are left; the caller takes the
+   rest itself, so a worker that is slow to wake (descheduled, or asleep) delays nothing. */
 static void* worker_main(void* arg) {
   const int tid = (int) (intptr_t) arg;
   uint64_t seen = pool.start_generation[tid];
@@ -122,16 +152,8 @@ static void* worker_main(void* arg) {
       }
     }
     seen = g;
-    if (pool.stop) return NULL;
-    if (tid < pool.nthreads) {
-      TG_FP_STATE_SET(pool.fp_state);
-      pool.fn(pool.ctx, tid, pool.nthreads);
-    }
-    if (atomic_fetch_sub_explicit(&pool.remaining, 1, memory_order_acq_rel) == 1) {
-      pthread_mutex_lock(&pool.mu);
-      pthread_cond_signal(&pool.done);
-      pthread_mutex_unlock(&pool.mu);
-    }
+    if (atomic_load_explicit(&pool.stop, memory_order_acquire)) return NULL;
+    run_tasks(g, 1);
   }
   return NULL;
 }
@@ -145,7 +167,7 @@ static void atfork_child(void) {
   pthread_cond_init(&pool.wake, NULL);
   pthread_cond_init(&pool.done, NULL);
   pool.nworkers = 0;
-  atomic_store(&pool.remaining, 0);
+  atomic_store(&pool.pending, 0);
 }
 static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
 
@@ -157,14 +179,14 @@ static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent
 __attribute__((destructor(200))) static void pool_shutdown(void) {
   if (pthread_mutex_trylock(&pool.region) != 0) return;
   if (pool.nworkers > 0) {
-    pool.stop = 1;
+    atomic_store_explicit(&pool.stop, 1, memory_order_release);
     pthread_mutex_lock(&pool.mu);
     atomic_fetch_add_explicit(&pool.generation, 1, memory_order_release);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.mu);
     for (int tid = 1; tid <= pool.nworkers; tid++) pthread_join(pool.threads[tid], NULL);
     pool.nworkers = 0;
-    pool.stop = 0;
+    atomic_store_explicit(&pool.stop, 0, memory_order_release);
   }
   pthread_mutex_unlock(&pool.region);
 }
@@ -201,23 +223,25 @@ void tg_parallel_run(int want, tg_task_fn fn, void* ctx) {
   }
   pool.fn = fn;
   pool.ctx = ctx;
-  pool.nthreads = n;
   pool.fp_state = TG_FP_STATE_GET();
-  atomic_store_explicit(&pool.remaining, pool.nworkers, memory_order_relaxed);
+  atomic_store_explicit(&pool.pending, n, memory_order_relaxed);
+  const uint64_t g = atomic_load_explicit(&pool.generation, memory_order_relaxed) + 1;
+  atomic_store_explicit(&pool.ticket, ticket_of(g, n), memory_order_release);
   pthread_mutex_lock(&pool.mu);
-  atomic_fetch_add_explicit(&pool.generation, 1, memory_order_release);
+  atomic_store_explicit(&pool.generation, g, memory_order_release);
   pthread_cond_broadcast(&pool.wake);
   pthread_mutex_unlock(&pool.mu);
 
-  fn(ctx, 0, n);
+  run_tasks(g, 0);  /* the caller's state is the region's: nothing to copy */
 
-  if (atomic_load_explicit(&pool.remaining, memory_order_acquire) != 0) {
+  /* Tasks the workers won may still run: wait for them (their fields, ctx included, must stay). */
+  if (atomic_load_explicit(&pool.pending, memory_order_acquire) != 0) {
     const uint64_t until = now_ns() + TG_SPIN_NS;
-    for (int i = 0; atomic_load_explicit(&pool.remaining, memory_order_acquire) != 0; i++) {
+    for (int i = 0; atomic_load_explicit(&pool.pending, memory_order_acquire) != 0; i++) {
       TG_CPU_RELAX();
       if ((i & 255) == 255 && now_ns() > until) {
         pthread_mutex_lock(&pool.mu);
-        while (atomic_load_explicit(&pool.remaining, memory_order_acquire) != 0)
+        while (atomic_load_explicit(&pool.pending, memory_order_acquire) != 0)
           pthread_cond_wait(&pool.done, &pool.mu);
         pthread_mutex_unlock(&pool.mu);
         break;
