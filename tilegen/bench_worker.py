@@ -289,7 +289,6 @@ def run_bench(spec: dict) -> None:
         if case.batch and lib not in STACKING_LIBS:
             continue  # no stacked call to time: the table shows '-'
         emit({"event": "start", "case": case_id})
-
         row = {"event": "result", "case": case_id, "lib": lib, "threads": threads}
         try:
             a, b, out = case.operands(seed=spec.get("seed", 0))

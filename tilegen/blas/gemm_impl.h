@@ -123,8 +123,13 @@ static inline void F(panel_)(const F(panels_)* pl, int64_t MR, int64_t M, int64_
   }
 }
 
-/* Leading dimension of a packed row panel: padded so the rows do not share L1 sets. */
-static inline int64_t F(row_panel_ld_)(int64_t kc) {
+/* The problem's kernels read A by rows ("rows" and "narrow" sets), not as packed panels. */
+static inline int F(rows_layout_)(const F(problem_)* p) { return p->set != &p->cfg->packed; }
+
+/* Leading dimension of a copied A panel kc deep: rows padded so they do not share L1 sets;
+   a packed-layout panel is kc steps of MR values. */
+static inline int64_t F(a_panel_ld_)(const F(problem_)* p, int64_t kc) {
+  if (!F(rows_layout_)(p)) return kc;
   const int64_t ld = F(round_up_)(kc, 16);
   return ((ld * (int64_t) sizeof(T)) & 2047) == 0 ? ld + 16 : ld;
 }
@@ -135,7 +140,7 @@ static void F(buffers_)(const F(problem_)* p, int64_t M, int64_t N, int direct_b
                         int64_t* a_elems, int64_t* b_elems, int64_t* lda_p) {
   const int64_t NR = p->set->nr, kc_max = p->k < p->kc ? p->k : p->kc;
   const int64_t nc_max = N < p->nc ? F(round_up_)(N, NR) : p->nc;
-  *lda_p = p->set != &p->cfg->packed ? F(row_panel_ld_)(kc_max) : kc_max;
+  *lda_p = F(a_panel_ld_)(p, kc_max);
   *a_elems = p->set->mr * *lda_p;
   *b_elems = (direct_b ? NR : nc_max) * kc_max;
 }
@@ -152,7 +157,7 @@ static inline int F(direct_b_)(const F(problem_)* p, int64_t M) {
 static inline const T* F(a_panel_)(const F(problem_)* p, int direct, int64_t r, int64_t tmr,
                                    int64_t kc, const T* asrc, T* pa, int64_t lda_p,
                                    int64_t* a_stride) {
-  const int rows_layout = p->set != &p->cfg->packed;
+  const int rows_layout = F(rows_layout_)(p);
   if (direct && r == tmr) {
     *a_stride = rows_layout ? p->rs_a : p->cs_a;
     return asrc;
@@ -175,8 +180,8 @@ static inline const T* F(a_panel_)(const F(problem_)* p, int direct, int64_t r, 
 __attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64_t i0, int64_t M, int64_t j0, int64_t N) {
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
   const int64_t MR = set->mr, NR = set->nr, K = p->k;
-  const int rows_layout = set != &p->cfg->packed;
-  const int64_t lda_p = rows_layout ? F(row_panel_ld_)(K) : K;
+  const int rows_layout = F(rows_layout_)(p);
+  const int64_t lda_p = F(a_panel_ld_)(p, K);
   const int64_t a_elems = F(round_up_)(MR * lda_p, 16);
   T buf[TG_STACK_PACK_BYTES / sizeof(T) / 2] __attribute__((aligned(64)));
   if (M < 1 || N > NR || K > p->kc || p->cs_c != 1 || p->bias != NULL ||
@@ -206,9 +211,8 @@ __attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64
 /* C[i0:i1, j0:j1] on this thread. */
 static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   if (F(panel_block_)(p, i0, i1 - i0, j0, j1 - j0)) return;
-  const F(cfg_t_)* cfg = p->cfg;
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
-  const int rows_layout = set != &cfg->packed;
+  const int rows_layout = F(rows_layout_)(p);
   const int64_t MR = set->mr, NR = set->nr, KC = p->kc, NC = p->nc;
   const int64_t M = i1 - i0, N = j1 - j0, K = p->k;
   const int direct_c = p->cs_c == 1;

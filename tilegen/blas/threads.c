@@ -106,22 +106,20 @@ static inline uint64_t ticket_of(uint64_t generation, int ntasks) {
   return (generation << 32) | ((uint64_t) ntasks << 16);
 }
 
-/* Claims and runs tasks of the region of `generation` until none is left; returns how many ran.
+/* Claims and runs tasks of the region of `generation` until none is left.
    A thread reads the region's fields only after winning a task, and the caller keeps them in
    place until every task has finished, so a worker that wakes late (after the caller ran its
    tasks, or after the region ended) reads nothing stale -- and nobody waits for it. */
-static int run_tasks(uint64_t generation, int set_fp_state) {
-  int ran = 0;
+static void run_tasks(uint64_t generation, int set_fp_state) {
   for (;;) {
     uint64_t t = atomic_load_explicit(&pool.ticket, memory_order_acquire);
     const int ntasks = (int) ((t >> 16) & 0xffff), index = (int) (t & 0xffff);
-    if ((t >> 32) != (generation & 0xffffffffu) || index >= ntasks) return ran;
+    if ((t >> 32) != (generation & 0xffffffffu) || index >= ntasks) return;
     if (!atomic_compare_exchange_weak_explicit(&pool.ticket, &t, t + 1, memory_order_acq_rel,
                                                memory_order_acquire))
       continue;
     if (set_fp_state) TG_FP_STATE_SET(pool.fp_state);
     pool.fn(pool.ctx, index, ntasks);
-    ran++;
     if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
       pthread_mutex_lock(&pool.mu);  /* the last task: the caller may be asleep */
       pthread_cond_signal(&pool.done);
