@@ -228,3 +228,32 @@ def test_ukernel_throughput_script(capsys):
     assert re.search(r"peak scalar f32: [0-9.]+ GFLOP/s", out)
     with pytest.raises(SystemExit):
         mod.main(["--kernel", "tg_f32_gemm_ukernel_99x4__scalar"])
+
+
+def test_libraries_take_turns_in_a_rotating_order():
+    quick = benchcases.cases("gemm", quick=True)
+    plain, stack = quick[0], next(c for c in quick if c.batch)
+    b = bench.Bench("gemm", [1, 2], ["tilegen", "numpy", "scipy", "blis"], quick, 1, 0.001, 3)
+    assert b.turns(1, plain, 0) == ["tilegen", "numpy", "scipy", "blis"]
+    assert b.turns(1, plain, 1) == ["numpy", "scipy", "blis", "tilegen"]
+    assert b.turns(2, plain, 0) == ["tilegen", "numpy", "scipy"]  # cython-blis: 1 thread only
+    assert b.turns(1, stack, 4) == ["tilegen", "numpy"]  # no stacked call in SciPy or BLIS
+
+
+def test_a_worker_that_dies_becomes_error_rows_and_the_run_goes_on():
+    """Live workers take turns; one that dies mid-run (here: a case id it does not know) is
+    reported in the cases it could not measure, and the run still ends."""
+    first, second = benchcases.cases("gemm", quick=True)[:2]
+    unknown = benchcases.Case("small", "f32", 3, 5, 7)
+    assert unknown.id not in benchcases.by_id()
+    b = bench.Bench("gemm", [1], ["tilegen", "numpy"], [first, unknown, second], 1, 0.001, 1)
+    report, raw = {"errors": [], "libraries": {}}, {}
+    b.measure_cases(1, report, raw)
+    for lib in ("tilegen", "numpy"):
+        (good,) = raw[first.id, lib, 1]
+        assert len(good["times_s"]) == 1 and good["first_s"] > 0 and good["repeat"] is False
+        assert report["libraries"][lib]["1"]["lib"] == lib
+        for case in (unknown, second):
+            (bad,) = raw[case.id, lib, 1]
+            assert "worker failed" in bad["error"] and "KeyError" in bad["error"], bad
+    assert len(report["errors"]) == 2

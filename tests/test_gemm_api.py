@@ -124,6 +124,63 @@ def test_every_transpose_combination(dtype, trans_a, trans_b, m, n, k):
         assert_close(got, ref, scale, kk, dtype)
 
 
+def off_line(x: np.ndarray, offset: int) -> np.ndarray:
+    """A C-ordered copy of x whose data starts `offset` bytes past a 64-byte boundary."""
+    buf = np.empty(x.nbytes + 128, np.uint8)
+    start = -buf.ctypes.data % 64 + offset
+    view = buf[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
+    view[...] = x
+    return view
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("offset", [0, 8, 16, 48])
+@pytest.mark.parametrize("m,k,n", [(1, 64, 256), (1, 300, 160), (16, 600, 512), (3, 40, 1024)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_b_rows_off_a_cache_line(dtype, offset, m, k, n, threads):
+    """B read in place with every row `offset` bytes into a cache line (NumPy's arrays are
+    16-byte aligned): the driver computes the first columns apart so the others load whole
+    lines. Rows of one element, few rows, a B past L2, and the column split across threads."""
+    rng = np.random.default_rng(offset + m + k + n)
+    a = values(rng, (m, k), dtype)
+    b = off_line(values(rng, (k, n), dtype), offset)
+    c = off_line(values(rng, (m, n), dtype), offset)
+    bias = values(rng, (n,), dtype)
+    saved = tg.get_num_threads()
+    tg.set_num_threads(threads)
+    try:
+        ref, scale, kk = reference(a, b)
+        assert_close(tg.matmul(a, b), ref, scale, kk, dtype)
+        assert_close(tg.matmul(a[0], b), ref[0], scale[0], kk, dtype)
+        kw = dict(alpha=-1.5, beta=0.5, bias=bias, activation="relu")
+        ref, scale, kk = reference(a, b, c, **kw)
+        got = tg.gemm(a, b, c, out=c, **kw)
+        assert got is c
+        assert_close(got, ref, scale, kk, dtype)
+    finally:
+        tg.set_num_threads(saved)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("offset", [0, 8, 16, 48])
+@pytest.mark.parametrize("m,k", [(256, 256), (5, 1000), (70, 130), (9, 127)])
+def test_matrix_vector_rows_off_a_cache_line(dtype, offset, m, k):
+    """The dot-form GEMV (A @ x, and x @ B for a column-major B) with rows `offset` bytes into
+    a cache line: the first columns are summed apart, then the rest on top."""
+    rng = np.random.default_rng(offset + m + k)
+    a = off_line(values(rng, (m, k), dtype), offset)
+    x = values(rng, (k,), dtype)
+    ref, scale, kk = reference(a, x[:, None])
+    assert_close(tg.matmul(a, x), ref[:, 0], scale[:, 0], kk, dtype)
+    assert_close(tg.matmul(x, a.T), ref[:, 0], scale[:, 0], kk, dtype)  # a.T: column-major
+    c = np.full((m, 1), np.nan, dtype)
+    assert_close(tg.gemm(a, x[:, None], c, alpha=2.0), 2 * ref, 2 * scale, kk, dtype)
+    c = values(rng, (m, 1), dtype)
+    ref, scale, kk = reference(a, x[:, None], c, alpha=-1.0, beta=0.5, bias=c[0])
+    assert_close(tg.gemm(a, x[:, None], c, alpha=-1.0, beta=0.5, bias=c[0]), ref, scale, kk,
+                 dtype)
+
+
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("activation", list(ACTIVATIONS))
 @pytest.mark.parametrize("with_bias", [False, True])

@@ -3,9 +3,11 @@
 `tilegen bench` runs tilegen side by side with NumPy (and SciPy's BLAS, torch and cython-blis
 when installed) on this machine and reports GFLOP/s, % of the machine's measured peak and ratios.
 
-Every (library, thread count) pair is measured in a fresh worker process (tilegen/bench_worker.py)
+Every (library, thread count) pair is measured in its own worker process (tilegen/bench_worker.py)
 whose environment has the thread counts set before import and OPENBLAS_CORETYPE /
-OPENBLAS_L2_SIZE removed (this process's own environment is never changed). The peak comes from
+OPENBLAS_L2_SIZE removed (this process's own environment is never changed). The workers of one
+thread count stay alive side by side and take turns case by case (and round by round), so the
+ratios compare libraries measured within seconds of each other. The peak comes from
 tilegen's FMA-throughput probe, run in a worker too, on 1 and on N concurrent threads. This
 module itself imports neither NumPy nor the compiled core.
 """
@@ -21,6 +23,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -30,6 +33,7 @@ from .bench_worker import LIBS, PEAK_RETRIES, SINGLE_THREADED
 REMOVED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TILEGEN_NUM_THREADS")
 JSON_SCHEMA = 1
+SETTLE_S = 0.2  # between two libraries' turns on N threads: the last one's pool goes to sleep
 
 
 class BenchError(Exception):
@@ -104,8 +108,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", type=_positive(float), metavar="SECONDS",
                    help="length of one repetition (default 0.05, 0.005 with --quick)")
     p.add_argument("--rounds", type=_positive(int), default=1,
-                   help="run every worker this many times, interleaved, and pool the repetitions "
-                        "(helps on a noisy machine; default 1)")
+                   help="measure every case this many times, the libraries taking turns, and pool "
+                        "the repetitions (helps on a noisy machine; default 1)")
 
 
 def run(args) -> int:
@@ -221,6 +225,75 @@ def worker_env(threads: int) -> Tuple[Dict[str, str], List[str]]:
     return env, removed
 
 
+class Worker:
+    """A bench_worker process: JSON events on its stdout, case ids on its stdin; its stderr
+    goes to a temporary file (read when it fails)."""
+
+    def __init__(self, spec: dict, env: Dict[str, str], label: str, progress: "Progress"):
+        self.label, self.progress = label, progress
+        pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        cmd = [sys.executable, "-m", "tilegen.bench_worker", json.dumps(spec)]
+        self.err = tempfile.TemporaryFile(mode="w+")
+        # The worker runs from the folder holding this tilegen, so `-m` imports this same one.
+        self.proc = subprocess.Popen(cmd, cwd=pkg_parent, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.err, text=True)
+
+    def _error(self, code: int) -> BenchError:
+        self.err.seek(0)
+        tail = " ".join(self.err.read().strip().splitlines()[-1:]) or f"exit code {code}"
+        return BenchError(f"{self.label}: worker failed ({tail})")
+
+    def _failure(self) -> BenchError:
+        self.kill()
+        return self._error(self.proc.returncode)
+
+    def events(self):
+        """The worker's JSON events, until its stdout closes."""
+        for line in self.proc.stdout:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("event") == "start":
+                self.progress.update(f"{self.label} {event['case']}")
+            yield event
+
+    def next_event(self, kind: str) -> dict:
+        for event in self.events():
+            if event.get("event") == kind:
+                return event
+        raise self._failure()
+
+    def measure(self, case_id: str) -> dict:
+        """The result event of one case."""
+        try:
+            self.proc.stdin.write(case_id + "\n")
+            self.proc.stdin.flush()
+        except OSError:
+            raise self._failure() from None
+        return self.next_event("result")
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+    def close(self, check: bool = True) -> None:
+        """Ends the worker (stdin closed: it finishes); BenchError if it failed."""
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        for _ in self.events():
+            pass
+        code = self.proc.wait()
+        try:
+            if check and code != 0:
+                raise self._error(code)
+        finally:
+            self.err.close()
+
+
 class Bench:
     def __init__(self, op: str, threads: Sequence[int], libs: Sequence[str], cases, reps: int,
                  target: float, rounds: int, *, peak_only: bool = False,
@@ -229,41 +302,34 @@ class Bench:
         self.cases = list(cases)
         self.reps, self.target, self.rounds = reps, target, rounds
         self.peak_only, self.peak_target, self.peak_reps = peak_only, peak_target, peak_reps
-        self.jobs = [] if peak_only else [
-            (lib, t) for _ in range(rounds) for t in self.threads for lib in self.libs
-            if t == 1 or lib not in SINGLE_THREADED]
         peak_steps = len(self.threads) * 6 * (1 if peak_only else 2)  # ~3 ISAs x 2 dtypes
-        timed = sum(1 for lib, _ in self.jobs for c in self.cases
-                    if not c.batch or lib in benchcases.STACKING_LIBS)
+        timed = 0 if peak_only else rounds * sum(
+            len(self.turns(t, c, 0)) for t in self.threads for c in self.cases)
         self.progress = Progress(peak_steps + timed)
         self.removed: List[str] = []
 
-    def _worker(self, spec: dict, threads: int, label: str):
-        """Runs one worker; yields its JSON events. Raises BenchError if it dies."""
+    def turns(self, threads: int, case, rnd: int) -> List[str]:
+        """The libraries that measure `case` on `threads` threads, in round `rnd`'s order (the
+        order rotates, so no library is always the first after a pause or a neighbour)."""
+        libs = [lib for lib in self.libs
+                if (threads == 1 or lib not in SINGLE_THREADED)
+                and (not case.batch or lib in benchcases.STACKING_LIBS)]
+        k = rnd % len(libs) if libs else 0
+        return libs[k:] + libs[:k]
+
+    def _worker(self, spec: dict, threads: int, label: str) -> "Worker":
         env, self.removed = worker_env(threads)
-        pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        cmd = [sys.executable, "-m", "tilegen.bench_worker", json.dumps(spec)]
-        # The worker runs from the folder holding this tilegen, so `-m` imports this same one.
-        proc = subprocess.Popen(cmd, cwd=pkg_parent, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+        return Worker(spec, env, label, self.progress)
+
+    def _events(self, spec: dict, threads: int, label: str):
+        """Runs a worker to its end with nothing on stdin; yields its JSON events."""
+        worker = self._worker(spec, threads, label)
         try:
-            for line in proc.stdout:
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if event.get("event") == "start":
-                    self.progress.update(f"{label} {event['case']}")
-                yield event
-            err = proc.stderr.read()
-            code = proc.wait()
+            yield from worker.events()
         except BaseException:
-            proc.kill()
-            proc.wait()
+            worker.kill()
             raise
-        if code != 0:
-            tail = " ".join(err.strip().splitlines()[-1:]) or f"exit code {code}"
-            raise BenchError(f"{label}: worker failed ({tail})")
+        worker.close()
 
     def measure_peaks(self, peaks: dict, when: str) -> dict:
         """Runs the probe worker and pools its runs into `peaks` (thread count -> ISA ->
@@ -273,7 +339,7 @@ class Bench:
                 "reps": self.peak_reps}
         self.progress.section(f"FMA peak on {', '.join(map(str, self.threads))} thread(s), {when}")
         info = {}
-        for event in self._worker(spec, 1, f"peak ({when})"):
+        for event in self._events(spec, 1, f"peak ({when})"):
             if event["event"] == "info":
                 info = event
             elif event["event"] == "peak":
@@ -286,6 +352,60 @@ class Bench:
                     r["retries"] += event.get("retries", 0)
                     r["best"], r["median"] = max(r["all"]), statistics.median(r["all"])
         return info
+
+    def measure_cases(self, threads: int, report: dict, raw: dict) -> None:
+        """Every case on `threads` threads: one live worker per library, taking turns."""
+        self.progress.section(f"{threads} thread(s): {', '.join(self.libs)} taking turns, "
+                              f"{len(self.cases)} cases x {self.rounds} round(s)")
+        workers: Dict[str, Worker] = {}
+        failed: Dict[str, str] = {}  # library -> why its worker is gone
+        try:
+            for lib in self.libs:
+                if threads > 1 and lib in SINGLE_THREADED:
+                    continue
+                spec = {"mode": "serve", "lib": lib, "threads": threads, "reps": self.reps,
+                        "target": self.target}
+                try:
+                    workers[lib] = self._worker(spec, threads, f"{lib} {threads}T")
+                    info = workers[lib].next_event("info")
+                except BenchError as e:
+                    report["errors"].append(str(e))
+                    failed[lib] = str(e)
+                    workers.pop(lib, None)
+                    continue
+                info.pop("event")
+                report["libraries"].setdefault(lib, {})[str(threads)] = info
+            last = None
+            for case in self.cases:
+                for rnd in range(self.rounds):
+                    for lib in self.turns(threads, case, rnd):
+                        label = f"{lib} {threads}T {case.id}"
+                        if lib not in workers:
+                            result = {"case": case.id, "lib": lib, "threads": threads,
+                                      "error": failed.get(lib, "no worker")}
+                        else:
+                            if threads > 1 and last not in (None, lib):
+                                time.sleep(SETTLE_S)
+                            last = lib
+                            try:
+                                result = workers[lib].measure(case.id)
+                            except BenchError as e:
+                                report["errors"].append(str(e))
+                                failed[lib] = str(e)
+                                workers.pop(lib).close(check=False)
+                                result = {"case": case.id, "lib": lib, "threads": threads,
+                                          "error": str(e)}
+                        self.progress.update(label, 1)
+                        raw.setdefault((case.id, lib, threads), []).append(result)
+        except BaseException:
+            for w in workers.values():
+                w.kill()
+            raise
+        for w in workers.values():
+            try:
+                w.close()
+            except BenchError as e:
+                report["errors"].append(str(e))
 
     def run(self) -> dict:
         started = datetime.datetime.now(datetime.timezone.utc)
@@ -305,28 +425,8 @@ class Bench:
         }
         report["machine"]["env_removed_in_workers"] = list(self.removed)
         raw: Dict[Tuple[str, str, int], List[dict]] = {}
-        for lib, threads in self.jobs:
-            label = f"{lib} {threads}T"
-            self.progress.section(f"{lib}, {threads} thread(s), {len(self.cases)} cases")
-            spec = {"mode": "bench", "lib": lib, "threads": threads,
-                    "cases": [c.id for c in self.cases], "reps": self.reps, "target": self.target}
-            seen = set()
-            try:
-                for event in self._worker(spec, threads, label):
-                    if event["event"] == "info":
-                        event.pop("event")
-                        report["libraries"].setdefault(lib, {})[str(threads)] = event
-                    elif event["event"] == "result":
-                        self.progress.update(f"{label} {event['case']}", 1)
-                        seen.add(event["case"])
-                        raw.setdefault((event["case"], lib, threads), []).append(event)
-            except BenchError as e:
-                report["errors"].append(str(e))
-                for c in self.cases:
-                    if c.id not in seen:
-                        self.progress.update(label, 1)
-                        raw.setdefault((c.id, lib, threads), []).append(
-                            {"case": c.id, "lib": lib, "threads": threads, "error": str(e)})
+        for threads in ([] if self.peak_only else self.threads):
+            self.measure_cases(threads, report, raw)
         if not self.peak_only:
             try:
                 self.measure_peaks(peaks, "after")
@@ -395,8 +495,9 @@ def merge_results(raw, cases, peak) -> List[dict]:
             rows.append(row)
             continue
         times = [t for r in ok for t in r["times_s"]]
+        firsts = [r for r in ok if not r.get("repeat")] or ok  # a worker's first meeting
         best, median = min(times), statistics.median(times)
-        row.update(best_s=best, median_s=median, first_s=min(r["first_s"] for r in ok),
+        row.update(best_s=best, median_s=median, first_s=min(r["first_s"] for r in firsts),
                    times_s=times, loops=[r["loops"] for r in ok],
                    gflops_best=flops[case] / best / 1e9, gflops_median=flops[case] / median / 1e9)
         p = peak.get(str(threads), {}).get(dtype[case])

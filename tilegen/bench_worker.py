@@ -3,7 +3,10 @@
 `tilegen bench` starts one of these per (library, thread count), with the thread counts already
 in the environment (OMP/OPENBLAS/MKL_NUM_THREADS, TILEGEN_NUM_THREADS) and OPENBLAS_CORETYPE /
 OPENBLAS_L2_SIZE removed, so OpenBLAS, libgomp and tilegen pools never share a process with a
-pool they would fight for the cores. The worker prints JSON lines on stdout:
+pool they would fight for the cores. In mode "serve" the worker sets its library up, then reads
+one case id per line on stdin and measures it, until stdin closes: the parent keeps one worker
+per library alive and has them take turns case by case, so every library meets the machine in
+the same state (a shared machine's speed drifts over minutes). It prints JSON lines on stdout:
 
     {"event": "info", ...}          the library, its version, its BLAS pools (threadpoolctl)
     {"event": "start", "case": id}  before each case (for the progress bar)
@@ -25,7 +28,7 @@ import threading
 import time
 from typing import Callable, Dict, List, Optional, Tuple
 
-from .benchcases import STACKING_LIBS, Case, by_id, reps_for
+from .benchcases import Case, by_id, reps_for
 
 LIBS = ("tilegen", "numpy", "scipy", "torch", "blis")
 MODULES = {"tilegen": "tilegen", "numpy": "numpy", "scipy": "scipy", "torch": "torch",
@@ -279,31 +282,38 @@ def run_peak(spec: dict) -> None:
 
 # -------------------------------------------------------------------------------- bench
 
-def run_bench(spec: dict) -> None:
-    lib, threads = spec["lib"], spec["threads"]
-    info = setup_library(lib, threads)
-    emit(dict(info, event="info"))
+def run_case(lib: str, case: Case, spec: dict) -> dict:
+    """The result event of one case: its first call (timed, then checked against NumPy) and
+    its repetitions."""
+    row = {"event": "result", "case": case.id, "lib": lib, "threads": spec["threads"]}
+    try:
+        a, b, out = case.operands(seed=spec.get("seed", 0))
+        call, to_numpy = make_call(lib, case, a, b, out)
+        t0 = perf_counter()
+        result = call()
+        first = perf_counter() - t0
+        problem = case.check(a, b, to_numpy(result))
+        if problem is not None:
+            row["error"] = "wrong result: " + problem
+        else:
+            row.update(measure(call, spec["target"], reps_for(case, spec["reps"]), first))
+    except Exception as e:  # reported in the table; the other cases go on
+        row["error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"[:300]
+    return row
+
+
+def serve(spec: dict) -> None:
+    """Sets `spec["lib"]` up, then measures each case id read from stdin, one per line. A case
+    met again (a later round) says so: its first call is no longer the first."""
+    lib = spec["lib"]
+    emit(dict(setup_library(lib, spec["threads"]), event="info"))
     table = by_id()
-    for case_id in spec["cases"]:
-        case = table[case_id]
-        if case.batch and lib not in STACKING_LIBS:
-            continue  # no stacked call to time: the table shows '-'
-        emit({"event": "start", "case": case_id})
-        row = {"event": "result", "case": case_id, "lib": lib, "threads": threads}
-        try:
-            a, b, out = case.operands(seed=spec.get("seed", 0))
-            call, to_numpy = make_call(lib, case, a, b, out)
-            t0 = perf_counter()
-            result = call()  # the first call of this case: timed, then checked
-            first = perf_counter() - t0
-            problem = case.check(a, b, to_numpy(result))
-            if problem is not None:
-                row["error"] = "wrong result: " + problem
-            else:
-                row.update(measure(call, spec["target"], reps_for(case, spec["reps"]), first))
-        except Exception as e:  # reported in the table; the other cases go on
-            row["error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"[:300]
-        emit(row)
+    seen = set()
+    for line in iter(sys.stdin.readline, ""):
+        case = table[line.strip()]
+        emit({"event": "start", "case": case.id})
+        emit(dict(run_case(lib, case, spec), repeat=case.id in seen))
+        seen.add(case.id)
     emit({"event": "done"})
 
 
@@ -317,7 +327,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if spec["mode"] == "peak":
         run_peak(spec)
     else:
-        run_bench(spec)
+        serve(spec)
     return 0
 
 

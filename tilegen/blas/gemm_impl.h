@@ -123,6 +123,12 @@ static inline void F(panel_)(const F(panels_)* pl, int64_t MR, int64_t M, int64_
   }
 }
 
+/* Elements from x to the next 64-byte boundary (0 when x is on one, or not element-aligned). */
+static inline int64_t F(to_line_)(const T* x) {
+  const int64_t off = (int64_t) ((uintptr_t) x % 64);
+  return off % (int64_t) sizeof(T) ? 0 : (64 - off) % 64 / (int64_t) sizeof(T);
+}
+
 /* The problem's kernels read A by rows ("rows" and "narrow" sets), not as packed panels. */
 static inline int F(rows_layout_)(const F(problem_)* p) { return p->set != &p->cfg->packed; }
 
@@ -211,13 +217,29 @@ __attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64
 /* C[i0:i1, j0:j1] on this thread. */
 static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   if (F(panel_block_)(p, i0, i1 - i0, j0, j1 - j0)) return;
+  const int direct_b = F(direct_b_)(p, i1 - i0);
+  const double b_bytes = (double) p->k * (double) p->n * sizeof(T);
+  if (direct_b && j1 - j0 >= TG_PEEL_MIN_PANELS * p->set->nr &&
+      p->rs_b * (int64_t) sizeof(T) % 64 == 0 &&
+      (p->m == 1 ? b_bytes > TG_DIRECT_B_L1_BYTES && b_bytes <= TG_STREAM_B_MIN_BYTES
+                 : b_bytes > TG_STREAM_B_MIN_BYTES)) {
+    /* B read in place with every row at the same offset into a cache line (NumPy's arrays
+       are 16-byte aligned): the first few columns go alone (a packed edge panel), so that the
+       other panels' rows start on a line and each k step reads two lines rather than parts of
+       three. Measured worth it for one row of C with B in L2, and for a few rows streaming a
+       B beyond L2; elsewhere the two extra edge panels cost more than the split loads. */
+    const int64_t peel = F(to_line_)(p->b + j0);
+    if (peel) {
+      F(gemm_block_)(p, i0, i1, j0, j0 + peel);
+      j0 += peel;
+    }
+  }
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
   const int rows_layout = F(rows_layout_)(p);
   const int64_t MR = set->mr, NR = set->nr, KC = p->kc, NC = p->nc;
   const int64_t M = i1 - i0, N = j1 - j0, K = p->k;
   const int direct_c = p->cs_c == 1;
   const int has_epi = p->bias != NULL || p->act != TILEGEN_ACT_NONE;
-  const int direct_b = F(direct_b_)(p, M);
   /* Full panels of A are read in place when the layout allows, except row-major A whose rows
      fall on the same L1 sets (a row stride of a multiple of 2 KiB) and is re-read by many
      column panels: those get padded row copies. */
@@ -425,11 +447,21 @@ typedef struct {
 static void F(gemv_task_)(void* ctx, int tid, int nt) {
   const F(gemv_)* g = ctx;
   const int64_t MR = g->cfg->gemv_mr, panels = (g->rows + MR - 1) / MR;
-  const F(params_t_) prm = {g->alpha, g->beta, NULL};
+  const F(params_t_) prm = {g->alpha, g->beta, NULL}, rest = {g->alpha, 1, NULL};
+  /* Rows at the same offset into a cache line (NumPy's arrays are 16-byte aligned), read
+     from L2: the first few columns go first, so that the long part loads whole lines. (From
+     memory the split loads cost nothing measurable and the extra calls do.) */
+  const double bytes = (double) g->rows * (double) g->k * sizeof(T);
+  const int64_t peel = g->rs_mat * (int64_t) sizeof(T) % 64 == 0 && g->k >= TG_GEMV_PEEL_MIN_K &&
+                       bytes > TG_DIRECT_B_L1_BYTES && bytes <= TG_STREAM_B_MIN_BYTES
+                           ? F(to_line_)(g->mat) : 0;
   for (int64_t pi = panels * tid / nt; pi < panels * (tid + 1) / nt; pi++) {
     const int64_t i = pi * MR, r = g->rows - i < MR ? g->rows - i : MR;
-    g->cfg->gemv(r, g->k, g->mat + i * g->rs_mat, g->rs_mat, g->x, g->y + i * g->inc_y, g->inc_y,
-                 &prm);
+    const T* row = g->mat + i * g->rs_mat;
+    T* y = g->y + i * g->inc_y;
+    if (peel) g->cfg->gemv(r, peel, row, g->rs_mat, g->x, y, g->inc_y, &prm);
+    g->cfg->gemv(r, g->k - peel, row + peel, g->rs_mat, g->x + peel, y, g->inc_y,
+                 peel ? &rest : &prm);
   }
 }
 
