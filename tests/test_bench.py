@@ -7,6 +7,7 @@ import os
 import re
 import sys
 
+import numpy as np
 import pytest
 
 import cprog
@@ -179,6 +180,9 @@ def test_case_list_and_check():
 
     for case in benchcases.cases("gemm", quick=True):
         a, b, out = case.operands()
+        for x in (a, b) if out is None else (a, b, out):  # placed like NumPy's big arrays
+            assert x.ctypes.data % 64 == benchcases.LINE_OFFSET and x.flags.c_contiguous
+        assert (out is None) == case.alloc and (out is None or not out.any())
         good = np.matmul(a, b)
         assert case.check(a, b, good) is None
         assert "off" in case.check(a, b, good + 1)
@@ -228,6 +232,28 @@ def test_ukernel_throughput_script(capsys):
     assert re.search(r"peak scalar f32: [0-9.]+ GFLOP/s", out)
     with pytest.raises(SystemExit):
         mod.main(["--kernel", "tg_f32_gemm_ukernel_99x4__scalar"])
+
+
+def test_alignment_script(capsys):
+    """benchmarks/alignment.py times in-place reads with operands at each offset into a cache
+    line, tilegen and NumPy, after checking tilegen's result."""
+    import importlib.util
+
+    path = REPO_ROOT / "benchmarks" / "alignment.py"
+    spec = importlib.util.spec_from_file_location("alignment", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for x in (mod.placed(np.arange(10.0), off) for off in mod.OFFSETS):
+        assert x.ctypes.data % 64 in mod.OFFSETS and list(x) == list(range(10))
+    argv = ["--shape", "1x64x256", "--shape", "64x256x1", "--dtype", "f64", "--seconds", "0.001",
+            "--reps", "1"]
+    assert mod.main(argv) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:]}
+    assert set(rows) == {"1x64x256", "64x256x1"}
+    assert all(len(v) == 2 * len(mod.OFFSETS) and min(map(float, v)) > 0 for v in rows.values())
+    with pytest.raises(SystemExit):
+        mod.main(["--shape", "1x0x4"])
 
 
 def test_libraries_take_turns_in_a_rotating_order():

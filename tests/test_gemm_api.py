@@ -146,7 +146,6 @@ def test_b_rows_off_a_cache_line(dtype, offset, m, k, n, threads):
     b = off_line(values(rng, (k, n), dtype), offset)
     c = off_line(values(rng, (m, n), dtype), offset)
     bias = values(rng, (n,), dtype)
-    saved = tg.get_num_threads()
     tg.set_num_threads(threads)
     try:
         ref, scale, kk = reference(a, b)
@@ -158,7 +157,7 @@ def test_b_rows_off_a_cache_line(dtype, offset, m, k, n, threads):
         assert got is c
         assert_close(got, ref, scale, kk, dtype)
     finally:
-        tg.set_num_threads(saved)
+        tg.set_num_threads(0)  # the default
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])

@@ -16,6 +16,7 @@ DTYPES = {"f32": "float32", "f64": "float64"}
 GROUPS = ("small", "square", "skinny", "gemv", "stacked", "f64")
 # Libraries whose bench call takes a stack of matrices in one call (the others skip those cases).
 STACKING_LIBS = ("tilegen", "numpy", "torch")
+LINE_OFFSET = 16  # bytes from a 64-byte boundary to the start of every operand
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,18 @@ class Case:
 
     def operands(self, seed: int = 0):
         """(a, b, out): C-ordered inputs in U(-1, 1) and, unless the case allocates, a touched
-        (page-faulted) output array; 1-D x for the GEMV forms."""
+        (page-faulted) output array; 1-D x for the GEMV forms. Each starts LINE_OFFSET bytes
+        past a cache line, as NumPy's large arrays usually do (malloc's 16-byte alignment):
+        where an array starts changes in-place reads by up to 2x, so it is fixed, not left to
+        the allocator of each worker process."""
         import numpy as np
+
+        def placed(x):
+            buf = np.empty(x.nbytes + 64 + LINE_OFFSET, np.uint8)
+            start = -buf.ctypes.data % 64 + LINE_OFFSET
+            view = buf[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
+            view[...] = x
+            return view
 
         rng = np.random.default_rng(seed)
         dt = np.dtype(DTYPES[self.dtype])
@@ -73,12 +84,11 @@ class Case:
         if self.batch:
             stack = (self.batch,)
             a_shape, b_shape, c_shape = stack + a_shape, stack + b_shape, stack + c_shape
-        a = rng.uniform(-1, 1, a_shape).astype(dt)
-        b = rng.uniform(-1, 1, b_shape).astype(dt)
+        a = placed(rng.uniform(-1, 1, a_shape).astype(dt))
+        b = placed(rng.uniform(-1, 1, b_shape).astype(dt))
         out = None
         if not self.alloc:
-            out = np.empty(c_shape, dt)
-            out.fill(0)  # the first call must not pay the output's page faults
+            out = placed(np.zeros(c_shape, dt))  # touched: no page faults in the first call
         return a, b, out
 
     def check(self, a, b, result) -> Optional[str]:

@@ -13,6 +13,8 @@
 #define TG_DIRECT_B_MAX_PANELS 4      /* read B unpacked when C has at most this many row panels */
 #define TG_DIRECT_B_L1_BYTES 16384    /* ... or when all of B is this small (L1-resident) */
 #define TG_PEEL_MIN_PANELS 4          /* B read in place is realigned from this many column panels */
+#define TG_PEEL_L2_BYTES 2.1e6        /* ... and a vector's matrix up to this size (L2; beyond, the
+                                         reads are memory-bound and split loads cost nothing) */
 #define TG_PARALLEL_MIN_FLOPS 4.0e6   /* below this a product runs on one thread */
 #define TG_GEMV_PARALLEL_MIN_BYTES 1.0e6 /* matrix-vector products: threads from this size */
 #define TG_GEMV_PEEL_MIN_K 128        /* ... realigned (rows read from their first full line) */

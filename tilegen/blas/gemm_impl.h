@@ -221,7 +221,7 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
   const double b_bytes = (double) p->k * (double) p->n * sizeof(T);
   if (direct_b && j1 - j0 >= TG_PEEL_MIN_PANELS * p->set->nr &&
       p->rs_b * (int64_t) sizeof(T) % 64 == 0 &&
-      (p->m == 1 ? b_bytes > TG_DIRECT_B_L1_BYTES && b_bytes <= TG_STREAM_B_MIN_BYTES
+      (p->m == 1 ? b_bytes > TG_DIRECT_B_L1_BYTES && b_bytes <= TG_PEEL_L2_BYTES
                  : b_bytes > TG_STREAM_B_MIN_BYTES)) {
     /* B read in place with every row at the same offset into a cache line (NumPy's arrays
        are 16-byte aligned): the first few columns go alone (a packed edge panel), so that the
@@ -453,7 +453,7 @@ static void F(gemv_task_)(void* ctx, int tid, int nt) {
      memory the split loads cost nothing measurable and the extra calls do.) */
   const double bytes = (double) g->rows * (double) g->k * sizeof(T);
   const int64_t peel = g->rs_mat * (int64_t) sizeof(T) % 64 == 0 && g->k >= TG_GEMV_PEEL_MIN_K &&
-                       bytes > TG_DIRECT_B_L1_BYTES && bytes <= TG_STREAM_B_MIN_BYTES
+                       bytes > TG_DIRECT_B_L1_BYTES && bytes <= TG_PEEL_L2_BYTES
                            ? F(to_line_)(g->mat) : 0;
   for (int64_t pi = panels * tid / nt; pi < panels * (tid + 1) / nt; pi++) {
     const int64_t i = pi * MR, r = g->rows - i < MR ? g->rows - i : MR;
