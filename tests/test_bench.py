@@ -195,6 +195,13 @@ def test_case_list_and_check():
             assert f"matrix {case.batch - 1} of the stack" in case.check(a, b, wrong)
 
 
+def test_plot_shows_single_squares_only():
+    cases = [c.as_dict() for c in benchcases.cases("gemm")]
+    sizes = bench.plotted_sizes(cases)
+    assert sorted(sizes.values()) == [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+    assert all("of" not in case_id for case_id in sizes)  # 100 x 8x8x8 is not the 8^3 point
+
+
 def test_peak_notes_flag_a_busy_core():
     ok = {"1": {"f32": {"gflops": 100.0, "isa": "x"}}, "2": {"f32": {"gflops": 195.0, "isa": "x"}}}
     busy = {"1": {"f32": {"gflops": 100.0, "isa": "x"}}, "2": {"f32": {"gflops": 110.0, "isa": "x"}}}

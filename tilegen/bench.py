@@ -672,6 +672,12 @@ def format_report(report: dict) -> str:
 
 # -------------------------------------------------------------------------------- plot
 
+def plotted_sizes(cases: Sequence[dict]) -> Dict[str, int]:
+    """Case id -> side, for the plot's cases: single float32 squares (no stacks)."""
+    return {c["id"]: c["m"] for c in cases if c["form"] == "mm" and c["dtype"] == "f32"
+            and not c.get("batch") and c["m"] == c["k"] == c["n"]}
+
+
 def plot(report: dict, path: str) -> None:
     """GFLOP/s against size for the square f32 cases: one panel per thread count, one line per
     library, the machine's f32 peak dashed."""
@@ -681,8 +687,7 @@ def plot(report: dict, path: str) -> None:
     import matplotlib.pyplot as plt
     import matplotlib.ticker  # noqa: F401  (matplotlib.ticker.ScalarFormatter below)
 
-    sizes = {c["id"]: c["m"] for c in report["cases"]
-             if c["form"] == "mm" and c["dtype"] == "f32" and c["m"] == c["k"] == c["n"]}
+    sizes = plotted_sizes(report["cases"])
     threads = report["threads"]
     fig, axes = plt.subplots(1, len(threads), figsize=(6 * len(threads), 4.5), squeeze=False)
     for ax, t in zip(axes[0], threads):
