@@ -240,11 +240,13 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
   const int64_t M = i1 - i0, N = j1 - j0, K = p->k;
   const int direct_c = p->cs_c == 1;
   const int has_epi = p->bias != NULL || p->act != TILEGEN_ACT_NONE;
-  /* Full panels of A are read in place when the layout allows, except row-major A whose rows
-     fall on the same L1 sets (a row stride of a multiple of 2 KiB) and is re-read by many
-     column panels: those get padded row copies. */
+  /* Full panels of A are read in place when the layout allows, except when a panel is re-read
+     by many column panels and its k steps are far apart: row-major A whose rows fall on the
+     same L1 sets (a row stride of a multiple of 2 KiB) gets padded row copies, and column-major
+     A (a k step per column, each on its own page) packed copies. */
   const int64_t row_bytes = p->rs_a * (int64_t) sizeof(T);
-  const int direct_a = rows_layout ? ((row_bytes & 2047) != 0 || N <= 2 * NR) : p->rs_a == 1;
+  const int direct_a = rows_layout ? ((row_bytes & 2047) != 0 || N <= 2 * NR)
+                                   : p->rs_a == 1 && (N <= 2 * NR || p->cs_a <= MR);
   int64_t a_elems, b_elems, lda_p;
   F(buffers_)(p, M, N, direct_b, &a_elems, &b_elems, &lda_p);
   T *pa, *pb;
