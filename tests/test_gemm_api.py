@@ -110,7 +110,8 @@ def test_matches_reference(case):
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("trans_a", [False, True])
 @pytest.mark.parametrize("trans_b", [False, True])
-@pytest.mark.parametrize("m,n,k", [(7, 11, 13), (64, 33, 97), (1, 300, 5), (131, 1, 257)])
+@pytest.mark.parametrize("m,n,k", [(7, 11, 13), (64, 33, 97), (1, 300, 5), (131, 1, 257),
+                                   (50, 200, 300)])  # the last: op(a) panels copied, N > 2 NR
 def test_every_transpose_combination(dtype, trans_a, trans_b, m, n, k):
     rng = np.random.default_rng(m + n + k)
     a = values(rng, (k, m) if trans_a else (m, k), dtype)
