@@ -17,18 +17,11 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tilegen.benchcases import placed
+
 DEFAULT_SHAPES = ("1x256x256", "1x512x512", "256x256x1", "512x512x1", "16x4096x4096",
                   "1x4096x4096")
 OFFSETS = (0, 16, 32, 48)
-
-
-def placed(x: np.ndarray, offset: int) -> np.ndarray:
-    """A C-ordered copy of x starting `offset` bytes past a 64-byte boundary."""
-    buf = np.empty(x.nbytes + 128, np.uint8)
-    start = -buf.ctypes.data % 64 + offset
-    view = buf[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
-    view[...] = x
-    return view
 
 
 def best_rate(call: Callable[[], object], flops: float, seconds: float, reps: int) -> float:

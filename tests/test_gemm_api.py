@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from npcompat import F32, F64, LAYOUTS, assert_close, dims, examples, relayout, values
 
 import tilegen as tg
+from tilegen.benchcases import placed
 
 try:
     from scipy.special import erf as _erf
@@ -125,15 +126,6 @@ def test_every_transpose_combination(dtype, trans_a, trans_b, m, n, k):
         assert_close(got, ref, scale, kk, dtype)
 
 
-def off_line(x: np.ndarray, offset: int) -> np.ndarray:
-    """A C-ordered copy of x whose data starts `offset` bytes past a 64-byte boundary."""
-    buf = np.empty(x.nbytes + 128, np.uint8)
-    start = -buf.ctypes.data % 64 + offset
-    view = buf[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
-    view[...] = x
-    return view
-
-
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("offset", [0, 8, 16, 48])
 @pytest.mark.parametrize("m,k,n", [(1, 64, 256), (1, 300, 160), (16, 600, 512), (3, 40, 1024)])
@@ -144,8 +136,8 @@ def test_b_rows_off_a_cache_line(dtype, offset, m, k, n, threads):
     lines. Rows of one element, few rows, a B past L2, and the column split across threads."""
     rng = np.random.default_rng(offset + m + k + n)
     a = values(rng, (m, k), dtype)
-    b = off_line(values(rng, (k, n), dtype), offset)
-    c = off_line(values(rng, (m, n), dtype), offset)
+    b = placed(values(rng, (k, n), dtype), offset)
+    c = placed(values(rng, (m, n), dtype), offset)
     bias = values(rng, (n,), dtype)
     tg.set_num_threads(threads)
     try:
@@ -168,7 +160,7 @@ def test_matrix_vector_rows_off_a_cache_line(dtype, offset, m, k):
     """The dot-form GEMV (A @ x, and x @ B for a column-major B) with rows `offset` bytes into
     a cache line: the first columns are summed apart, then the rest on top."""
     rng = np.random.default_rng(offset + m + k)
-    a = off_line(values(rng, (m, k), dtype), offset)
+    a = placed(values(rng, (m, k), dtype), offset)
     x = values(rng, (k,), dtype)
     ref, scale, kk = reference(a, x[:, None])
     assert_close(tg.matmul(a, x), ref[:, 0], scale[:, 0], kk, dtype)

@@ -19,6 +19,18 @@ STACKING_LIBS = ("tilegen", "numpy", "torch")
 LINE_OFFSET = 16  # bytes from a 64-byte boundary to the start of every operand
 
 
+def placed(x, offset: int = LINE_OFFSET):
+    """A C-ordered copy of NumPy array x whose data starts `offset` bytes past a 64-byte
+    boundary."""
+    import numpy as np
+
+    buf = np.empty(x.nbytes + 128, np.uint8)
+    start = -buf.ctypes.data % 64 + offset
+    view = buf[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
+    view[...] = x
+    return view
+
+
 @dataclass(frozen=True)
 class Case:
     """One benchmarked product C (M x N) = A (M x K) @ B (K x N)."""
@@ -68,13 +80,6 @@ class Case:
         where an array starts changes in-place reads by up to 2x, so it is fixed, not left to
         the allocator of each worker process."""
         import numpy as np
-
-        def placed(x):
-            buf = np.empty(x.nbytes + 64 + LINE_OFFSET, np.uint8)
-            start = -buf.ctypes.data % 64 + LINE_OFFSET
-            view = buf[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
-            view[...] = x
-            return view
 
         rng = np.random.default_rng(seed)
         dt = np.dtype(DTYPES[self.dtype])
