@@ -12,35 +12,16 @@ Cells: GFLOP/s, best of the repetitions.
 from __future__ import annotations
 
 import argparse
-import time
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tilegen.benchcases import placed
+from tilegen.bench_worker import measure
+from tilegen.benchcases import Case
 
 DEFAULT_SHAPES = ("1x256x256", "1x512x512", "256x256x1", "512x512x1", "16x4096x4096",
                   "1x4096x4096")
 OFFSETS = (0, 16, 32, 48)
-
-
-def best_rate(call: Callable[[], object], flops: float, seconds: float, reps: int) -> float:
-    call()
-    loops = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(loops):
-            call()
-        if time.perf_counter() - t0 >= seconds / 4:
-            break
-        loops *= 4
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(loops):
-            call()
-        best = min(best, (time.perf_counter() - t0) / loops)
-    return flops / best / 1e9
 
 
 def parse_shape(text: str) -> Tuple[int, int, int]:
@@ -53,32 +34,24 @@ def parse_shape(text: str) -> Tuple[int, int, int]:
     return m, k, n
 
 
-def operands(m: int, k: int, n: int, offset: int, dtype):
-    rng = np.random.default_rng(m + k + n)
-    a = rng.standard_normal((k,) if m == 1 else (m, k)).astype(dtype)
-    b = rng.standard_normal((k,) if n == 1 else (k, n)).astype(dtype)
-    out = np.zeros(a.shape[:-1] + b.shape[1:], dtype)
-    return placed(a, offset), placed(b, offset), placed(out, offset)
-
-
-def measure(shapes: Sequence[Tuple[int, int, int]], offsets: Sequence[int], dtype,
-            seconds: float, reps: int) -> List[Tuple[str, int, float, float]]:
+def measure_all(shapes: Sequence[Tuple[int, int, int]], offsets: Sequence[int], dtype: str,
+                seconds: float, reps: int) -> List[Tuple[str, int, float, float]]:
     """(shape, offset, tilegen GFLOP/s, NumPy GFLOP/s) rows; each result checked first."""
     import tilegen as tg
 
     rows = []
     for m, k, n in shapes:
+        form = "vm" if m == 1 else "mv" if n == 1 else "mm"
+        case = Case("gemv" if form != "mm" else "skinny", dtype, m, k, n, form=form)
         for off in offsets:
-            a, b, out = operands(m, k, n, off, dtype)
-            want = np.matmul(a.astype(np.float64), b.astype(np.float64))
-            got = tg.matmul(a, b, out=out)
-            err = np.max(np.abs(got - want)) if got.size else 0.0
-            if not err <= 1e-4 * np.sqrt(k) * (np.max(np.abs(want)) + 1):
-                raise AssertionError(f"{m}x{k}x{n} at offset {off}: wrong result (error {err:.3g})")
-            flops = 2.0 * m * k * n
-            rate_tg = best_rate(lambda: tg.matmul(a, b, out=out), flops, seconds, reps)
-            rate_np = best_rate(lambda: np.matmul(a, b, out=out), flops, seconds, reps)
-            rows.append((f"{m}x{k}x{n}", off, rate_tg, rate_np))
+            a, b, out = case.operands(offset=off)
+            problem = case.check(a, b, tg.matmul(a, b, out=out))
+            if problem is not None:
+                raise AssertionError(f"{case.label} at offset {off}: {problem}")
+            best = [measure(lambda f=f: f(a, b, out=out), seconds, reps)["best_s"]
+                    for f in (tg.matmul, np.matmul)]
+            rows.append((f"{m}x{k}x{n}", off, case.flops / best[0] / 1e9,
+                         case.flops / best[1] / 1e9))
     return rows
 
 
@@ -98,12 +71,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except ImportError:
         threadpool_limits = None
     shapes = args.shape or [parse_shape(s) for s in DEFAULT_SHAPES]
-    dtype = np.float32 if args.dtype == "f32" else np.float64
     saved = tg.get_num_threads()
     tg.set_num_threads(1)
     limits = threadpool_limits(1) if threadpool_limits is not None else None
     try:
-        rows = measure(shapes, OFFSETS, dtype, args.seconds, args.reps)
+        rows = measure_all(shapes, OFFSETS, args.dtype, args.seconds, args.reps)
     finally:
         tg.set_num_threads(saved)
         if limits is not None:

@@ -176,7 +176,6 @@ def test_case_list_and_check():
     assert all(c.batch == 0 for c in full if c.group != "stacked")
     with pytest.raises(ValueError, match="op"):
         benchcases.cases("conv9")
-    import numpy as np
 
     for case in benchcases.cases("gemm", quick=True):
         a, b, out = case.operands()
@@ -250,7 +249,7 @@ def test_alignment_script(capsys):
     spec = importlib.util.spec_from_file_location("alignment", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    for x in (mod.placed(np.arange(10.0), off) for off in mod.OFFSETS):
+    for x in (benchcases.placed(np.arange(10.0), off) for off in mod.OFFSETS):
         assert x.ctypes.data % 64 in mod.OFFSETS and list(x) == list(range(10))
     argv = ["--shape", "1x64x256", "--shape", "64x256x1", "--dtype", "f64", "--seconds", "0.001",
             "--reps", "1"]

@@ -73,12 +73,12 @@ class Case:
 
     # ---------------------------------------------------------------- operands and checks
 
-    def operands(self, seed: int = 0):
+    def operands(self, seed: int = 0, offset: int = LINE_OFFSET):
         """(a, b, out): C-ordered inputs in U(-1, 1) and, unless the case allocates, a touched
-        (page-faulted) output array; 1-D x for the GEMV forms. Each starts LINE_OFFSET bytes
-        past a cache line, as NumPy's large arrays usually do (malloc's 16-byte alignment):
-        where an array starts changes in-place reads by up to 2x, so it is fixed, not left to
-        the allocator of each worker process."""
+        (page-faulted) output array; 1-D x for the GEMV forms. Each starts `offset` bytes past
+        a cache line, by default as NumPy's large arrays usually do (malloc's 16-byte
+        alignment): where an array starts changes in-place reads by up to 2x, so it is fixed,
+        not left to the allocator of each worker process."""
         import numpy as np
 
         rng = np.random.default_rng(seed)
@@ -89,11 +89,11 @@ class Case:
         if self.batch:
             stack = (self.batch,)
             a_shape, b_shape, c_shape = stack + a_shape, stack + b_shape, stack + c_shape
-        a = placed(rng.uniform(-1, 1, a_shape).astype(dt))
-        b = placed(rng.uniform(-1, 1, b_shape).astype(dt))
+        a = placed(rng.uniform(-1, 1, a_shape).astype(dt), offset)
+        b = placed(rng.uniform(-1, 1, b_shape).astype(dt), offset)
         out = None
         if not self.alloc:
-            out = placed(np.zeros(c_shape, dt))  # touched: no page faults in the first call
+            out = placed(np.zeros(c_shape, dt), offset)  # touched: no first-call page faults
         return a, b, out
 
     def check(self, a, b, result) -> Optional[str]:

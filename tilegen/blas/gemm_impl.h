@@ -151,11 +151,16 @@ static void F(buffers_)(const F(problem_)* p, int64_t M, int64_t N, int direct_b
   *b_elems = (direct_b ? NR : nc_max) * kc_max;
 }
 
+/* The size of B in bytes (the residency tests below compare it with cache sizes). */
+static inline double F(b_bytes_)(const F(problem_)* p) {
+  return (double) p->k * (double) p->n * sizeof(T);
+}
+
 /* Few row panels share each B panel, or all of B sits in L1: reading B in place beats
    packing it. */
 static inline int F(direct_b_)(const F(problem_)* p, int64_t M) {
   return p->cs_b == 1 && (M <= TG_DIRECT_B_MAX_PANELS * p->set->mr ||
-                          (double) p->k * (double) p->n * sizeof(T) <= TG_DIRECT_B_L1_BYTES);
+                          F(b_bytes_)(p) <= TG_DIRECT_B_L1_BYTES);
 }
 
 /* The A panel (r rows from asrc, kc deep) as the kernel of tmr rows reads it: the user's
@@ -218,7 +223,7 @@ __attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64
 static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   if (F(panel_block_)(p, i0, i1 - i0, j0, j1 - j0)) return;
   const int direct_b = F(direct_b_)(p, i1 - i0);
-  const double b_bytes = (double) p->k * (double) p->n * sizeof(T);
+  const double b_bytes = F(b_bytes_)(p);
   if (direct_b && j1 - j0 >= TG_PEEL_MIN_PANELS * p->set->nr &&
       p->rs_b * (int64_t) sizeof(T) % 64 == 0 &&
       (p->m == 1 ? b_bytes > TG_DIRECT_B_L1_BYTES && b_bytes <= TG_PEEL_L2_BYTES
@@ -358,7 +363,7 @@ static void F(choose_blocking_)(F(problem_)* p) {
   p->kc = p->cfg->kc;
   p->nc = p->cfg->nc;
   if (p->cs_b == 1 && p->m <= TG_DIRECT_B_MAX_PANELS * p->set->mr &&
-      (double) p->k * (double) p->n * sizeof(T) > TG_STREAM_B_MIN_BYTES) {
+      F(b_bytes_)(p) > TG_STREAM_B_MIN_BYTES) {
     /* Few rows of C and a big B: B is read in place, once from memory, a few rows at a time
        (a handful of prefetch streams) across all of its columns; no column blocking, since no
        B panel is reused beyond the row panels of this sweep, which find it in L2. */
@@ -419,8 +424,7 @@ static int F(gemm_prepare_)(F(problem_)* p, int64_t m, int64_t n, int64_t k, T a
 static int F(threads_for_)(const F(problem_)* p) {
   const double flops = 2.0 * (double) p->m * (double) p->n * (double) p->k;
   if (p->m == 1) {  /* a row vector times B: memory-bound, like the dot-form GEMV */
-    const double bytes = (double) p->n * (double) p->k * sizeof(T);
-    if (bytes < TG_GEMV_PARALLEL_MIN_BYTES) return 1;
+    if (F(b_bytes_)(p) < TG_GEMV_PARALLEL_MIN_BYTES) return 1;
     const int64_t panels = (p->n + p->set->nr - 1) / p->set->nr;
     const int nt = tg_threads_max();
     return nt < panels ? nt : (int) panels;
