@@ -17,23 +17,43 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join("tilegen", "generated", "build_manifest.json")
-BASELINE_SOURCES = [
-    "tilegen/dispatch/cpu_features.c",
-    "tilegen/dispatch/dispatch.c",
-    "tilegen/blas/gemm.c",
-    "tilegen/blas/threads.c",
-    "tilegen/blas/workspace.c",
-    "tilegen/blas/blas_abi.c",
-]
-INCLUDE_DIRS = ["tilegen/include", "tilegen/generated", "tilegen/dispatch", "tilegen/blas"]
+# The C core built for the platform baseline: the op-agnostic dispatcher and runtime, then each
+# op family's driver folder (blas/ for GEMM, nn/, image/...). Every .c file there is compiled,
+# except what Cython generates from a .pyx beside it; adding a family needs no edit here.
+CORE_DIRS = ["tilegen/dispatch", "tilegen/runtime"]
+DRIVER_DIRS = ["tilegen/blas", "tilegen/nn", "tilegen/image"]
+
+
+def _c_sources(folder):
+    if not os.path.isdir(os.path.join(ROOT, folder)):
+        return []
+    names = sorted(os.listdir(os.path.join(ROOT, folder)))
+    generated = {n[:-4] + ".c" for n in names if n.endswith(".pyx")}
+    return [f"{folder}/{n}" for n in names if n.endswith(".c") and n not in generated]
+
+
+def _pyx_modules():
+    """Every Cython module of the package: tilegen/<folder>/<name>.pyx -> tilegen.<folder>.<name>."""
+    found = []
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "tilegen")):
+        for f in sorted(files):
+            if f.endswith(".pyx"):
+                rel = os.path.relpath(os.path.join(dirpath, f), ROOT).replace(os.sep, "/")
+                found.append((rel[:-4].replace("/", "."), rel))
+    return sorted(found)
+
+
+BASELINE_SOURCES = [src for d in CORE_DIRS + DRIVER_DIRS for src in _c_sources(d)]
+INCLUDE_DIRS = ["tilegen/include", "tilegen/generated"] + CORE_DIRS + [
+    d for d in DRIVER_DIRS if os.path.isdir(os.path.join(ROOT, d))]
 C_FLAGS = ["-std=gnu11", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 LIB_NAME = "tilegen"
 
 
 def _isa_tables():
-    """tilegen/dsl/isa.py on its own: importing the package would need the core being built."""
+    """tilegen/dsl/isa/base.py on its own: importing the package would need the core built."""
     spec = importlib.util.spec_from_file_location(
-        "_tilegen_isa", os.path.join(ROOT, "tilegen", "dsl", "isa.py"))
+        "_tilegen_isa", os.path.join(ROOT, "tilegen", "dsl", "isa", "base.py"))
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while it executes
     spec.loader.exec_module(module)
@@ -44,14 +64,15 @@ class BuildExt(build_ext):
     """Links lib/libtilegen.so next to the package, then the extension against it."""
 
     def build_extensions(self):
-        ext_dir = os.path.dirname(self.get_ext_fullpath("tilegen.blas._core"))
-        lib_dir = os.path.join(os.path.dirname(ext_dir), "lib")
+        lib_dir = os.path.join(self.build_lib, "tilegen", "lib")
         os.makedirs(lib_dir, exist_ok=True)
         self._build_libtilegen(lib_dir)
         for ext in self.extensions:
+            # $ORIGIN is the extension's folder: reach tilegen/lib from wherever it sits.
+            depth = ext.name.count(".") - 1
             ext.library_dirs.append(lib_dir)
             ext.libraries.append(LIB_NAME)
-            ext.extra_link_args.append("-Wl,-rpath,$ORIGIN/../lib")
+            ext.extra_link_args.append("-Wl,-rpath,$ORIGIN/" + "../" * depth + "lib")
         super().build_extensions()
 
     def copy_extensions_to_source(self):
@@ -89,12 +110,13 @@ class BuildExt(build_ext):
 
 extensions = [
     Extension(
-        "tilegen.blas._core",
-        ["tilegen/blas/_core.pyx"],
+        name,
+        [source],
         include_dirs=INCLUDE_DIRS + [numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=["-O2"],
     )
+    for name, source in _pyx_modules()
 ]
 
 setup(

@@ -17,7 +17,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from tilegen.bench_worker import measure
-from tilegen.benchcases import Case
+from tilegen.benchops.gemm import Case
 
 DEFAULT_SHAPES = ("1x256x256", "1x512x512", "256x256x1", "512x512x1", "16x4096x4096",
                   "1x4096x4096")
@@ -45,7 +45,7 @@ def measure_all(shapes: Sequence[Tuple[int, int, int]], offsets: Sequence[int], 
         case = Case("gemv" if form != "mm" else "skinny", dtype, m, k, n, form=form)
         for off in offsets:
             a, b, out = case.operands(offset=off)
-            problem = case.check(a, b, tg.matmul(a, b, out=out))
+            problem = case.check((a, b, out), tg.matmul(a, b, out=out))
             if problem is not None:
                 raise AssertionError(f"{case.label} at offset {off}: {problem}")
             best = [measure(lambda f=f: f(a, b, out=out), seconds, reps)["best_s"]

@@ -68,18 +68,18 @@ def threads(request):
 @pytest.fixture
 def bench_call(benchmark, threads):
     """bench_call(case, lib): times lib's call for case, then checks a fresh result."""
-    from tilegen.bench_worker import make_call
+    from tilegen.benchops import gemm
 
     def run(case, lib):
-        a, b, out = case.operands()
-        call, to_numpy = make_call(lib, case, a, b, out)
+        operands = case.operands()
+        call, to_numpy = gemm.make_call(lib, case, operands, threads)
         benchmark.group = case.label
         benchmark.extra_info.update(lib=lib, threads=threads, flops=case.flops)
         benchmark(call)
         stats = getattr(benchmark, "stats", None)
         if stats is not None and getattr(stats, "stats", None) is not None:
             benchmark.extra_info["gflops_best"] = case.flops / stats.stats.min / 1e9
-        problem = case.check(a, b, to_numpy(call()))
+        problem = case.check(operands, to_numpy(call()))
         assert problem is None, f"{lib} {case.label}: {problem}"
 
     return run

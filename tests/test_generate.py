@@ -21,8 +21,7 @@ def tree(tmp_path) -> Path:
     """A copy of the registry, templates and generated C: all `tilegen generate` reads or writes."""
     root = tmp_path / "repo"
     (root / "tilegen").mkdir(parents=True)
-    shutil.copy2(REPO_ROOT / REGISTRY_RELPATH, root / REGISTRY_RELPATH)
-    for rel in (TEMPLATES_RELPATH, GENERATED_RELPATH):
+    for rel in (REGISTRY_RELPATH, TEMPLATES_RELPATH, GENERATED_RELPATH):
         shutil.copytree(REPO_ROOT / rel, root / rel)
     return root
 
@@ -40,7 +39,7 @@ def test_committed_tree_is_fresh(tree, capsys):
 
 
 def test_template_change_makes_check_fail_and_generate_fixes_it(tree, capsys):
-    template = tree / TEMPLATES_RELPATH / "gemm_ukernel.c.j2"
+    template = tree / TEMPLATES_RELPATH / "gemm" / "ukernel.c.j2"
     template.write_text(template.read_text() + "/* a new line */\n")
 
     code, out, err = tilegen_cli(capsys, "generate", "--check", "--root", tree)
@@ -88,7 +87,7 @@ def python_m_tilegen(tmp_path, *argv) -> subprocess.CompletedProcess:
 def test_check_through_python_dash_m(tree, tmp_path):
     proc = python_m_tilegen(tmp_path, "generate", "--check", "--root", tree)
     assert proc.returncode == 0, proc.stderr
-    with open(tree / TEMPLATES_RELPATH / "gemm_pack.c.j2", "a") as f:
+    with open(tree / TEMPLATES_RELPATH / "gemm" / "pack.c.j2", "a") as f:
         f.write("/* drift */\n")
     proc = python_m_tilegen(tmp_path, "generate", "--check", "--root", tree)
     assert proc.returncode == 1 and "stale: " in proc.stderr and "Traceback" not in proc.stderr

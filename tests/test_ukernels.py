@@ -21,10 +21,8 @@ from conftest import REPO_ROOT
 
 from tilegen.dsl import DTYPES, ISAS, KernelSpec, load_registry, registry_path
 from tilegen.dsl.isa import host_arch
-from tilegen.dsl.render import (
-    GENERATED_RELPATH, epilogue_flags, kernel_path, pack_path, packa_name, packb_name,
-    packr_name,
-)
+from tilegen.dsl.ops.gemm import epilogue_flags, pack_path, packa_name, packb_name, packr_name
+from tilegen.dsl.render import GENERATED_RELPATH, kernel_path
 
 ENTRIES = load_registry(registry_path(str(REPO_ROOT)))
 SKIP_EXIT = 77
@@ -103,22 +101,32 @@ FAMILIES = {
 CASES = [(e, t) for e in ENTRIES if e.spec.op in FAMILIES for t in targets(e.spec)]
 
 
-def compile_command(spec: KernelSpec, target: Target, out: Path) -> List[str]:
+def compile_commands(spec: KernelSpec, target: Target, out: Path) -> List[List[str]]:
+    """The kernel's translation units with its ISA's flags, each to an object; then the tester
+    and the library's CPU detector at the baseline (no ISA flag: the tester must reach its
+    feature check on any CPU), linked with them."""
     family = FAMILIES[spec.op]
     isa = ISAS[spec.isa]
     defines = {
         "TG_T": DTYPES[spec.dtype], "TG_DT": spec.dtype, "TG_UKERNEL": spec.name,
-        # Every tester skips itself (exit 77) unless the CPU has all of these.
-        "TG_REQUIRES": '"%s"' % " ".join(isa.requires),
+        # Every tester skips itself (exit 77) unless the CPU has all of this ISA's features.
+        "TG_ISA_ID": f"TG_ISA_{spec.isa.upper()}",
         **family.defines(spec),
     }
-    sources = [kernel_path(spec), *family.sources(spec)]
-    return [
-        *target.cc, "-std=c99", "-O2", "-Wall", "-Werror", *isa.cflags,
-        "-I", str(REPO_ROOT / GENERATED_RELPATH), *(f"-D{k}={v}" for k, v in defines.items()),
-        str(REPO_ROOT / "tests" / "c" / family.tester), *(str(REPO_ROOT / p) for p in sources),
+    base = [*target.cc, "-std=c99", "-O2", "-Wall", "-Werror",
+            "-I", str(REPO_ROOT / GENERATED_RELPATH), "-I", str(REPO_ROOT / "tilegen" / "dispatch")]
+    commands, objects = [], []
+    for i, src in enumerate([kernel_path(spec), *family.sources(spec)]):
+        obj = out.with_name(f"{out.name}.{i}.o")
+        commands.append([*base, *isa.cflags, "-c", str(REPO_ROOT / src), "-o", str(obj)])
+        objects.append(str(obj))
+    commands.append([
+        *base, *(f"-D{k}={v}" for k, v in defines.items()),
+        str(REPO_ROOT / "tests" / "c" / family.tester),
+        str(REPO_ROOT / "tilegen" / "dispatch" / "cpu_features.c"), *objects,
         "-o", str(out), "-lm",
-    ]
+    ])
+    return commands
 
 
 @dataclass
@@ -139,9 +147,10 @@ def build_and_run(case, workdir: Path) -> Outcome:
     if unavailable:
         return Outcome(skip=unavailable)
     exe = workdir / case_id(case)
-    build = subprocess.run(compile_command(entry.spec, target, exe), capture_output=True, text=True)
-    if build.returncode != 0:
-        return Outcome(build=build)
+    for command in compile_commands(entry.spec, target, exe):
+        build = subprocess.run(command, capture_output=True, text=True)
+        if build.returncode != 0:
+            return Outcome(build=build)
     cmd = [*target.runner, str(exe)]
     try:
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

@@ -1,7 +1,9 @@
-"""Benchmark tilegen against NumPy and the other installed BLAS: GFLOP/s, share of peak, ratios.
+"""Benchmark tilegen against its peers: rates, share of the machine's peak, ratios.
 
-`tilegen bench` runs tilegen side by side with NumPy (and SciPy's BLAS, torch and cython-blis
-when installed) on this machine and reports GFLOP/s, % of the machine's measured peak and ratios.
+`tilegen bench --op OP` runs tilegen side by side with the installed libraries that run OP (for
+gemm: NumPy, SciPy's BLAS, torch and cython-blis; each op's plug-in in tilegen/benchops/ names its
+peers, cases and calls) and reports the rate (GFLOP/s for most ops), % of the machine's measured
+FMA peak and tilegen's ratio to the fastest reference peer.
 
 Every (library, thread count) pair is measured in its own worker process (tilegen/bench_worker.py)
 whose environment has the thread counts set before import and OPENBLAS_CORETYPE /
@@ -34,6 +36,7 @@ REMOVED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TILEGEN_NUM_THREADS")
 JSON_SCHEMA = 1
 SETTLE_S = 0.2  # between two libraries' turns on N threads: the last one's pool goes to sleep
+RATIO_ABBREV = {"numpy": "np", "torch": "pt", "onnxruntime": "ort"}  # ratio column heads
 
 
 class BenchError(Exception):
@@ -97,10 +100,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=_thread_counts, metavar="N[,N...]",
                    help=f"thread counts to measure (default: 1 and this machine's {cpu_count()})")
     p.add_argument("--libs", type=_lib_list, metavar="LIB[,LIB...]",
-                   help=f"libraries to measure (default: every installed one of {', '.join(LIBS)})")
+                   help="libraries to measure (default: every installed one that runs the op; "
+                        + "; ".join(f"{op}: {', '.join(m.LIBS)}" for op, m in benchcases.OPS.items())
+                        + ")")
     p.add_argument("--json", metavar="FILE", help="write every raw result to FILE")
     p.add_argument("--plot", metavar="FILE",
-                   help="draw GFLOP/s against size for the square cases (needs matplotlib)")
+                   help="draw the rate against size for the cases that have one, e.g. GEMM's "
+                        "squares (needs matplotlib)")
     p.add_argument("--peak", action="store_true",
                    help="only measure and print the FMA peak per usable ISA and dtype")
     p.add_argument("--reps", type=_positive(int), help="repetitions per case (default 7, 3 with --quick; "
@@ -114,13 +120,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     threads = args.threads or list(dict.fromkeys([1, cpu_count()]))
+    op = benchcases.op_module(args.op)
     if args.libs:
+        foreign = [lib for lib in args.libs if lib not in op.LIBS]
+        if foreign:
+            raise ValueError(f"libs: {', '.join(foreign)} cannot run {args.op}; "
+                             f"allowed: {', '.join(op.LIBS)}")
         missing = [lib for lib in args.libs if not installed(lib)]
         if missing:
             raise ValueError(f"libs: {', '.join(missing)} not installed")
         libs = sorted(args.libs, key=LIBS.index)
     else:
-        libs = [lib for lib in LIBS if installed(lib)]
+        libs = [lib for lib in op.LIBS if installed(lib)]
     for name in ("json", "plot"):
         path = getattr(args, name)
         if path is not None:
@@ -312,8 +323,7 @@ class Bench:
         """The libraries that measure `case` on `threads` threads, in round `rnd`'s order (the
         order rotates, so no library is always the first after a pause or a neighbour)."""
         libs = [lib for lib in self.libs
-                if (threads == 1 or lib not in SINGLE_THREADED)
-                and (not case.batch or lib in benchcases.STACKING_LIBS)]
+                if (threads == 1 or lib not in SINGLE_THREADED) and case.runs_on(lib)]
         k = rnd % len(libs) if libs else 0
         return libs[k:] + libs[:k]
 
@@ -412,9 +422,10 @@ class Bench:
         t0 = time.monotonic()
         peaks: dict = {}
         info = self.measure_peaks(peaks, "before")
+        op = benchcases.op_module(self.op)
         report = {
             "tilegen_bench": JSON_SCHEMA,
-            "op": self.op,
+            "op": self.op, "unit": op.UNIT, "ratio_vs": list(op.RATIO_VS),
             "started": started.isoformat(timespec="seconds"),
             "threads": self.threads, "libs": self.libs, "reps": self.reps,
             "target_s": self.target, "rounds": self.rounds,
@@ -435,7 +446,7 @@ class Bench:
         self.progress.close()
         report["machine_peak"] = machine_peak(peaks)
         report["peak_notes"] = peak_notes(report["machine_peak"])
-        report["results"] = merge_results(raw, self.cases, report["machine_peak"])
+        report["results"] = merge_results(raw, self.cases, report["machine_peak"], op)
         report["elapsed_s"] = round(time.monotonic() - t0, 1)
         return report
 
@@ -449,7 +460,7 @@ def machine_info(info: dict) -> dict:
         "features_usable": rt.get("features", {}).get("os_enabled"),
         "isas_available": rt.get("isas_available"), "isa_cap": rt.get("isa_cap"),
         "tilegen_version": info.get("version"), "numpy_version": rt.get("numpy_version"),
-        "tilegen_gemm": rt.get("kernels", {}).get("gemm"), "tilegen_tuning": rt.get("tuning"),
+        "tilegen_kernels": rt.get("kernels"), "tilegen_tuning": rt.get("tuning"),
     }
 
 
@@ -481,11 +492,12 @@ def peak_notes(mpeak: dict) -> List[str]:
     return notes
 
 
-def merge_results(raw, cases, peak) -> List[dict]:
-    """One row per (case, lib, threads): the repetitions of every round pooled, then GFLOP/s,
-    % of the machine's peak for that dtype and thread count, and tilegen's ratio to NumPy."""
+def merge_results(raw, cases, peak, op) -> List[dict]:
+    """One row per (case, lib, threads): the repetitions of every round pooled, then the rate
+    (op.UNIT: work / s / op.UNIT_SCALE), % of the machine's peak for that dtype and thread count
+    (flop rates only), and tilegen's ratio to the fastest of the op's RATIO_VS peers."""
     rows = []
-    flops = {c.id: c.flops for c in cases}
+    work = {c.id: c.work for c in cases}
     dtype = {c.id: c.dtype for c in cases}
     for (case, lib, threads), runs in raw.items():
         ok = [r for r in runs if "times_s" in r]
@@ -499,18 +511,22 @@ def merge_results(raw, cases, peak) -> List[dict]:
         best, median = min(times), statistics.median(times)
         row.update(best_s=best, median_s=median, first_s=min(r["first_s"] for r in firsts),
                    times_s=times, loops=[r["loops"] for r in ok],
-                   gflops_best=flops[case] / best / 1e9, gflops_median=flops[case] / median / 1e9)
+                   rate_best=work[case] / best / op.UNIT_SCALE,
+                   rate_median=work[case] / median / op.UNIT_SCALE)
         p = peak.get(str(threads), {}).get(dtype[case])
-        if p:
-            row["pct_peak"] = 100.0 * row["gflops_best"] / p["gflops"]
+        if p and op.UNIT == "GFLOP/s":
+            row["pct_peak"] = 100.0 * row["rate_best"] / p["gflops"]
         if len(ok) < len(runs):
             row["note"] = f"{len(runs) - len(ok)} of {len(runs)} rounds failed"
         rows.append(row)
     by_key = {(r["case"], r["lib"], r["threads"]): r for r in rows}
     for r in rows:
-        base = by_key.get((r["case"], "numpy", r["threads"]))
-        if r["lib"] == "tilegen" and base and "best_s" in base and "best_s" in r:
-            r["ratio_vs_numpy"] = base["best_s"] / r["best_s"]
+        peers = [by_key.get((r["case"], lib, r["threads"])) for lib in op.RATIO_VS]
+        peers = [p for p in peers if p and "best_s" in p]
+        if r["lib"] == "tilegen" and peers and "best_s" in r:
+            fastest = min(peers, key=lambda p: p["best_s"])
+            r["ratio"] = fastest["best_s"] / r["best_s"]
+            r["ratio_vs"] = fastest["lib"]
     order = {c.id: i for i, c in enumerate(cases)}
     rows.sort(key=lambda r: (r["threads"], order.get(r["case"], 0), LIBS.index(r["lib"])))
     return rows
@@ -562,10 +578,12 @@ def format_library_lines(report: dict) -> List[str]:
         for threads, info in sorted(by_threads.items(), key=lambda kv: int(kv[0])):
             text = f"  {lib:<8} {info.get('version', '?'):<12} {threads}T: {_pool_text(info)}"
             if lib == "tilegen":
-                g = info.get("runtime", {}).get("kernels", {}).get("gemm", {})
-                f32, f64 = g.get("f32", {}), g.get("f64", {})
-                text += (f"; f32 {f32.get('kernel')} KC {f32.get('kc')} NC {f32.get('nc')}, "
-                         f"f64 {f64.get('kernel')} KC {f64.get('kc')} NC {f64.get('nc')}")
+                kernels = info.get("runtime", {}).get("kernels", {})
+                families = getattr(benchcases.op_module(report["op"]), "FAMILIES", (report["op"],))
+                for fam in families:
+                    for dtype, k in kernels.get(fam, {}).items():
+                        blocks = "".join(f" {b.upper()} {k[b]}" for b in ("kc", "nc") if b in k)
+                        text += f"; {dtype} {k.get('kernel')}{blocks}"
                 tuning = info.get("runtime", {}).get("tuning")
                 if isinstance(tuning, dict):
                     text += f"; tuning: {tuning.get('status')}"
@@ -627,11 +645,12 @@ def format_report(report: dict) -> str:
         lines += ["", f"== {threads} thread{'s' if threads != 1 else ''}: peak {ptext} =="]
         cols = [lib for lib in libs if threads == 1 or lib not in SINGLE_THREADED]
         has_tg = "tilegen" in libs
+        ratio_head = "tg/" + "|".join(RATIO_ABBREV.get(p, p) for p in report["ratio_vs"])
         label_w = max(len(c["label"]) for c in cases)
         cell_w = 21
         head = f"{'case':<{label_w}}" + (f"  {'tilegen time':>12}" if has_tg else "")
         head += "".join(f"  {lib:>{cell_w}}" for lib in cols)
-        head += f"  {'tg/np':>6}  {'tg 1st/best':>11}" if has_tg else ""
+        head += f"  {ratio_head:>6}  {'tg 1st/best':>11}" if has_tg else ""
         lines += [head, "-" * len(head)]
         for c in cases:
             row = f"{c['label']:<{label_w}}"
@@ -641,7 +660,7 @@ def format_report(report: dict) -> str:
             for lib in cols:
                 r = by_key.get((c["id"], lib, threads), {})
                 if "best_s" in r:
-                    cell = f"{_num(r['gflops_best'])} ({_num(r['gflops_median'])})"
+                    cell = f"{_num(r['rate_best'])} ({_num(r['rate_median'])})"
                     if "pct_peak" in r:
                         cell += f" {r['pct_peak']:3.0f}%"
                 elif r.get("error"):
@@ -650,15 +669,19 @@ def format_report(report: dict) -> str:
                     cell = "-"
                 row += f"  {cell:>{cell_w}}"
             if has_tg:
-                ratio = tg.get("ratio_vs_numpy")
+                ratio = tg.get("ratio")
                 row += f"  {(f'{ratio:.2f}x' if ratio else '-'):>6}"
                 first = (f"{tg['first_s'] / tg['best_s']:.1f}x" if "best_s" in tg else "-")
                 row += f"  {first:>11}"
             lines.append(row)
-    lines += ["", "cells: GFLOP/s best (median) and % of the machine's peak for the dtype and thread "
-              "count; tg/np: NumPy's best time / tilegen's (>1: tilegen faster); tg 1st/best: "
+    vs = report["ratio_vs"]
+    peers = f"{vs[0]}'s best time" if len(vs) == 1 else f"the best time of {' or '.join(vs)}"
+    lines += ["", f"cells: {report['unit']} best (median)"
+              + (" and % of the machine's peak for the dtype and thread count"
+                 if report["unit"] == "GFLOP/s" else "")
+              + f"; {ratio_head}: {peers} / tilegen's (>1: tilegen faster); tg 1st/best: "
               "tilegen's first call of the case / its best"]
-    lines += ["; ".join(benchcases.shape_note())]
+    lines += ["; ".join(benchcases.op_module(report["op"]).shape_note())]
     errors = [r for r in report["results"] if r.get("error")]
     for r in errors:
         lines.append(f"error: {r['lib']} {r['threads']}T {r['case']}: {r['error']}")
@@ -673,38 +696,38 @@ def format_report(report: dict) -> str:
 # -------------------------------------------------------------------------------- plot
 
 def plotted_sizes(cases: Sequence[dict]) -> Dict[str, int]:
-    """Case id -> side, for the plot's cases: single float32 squares (no stacks)."""
-    return {c["id"]: c["m"] for c in cases if c["form"] == "mm" and c["dtype"] == "f32"
-            and not c.get("batch") and c["m"] == c["k"] == c["n"]}
+    """Case id -> x, for the plot's cases: the float32 ones with a size (GEMM: single squares)."""
+    return {c["id"]: c["size"] for c in cases if c.get("size") and c["dtype"] == "f32"}
 
 
 def plot(report: dict, path: str) -> None:
-    """GFLOP/s against size for the square f32 cases: one panel per thread count, one line per
-    library, the machine's f32 peak dashed."""
+    """The rate against size for the f32 cases that have one: one panel per thread count, one
+    line per library, the machine's f32 peak dashed (flop rates)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import matplotlib.ticker  # noqa: F401  (matplotlib.ticker.ScalarFormatter below)
 
+    op = benchcases.op_module(report["op"])
     sizes = plotted_sizes(report["cases"])
     threads = report["threads"]
     fig, axes = plt.subplots(1, len(threads), figsize=(6 * len(threads), 4.5), squeeze=False)
     for ax, t in zip(axes[0], threads):
         for lib in report["libs"]:
-            pts = sorted((sizes[r["case"]], r["gflops_best"]) for r in report["results"]
+            pts = sorted((sizes[r["case"]], r["rate_best"]) for r in report["results"]
                          if r["lib"] == lib and r["threads"] == t and r["case"] in sizes
-                         and "gflops_best" in r)
+                         and "rate_best" in r)
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=lib)
         peak = report["machine_peak"].get(str(t), {}).get("f32")
-        if peak:
+        if peak and report["unit"] == "GFLOP/s":
             ax.axhline(peak["gflops"], linestyle="--", color="gray",
                        label=f"f32 peak ({peak['isa']} probe)")
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
-        ax.set_xlabel("M = K = N (float32; <=64: whole call, allocating)")
-        ax.set_ylabel("GFLOP/s (best)")
+        ax.set_xlabel(getattr(op, "PLOT_XLABEL", "size (float32)"))
+        ax.set_ylabel(f"{report['unit']} (best)")
         ax.set_title(f"{t} thread{'s' if t != 1 else ''}")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)

@@ -28,11 +28,13 @@ import threading
 import time
 from typing import Callable, Dict, List, Optional, Tuple
 
-from .benchcases import Case, by_id, reps_for
+from .benchcases import by_id, op_module, op_of, reps_for
 
-LIBS = ("tilegen", "numpy", "scipy", "torch", "blis")
+# Every library an op's bench plug-in may name (benchops/<op>.py LIBS), in report order, and the
+# module that `installed` looks for and that gives the version.
+LIBS = ("tilegen", "numpy", "scipy", "torch", "blis", "cv2", "onnxruntime")
 MODULES = {"tilegen": "tilegen", "numpy": "numpy", "scipy": "scipy", "torch": "torch",
-           "blis": "blis"}
+           "blis": "blis", "cv2": "cv2", "onnxruntime": "onnxruntime"}
 SINGLE_THREADED = {"blis": "cython-blis is built without threading"}
 PEAK_RETRIES = 4
 
@@ -77,61 +79,6 @@ def measure(call: Callable[[], object], target: float, reps: int,
 
 
 # -------------------------------------------------------------------------------- libraries
-
-def _bound(f, *args, **kwargs) -> Callable[[], object]:
-    """A zero-argument call with the least overhead Python allows for f(*args, **kwargs)."""
-    if kwargs:
-        return lambda: f(*args, **kwargs)
-    return lambda: f(*args)
-
-
-def make_call(lib: str, case: Case, a, b, out) -> Tuple[Callable[[], object], Callable[[object], object]]:
-    """(call, to_numpy): the timed call of `lib` for `case` on operands made by
-    case.operands(), and how to turn its return value into the NumPy array to check.
-    Everything (transposed views, tensors) is prepared here, outside the timing."""
-    same = lambda r: r  # noqa: E731
-    if lib in ("tilegen", "numpy"):
-        if lib == "tilegen":
-            import tilegen
-            f = tilegen.matmul
-        else:
-            import numpy
-            f = numpy.matmul
-        return (_bound(f, a, b) if out is None else _bound(f, a, b, out=out)), same
-    if lib == "scipy":
-        from scipy.linalg import blas
-        p = "s" if case.dtype == "f32" else "d"
-        if case.form == "mm":  # row-major C = A @ B is column-major C^T = B^T A^T: no copies
-            gemm = getattr(blas, p + "gemm")
-            if out is None:
-                return _bound(gemm, 1.0, b.T, a.T), lambda r: r.T
-            return _bound(gemm, 1.0, b.T, a.T, beta=0.0, c=out.T, overwrite_c=1), lambda r: r.T
-        gemv = getattr(blas, p + "gemv")
-        if case.form == "vm":  # y = x @ A = (A^T) x, A^T is A.T in column-major
-            return _bound(gemv, 1.0, b.T, a, beta=0.0, y=out, overwrite_y=1), same
-        return _bound(gemv, 1.0, a.T, b, beta=0.0, y=out, overwrite_y=1, trans=1), same
-    if lib == "torch":
-        import torch
-        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        if out is None:
-            return _bound(torch.matmul, ta, tb), lambda r: r.numpy()
-        tc = torch.from_numpy(out)
-        if case.form == "vm":  # torch.matmul(x, A, out=y) wants a (1, N) out; mv is its GEMV
-            return _bound(torch.mv, tb.T, ta, out=tc), lambda r: r.numpy()
-        if case.form == "mv":
-            return _bound(torch.mv, ta, tb, out=tc), lambda r: r.numpy()
-        return _bound(torch.matmul, ta, tb, out=tc), lambda r: r.numpy()
-    if lib == "blis":
-        import blis.py as bp  # cython-blis: C = alpha A B + beta C, beta defaults to 1
-        if case.form == "mm":
-            if out is None:
-                return _bound(bp.gemm, a, b, beta=0.0), same
-            return _bound(bp.gemm, a, b, out=out, beta=0.0), same
-        if case.form == "vm":
-            return _bound(bp.gemv, b, a, trans1=True, beta=0.0, out=out), same
-        return _bound(bp.gemv, a, b, beta=0.0, out=out), same
-    raise ValueError(f"lib: {lib!r} is unknown; allowed: {', '.join(LIBS)}")
-
 
 def _version(lib: str) -> str:
     if lib == "blis":
@@ -188,6 +135,10 @@ def setup_library(lib: str, threads: int) -> dict:
         torch.set_num_threads(threads)
         info["torch_threads"] = torch.get_num_threads()
         info["torch_config"] = torch.__config__.parallel_info().splitlines()[:6]
+    elif lib == "cv2":
+        import cv2
+        cv2.setNumThreads(threads)
+        info["cv2_threads"] = cv2.getNumThreads()
     if pools is not None:
         info["pools"] = [lc.info() for lc in own]
         info["all_pools"] = _pools().info()
@@ -282,17 +233,18 @@ def run_peak(spec: dict) -> None:
 
 # -------------------------------------------------------------------------------- bench
 
-def run_case(lib: str, case: Case, spec: dict) -> dict:
-    """The result event of one case: its first call (timed, then checked against NumPy) and
-    its repetitions."""
+def run_case(lib: str, case, spec: dict) -> dict:
+    """The result event of one case: its first call (timed, then checked against the op's
+    independent reference) and its repetitions."""
     row = {"event": "result", "case": case.id, "lib": lib, "threads": spec["threads"]}
     try:
-        a, b, out = case.operands(seed=spec.get("seed", 0))
-        call, to_numpy = make_call(lib, case, a, b, out)
+        op = op_module(op_of(case.id))
+        operands = case.operands(seed=spec.get("seed", 0))
+        call, to_numpy = op.make_call(lib, case, operands, spec["threads"])
         t0 = perf_counter()
         result = call()
         first = perf_counter() - t0
-        problem = case.check(a, b, to_numpy(result))
+        problem = case.check(operands, to_numpy(result))
         if problem is not None:
             row["error"] = "wrong result: " + problem
         else:

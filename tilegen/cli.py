@@ -42,7 +42,7 @@ class GenerateCommand:
         p.add_argument("--check", action="store_true",
                        help="write nothing; exit 1 if any generated file is stale or orphaned")
         p.add_argument("--root",
-                       help="repository root holding tilegen/kernels.yaml (default: current directory)")
+                       help="repository root holding tilegen/kernels/ (default: current directory)")
 
     @staticmethod
     def run(args) -> int:
@@ -76,12 +76,12 @@ class ListCommand:
     @staticmethod
     def add_arguments(p: argparse.ArgumentParser) -> None:
         _filter_arguments(p, required=False)
-        p.add_argument("--root", help="read ROOT/tilegen/kernels.yaml instead of the installed registry")
+        p.add_argument("--root", help="read ROOT/tilegen/kernels/ instead of the installed registry")
 
     @staticmethod
     def run(args) -> int:
         path = registry_path(args.root)  # None: the installed package's registry
-        if not os.path.isfile(path):
+        if not os.path.exists(path):
             raise FileNotFoundError(f"root: no registry at {path}")
         entries = select(load_registry(path), isa=args.isa, op=args.op, dtype=args.dtype)
         name_w = max((len(e.name) for e in entries), default=0)

@@ -39,6 +39,13 @@ def _cpu_brand() -> str:
         return platform.processor() or "unknown"
 
 
+def _kernels() -> dict:
+    """Every family's choice per dtype; GEMM's with its kernel sets and blocking in full."""
+    kernels = _core.choices()
+    kernels["gemm"] = {"f32": _core.gemm_config(np.float32), "f64": _core.gemm_config(np.float64)}
+    return kernels
+
+
 def runtime_info() -> dict:
     """CPU features, ISA cap, the kernels chosen per op and dtype, blocking, threads, versions,
     and whether the `tilegen tune` cache was applied (and from which file)."""
@@ -51,8 +58,7 @@ def runtime_info() -> dict:
         "features": {"detected": reported, "os_enabled": usable},
         "isa_cap": _core.isa_cap(),
         "isas_available": [name for name, ok in _core.isas().items() if ok],
-        "kernels": {"gemm": {"f32": _core.gemm_config(np.float32),
-                             "f64": _core.gemm_config(np.float64)}},
+        "kernels": _kernels(),
         "threads": {"num_threads": _core.get_num_threads(),
                     "backend": "pthreads (tilegen's own pool)"},
         "library": get_library(),

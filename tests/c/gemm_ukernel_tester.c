@@ -5,7 +5,7 @@
  * Built once per kernel (natively, or with aarch64-linux-gnu-gcc to run under qemu-aarch64):
  *   -DTG_T=float|double -DTG_DT=f32|f64 -DTG_UKERNEL=<fn> -DTG_PACKA=<fn> -DTG_PACKR=<fn>
  *   -DTG_PACKB=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_UNROLL=.. -DTG_EPI=<TG_EPI_* flags>
- *   -DTG_ROWS=0|1 (the kernel's A layout: packed panels, or rows) -DTG_REQUIRES="avx512f ..."
+ *   -DTG_ROWS=0|1 (the kernel's A layout: packed panels, or rows) -DTG_ISA_ID=TG_ISA_<NAME>
  *
  * "rows" kernels read A either in place (row-major, prime row stride; MR rows are allocated, as
  * the driver only hands full panels over in place) or from a TG_PACKR row panel with a prime

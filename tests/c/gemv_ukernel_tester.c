@@ -5,7 +5,7 @@
  * ends at a PROT_NONE page so an over-read of a row, of x or of y faults.
  *
  * Built per kernel with -DTG_T=float|double -DTG_DT=f32|f64 -DTG_UKERNEL=<fn> -DTG_MR=..
- * -DTG_KR=.. -DTG_REQUIRES="..."; prints "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77
+ * -DTG_KR=.. -DTG_ISA_ID=TG_ISA_<NAME>; prints "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77
  * (77: the CPU lacks the ISA).
  */
 #define _GNU_SOURCE

@@ -14,6 +14,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "cpu_features.h"
+#include "tg_isa.h"
+
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define STR_(x) #x
@@ -51,24 +54,24 @@ static inline int64_t next_prime(int64_t x) {
   }
 }
 
-/* The kernel's ISA (TG_REQUIRES: its feature names) must be usable here, OS state included. */
+/* The kernel's ISA (-DTG_ISA_ID=TG_ISA_<NAME>) must be usable here, OS state included: the
+   library's own detector (cpu_features.c, built without ISA flags) and ISA table decide, so the
+   tester knows exactly the features the dispatcher knows. */
 static inline int cpu_supported(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  __builtin_cpu_init();
-  char req[] = TG_REQUIRES;
-  for (char* tok = strtok(req, " "); tok; tok = strtok(NULL, " ")) {
-    int ok = 1;
-    if (!strcmp(tok, "avx")) ok = __builtin_cpu_supports("avx");
-    else if (!strcmp(tok, "avx2")) ok = __builtin_cpu_supports("avx2");
-    else if (!strcmp(tok, "fma")) ok = __builtin_cpu_supports("fma");
-    else if (!strcmp(tok, "avx512f")) ok = __builtin_cpu_supports("avx512f");
-    else if (!strcmp(tok, "avx512dq")) ok = __builtin_cpu_supports("avx512dq");
-    else if (!strcmp(tok, "avx512bw")) ok = __builtin_cpu_supports("avx512bw");
-    else if (!strcmp(tok, "avx512vl")) ok = __builtin_cpu_supports("avx512vl");
-    if (!ok) { printf("SKIP: this CPU (or OS) lacks %s\n", tok); return 0; }
-  }
-#endif
-  return 1;
+  static const char* const names[TG_FEATURE_COUNT] = TG_FEATURE_NAMES;
+  uint32_t need = 0;
+#define TG_NEED(ID, NAME, ARCH, PRIO, REQ) if ((ID) == (TG_ISA_ID)) need = (REQ);
+  TG_FOREACH_ISA(TG_NEED)
+#undef TG_NEED
+  tg_cpu_features f;
+  tg_cpu_detect(&f);
+  const uint32_t lack = need & ~f.usable;
+  if (!lack) return 1;
+  printf("SKIP: this CPU (or OS) lacks");
+  for (int b = 0; b < TG_FEATURE_COUNT; b++)
+    if (lack & (1u << b)) printf(" %s", names[b]);
+  printf("\n");
+  return 0;
 }
 
 #endif

@@ -45,14 +45,19 @@ cdef extern from "dispatch.h" nogil:
     const char* tilegen_x_isa_name_of(int isa)
     int tilegen_x_isa_usable(int isa)
     const char* tilegen_x_isa_cap()
+    int tilegen_x_reinit(int fake, uint32_t usable)
+    int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops)
+    int tilegen_x_choice_count()
+    int tilegen_x_choice(int i, const char** family, const char** dtype, const char** isa,
+                         const char** kernel)
+
+cdef extern from "tg_gemm_dispatch.h" nogil:
     int tilegen_x_gemm_isa(int dtype)
     void tilegen_x_gemm_tile(int dtype, int layout, int* mr, int* nr)
     const char* tilegen_x_gemm_kernel(int dtype, int layout, int rows)
     void tilegen_x_gemm_blocking(int dtype, int64_t* kc, int64_t* nc)
     int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc)
     int tilegen_x_set_gemm_main_kernel(int dtype, const char* name)
-    int tilegen_x_reinit(int fake, uint32_t usable)
-    int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops)
     const char* tilegen_x_gemv_kernel(int dtype)
 
 if tilegen_init() != 0:
@@ -87,6 +92,19 @@ def isas():
 
 def isa_cap():
     return _s(tilegen_x_isa_cap())
+
+
+def choices():
+    """What every op family's dispatch chose: {family: {dtype: {"isa": ..., "kernel": ...}}}."""
+    cdef const char* fam = NULL
+    cdef const char* dt = NULL
+    cdef const char* isa = NULL
+    cdef const char* kernel = NULL
+    out = {}
+    for i in range(tilegen_x_choice_count()):
+        if tilegen_x_choice(i, &fam, &dt, &isa, &kernel) == 0:
+            out.setdefault(_s(fam), {})[_s(dt)] = {"isa": _s(isa), "kernel": _s(kernel)}
+    return out
 
 
 cdef int _dtype_index(dtype) except -1:

@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dispatch.h"
+#include "tg_gemm_dispatch.h"
 #include "tg_gemm.h"
 #include "tg_threads.h"
 #include "tg_workspace.h"

@@ -6,6 +6,9 @@
 
 #include "tilegen.h"
 
+/* The GEMM driver's workspace slots (runtime/tg_workspace.h): packed A, packed B, edge copies. */
+enum { TG_WS_A = 0, TG_WS_B = 1, TG_WS_EDGE = 2 };
+
 /* C = act(alpha*A*B + beta*C + bias) with general element strides; arguments already checked.
    bias element for column j is bias[j*bias_stride]. */
 void tg_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t rs_a,

@@ -1,4 +1,5 @@
-/* Built for the platform baseline: selection code never executes an ISA it has not checked. */
+/* Built for the platform baseline: selection code never executes an ISA it has not checked.
+   Op-agnostic: what each family selects is its driver's business (TG_FOREACH_FAMILY_SELECT). */
 #include "dispatch.h"
 
 #include <ctype.h>
@@ -16,11 +17,9 @@ typedef struct {
   int arch;
   int priority;
   uint32_t requires;
-  int64_t blocking[2][2];  /* [dtype][kc, nc] */
 } isa_info;
 
-#define TG_ISA_ROW(ID, NAME, ARCH, PRIO, REQ, K32, N32, K64, N64) \
-  [ID] = {NAME, ARCH, PRIO, REQ, {{K32, N32}, {K64, N64}}},
+#define TG_ISA_ROW(ID, NAME, ARCH, PRIO, REQ) [ID] = {NAME, ARCH, PRIO, REQ},
 static const isa_info isa_table[TG_ISA_COUNT] = {TG_FOREACH_ISA(TG_ISA_ROW)};
 #undef TG_ISA_ROW
 
@@ -34,40 +33,6 @@ static tg_cpu_features features;
 static int fake_features;
 static uint32_t fake_usable;
 static int cap_isa = -1;
-
-/* A published configuration is immutable: a change (tilegen_x_set_gemm_*, tilegen_x_reinit)
-   builds a new one and swaps the pointer, so a GEMM running on another thread keeps the table it
-   started with (rewriting a table in place let such a GEMM call a by_rows[] entry that a new,
-   smaller tile had cleared). Configurations are interned and never freed; there are only as many
-   as there are distinct choices (kernel x blocking), a handful. */
-#define TG_DEFINE_PUBLISH(DT)                                                                   \
-  typedef struct node_##DT {                                                                   \
-    struct node_##DT* next;                                                                    \
-    tg_gemm_config_##DT cfg;                                                                   \
-  } node_##DT;                                                                                 \
-  static node_##DT first_##DT;         /* the first one needs no allocation */                 \
-  static node_##DT* interned_##DT;     /* guarded by init_lock */                              \
-  static _Atomic(const tg_gemm_config_##DT*) cur_##DT;                                         \
-  /* Makes *c current. Caller holds init_lock. Returns 0, or -1 (out of memory, unchanged). */ \
-  static int publish_##DT(const tg_gemm_config_##DT* c) {                                      \
-    node_##DT* n = interned_##DT;                                                              \
-    while (n != NULL && memcmp(&n->cfg, c, sizeof(*c)) != 0) n = n->next;                      \
-    if (n == NULL) {                                                                           \
-      n = interned_##DT == NULL ? &first_##DT : malloc(sizeof(*n));                            \
-      if (n == NULL) return -1;                                                                \
-      memcpy(&n->cfg, c, sizeof(*c));                                                          \
-      n->next = interned_##DT;                                                                 \
-      interned_##DT = n;                                                                       \
-    }                                                                                          \
-    atomic_store_explicit(&cur_##DT, &n->cfg, memory_order_release);                           \
-    return 0;                                                                                  \
-  }                                                                                            \
-  /* The current configuration; call only after initialisation. */                           \
-  static const tg_gemm_config_##DT* current_##DT(void) {                                       \
-    return atomic_load_explicit(&cur_##DT, memory_order_acquire);                              \
-  }
-TG_DEFINE_PUBLISH(f32)
-TG_DEFINE_PUBLISH(f64)
 
 static int isa_built(int isa) {
   return isa_table[isa].arch == TG_ARCH_ANY || isa_table[isa].arch == TG_BUILD_ARCH;
@@ -132,140 +97,83 @@ static int parse_cap(void) {
   return -1;
 }
 
-/* Fills cfg with the ISA's production kernels of one dtype: both A layouts, the packers, the
-   GEMV kernel. `only` (a kernel name) or NULL: restrict that kernel's layout to tiles no taller.
-   Returns 0 when the ISA has no usable GEMM kernels for the dtype. */
-#define TG_DEFINE_FILL(DT)                                                                      \
-  static void fill_set_##DT(tg_gemm_set_##DT* set, const tg_ukernel_##DT* k, int count,        \
-                            int layout, int nr, int max_mr) {                                   \
-    memset(set, 0, sizeof(*set));                                                              \
-    for (int i = 0; i < count; i++)                                                            \
-      if (k[i].layout == layout && k[i].nr == nr && k[i].mr <= max_mr && k[i].mr > set->mr)    \
-        set->mr = k[i].mr;                                                                     \
-    for (int r = 1; r <= set->mr; r++) {                                                       \
-      int best = -1;                                                                           \
-      for (int i = 0; i < count; i++)                                                          \
-        if (k[i].layout == layout && k[i].nr == nr && k[i].mr >= r && k[i].mr <= set->mr &&    \
-            (best < 0 || k[i].mr < k[best].mr)) best = i;                                      \
-      set->by_rows[r] = k[best].fn;                                                            \
-      set->packa_by_rows[r] = k[best].pa;                                                      \
-      set->tile_mr[r] = k[best].mr;                                                            \
-      set->name_by_rows[r] = k[best].name;                                                     \
-      set->nr = nr;                                                                            \
-      set->packb = k[best].pb;                                                                 \
-    }                                                                                          \
-  }                                                                                            \
-                                                                                               \
-  static int fill_##DT(tg_gemm_config_##DT* cfg, int isa, const char* only) {                  \
-    tg_ukernel_##DT k[64];                                                                     \
-    int count = 0, nr = 0;                                                                     \
-    TG_FOREACH_GEMM_UKERNEL_##DT(TG_COLLECT)                                                   \
-    for (int i = 0; i < count; i++) if (k[i].layout == 0 && k[i].nr > nr) nr = k[i].nr;        \
-    int limit[3] = {TG_MAX_MR, TG_MAX_MR, TG_MAX_MR}, found = only == NULL;                    \
-    for (int i = 0; i < count && only; i++)                                                    \
-      if (!strcmp(k[i].name, only)) {                                                          \
-        limit[k[i].layout == 1 && k[i].nr != nr ? 2 : k[i].layout] = k[i].mr;                  \
-        found = 1;                                                                             \
-      }                                                                                        \
-    if (!found) return 0;                                                                      \
-    tg_gemm_config_##DT next;                                                                  \
-    memset(&next, 0, sizeof(next));                                                            \
-    next.isa = isa;                                                                            \
-    fill_set_##DT(&next.packed, k, count, 0, nr, limit[0]);                                    \
-    fill_set_##DT(&next.rows, k, count, 1, nr, limit[1]);                                      \
-    fill_set_##DT(&next.narrow, k, count, 1, nr / 2, limit[2]);                                \
-    if (next.packed.mr == 0) return 0; /* the packed layout is the one every ISA must have */  \
-    for (int i = 0; i < count; i++)                                                            \
-      if (k[i].layout == 0 && k[i].mr == next.packed.mr && k[i].nr == nr) next.packr = k[i].pr; \
-    TG_FOREACH_GEMV_UKERNEL_##DT(TG_COLLECT_GEMV)                                              \
-    if (next.gemv == NULL) { /* no dot-form kernel for this ISA: the portable one */           \
-      const int want = isa;                                                                    \
-      isa = TG_ISA_SCALAR;                                                                     \
-      TG_FOREACH_GEMV_UKERNEL_##DT(TG_COLLECT_GEMV)                                            \
-      isa = want;                                                                              \
-    }                                                                                          \
-    next.kc = cfg->isa == isa ? cfg->kc : 0;  /* a re-fill keeps tuned blocking */             \
-    next.nc = cfg->isa == isa ? cfg->nc : 0;                                                   \
-    *cfg = next;                                                                               \
-    return 1;                                                                                  \
-  }
 
-#define TG_DEFINE_UKERNEL_T(DT)                                                               \
-  typedef struct {                                                                            \
-    int mr, nr, layout;                                                                       \
-    tg_##DT##_gemm_ukernel_fn fn;                                                             \
-    tg_##DT##_packa_fn pa;                                                                    \
-    tg_##DT##_packr_fn pr;                                                                    \
-    tg_##DT##_packb_fn pb;                                                                    \
-    const char* name;                                                                         \
-  } tg_ukernel_##DT;
-TG_DEFINE_UKERNEL_T(f32)
-TG_DEFINE_UKERNEL_T(f64)
+int tg_isa_candidates(int out[TG_ISA_COUNT]) {
+  int n = 0;
+  for (int prio = 1000; prio >= 0; prio--)
+    for (int i = 0; i < TG_ISA_COUNT; i++) {
+      if (isa_table[i].priority != prio || !isa_usable(i)) continue;
+      if (cap_isa >= 0 && prio > isa_table[cap_isa].priority) continue;
+      out[n++] = i;
+    }
+  return n;
+}
 
-#define TG_COLLECT(ISA, MR, NR, U, EPI, PROD, LAYOUT, FN, PA, PR, PB, NAME)                  \
-  if ((ISA) == isa && (PROD) && (EPI) == 0u && count < 64 && (MR) <= TG_MAX_MR) {            \
-    k[count] = (__typeof__(k[0])){(MR), (NR), (LAYOUT), FN, PA, PR, PB, NAME};               \
-    count++;                                                                                  \
-  }
+const char* tg_isa_name_of(int isa) {
+  return isa >= 0 && isa < TG_ISA_COUNT ? isa_table[isa].name : NULL;
+}
 
-#define TG_COLLECT_GEMV(ISA, MR, KR, PROD, FN, NAME)                                          \
-  if ((ISA) == isa && (PROD) && next.gemv == NULL) {                                         \
-    next.gemv = FN; next.gemv_mr = (MR); next.gemv_name = NAME;                              \
-  }
-
-TG_DEFINE_FILL(f32)
-TG_DEFINE_FILL(f64)
-#undef TG_COLLECT
-#undef TG_COLLECT_GEMV
-
-/* Fills kc/nc from the ISA table where unset (0) and keeps them sane. */
-#define TG_DEFINE_APPLY_BLOCKING(DT, IDX)                                                   \
-  static void apply_blocking_##DT(tg_gemm_config_##DT* cfg, int64_t kc, int64_t nc) {      \
-    const int64_t* d = isa_table[cfg->isa].blocking[IDX];                                  \
-    cfg->kc = kc > 0 ? kc : (cfg->kc > 0 ? cfg->kc : d[0]);                                \
-    nc = nc > 0 ? nc : (cfg->nc > 0 ? cfg->nc : d[1]);                                     \
-    nc = nc / cfg->packed.nr * cfg->packed.nr;                                             \
-    cfg->nc = nc < cfg->packed.nr ? cfg->packed.nr : nc;                                   \
-  }
-TG_DEFINE_APPLY_BLOCKING(f32, 0)
-TG_DEFINE_APPLY_BLOCKING(f64, 1)
-
-/* Best usable ISA within the cap that has production kernels for the dtype. */
-#define TG_DEFINE_SELECT(DT)                                                                 \
-  static void select_##DT(void) {                                                          \
-    tg_gemm_config_##DT c;                                                                 \
-    memset(&c, 0, sizeof(c));                                                              \
-    for (int prio = 1000; prio >= 0; prio--)                                               \
-      for (int i = 0; i < TG_ISA_COUNT; i++) {                                             \
-        if (isa_table[i].priority != prio || !isa_usable(i)) continue;                     \
-        if (cap_isa >= 0 && prio > isa_table[cap_isa].priority) continue;                  \
-        if (fill_##DT(&c, i, NULL)) {                                                      \
-          apply_blocking_##DT(&c, 0, 0);                                                   \
-          publish_##DT(&c);                                                                \
-          return;                                                                          \
-        }                                                                                  \
-      }                                                                                    \
-  }
-TG_DEFINE_SELECT(f32)
-TG_DEFINE_SELECT(f64)
-
-static void log_choice(void) {
+int tg_dispatch_verbose(void) {
   const char* v = getenv("TILEGEN_VERBOSE");
-  if (v == NULL || v[0] == '\0' || v[0] == '0') return;
+  return v != NULL && v[0] != '\0' && v[0] != '0';
+}
+
+struct tg_interned {
+  struct tg_interned* next;
+  size_t size;
+  _Alignas(64) unsigned char data[];
+};
+
+const void* tg_intern(tg_interned** list, const void* cfg, size_t size) {
+  tg_interned* n = *list;
+  while (n != NULL && !(n->size == size && memcmp(n->data, cfg, size) == 0)) n = n->next;
+  if (n == NULL) {
+    n = malloc(sizeof(*n) + size);
+    if (n == NULL) return NULL;
+    n->size = size;
+    memcpy(n->data, cfg, size);
+    n->next = *list;
+    *list = n;
+  }
+  return n->data;
+}
+
+void tg_dispatch_lock(void) {
+  tg_dispatch_init();
+  pthread_mutex_lock(&init_lock);
+}
+
+void tg_dispatch_unlock(void) { pthread_mutex_unlock(&init_lock); }
+
+#define TG_MAX_CHOICES 64
+typedef struct {
+  const char* family;
+  const char* dtype;
+  const char* kernel;
+  int isa;
+} choice_row;
+static choice_row choices[TG_MAX_CHOICES];
+static int choice_count;
+
+void tg_dispatch_report(const char* family, const char* dtype, int isa, const char* kernel) {
+  int i = 0;
+  while (i < choice_count && (strcmp(choices[i].family, family) || strcmp(choices[i].dtype, dtype)))
+    i++;
+  if (i == TG_MAX_CHOICES) return;
+  if (i == choice_count) choice_count++;
+  choices[i] = (choice_row){family, dtype, kernel, isa};
+}
+
+#define TG_DECLARE_SELECT(FN) void FN(void);
+TG_FOREACH_FAMILY_SELECT(TG_DECLARE_SELECT)
+#undef TG_DECLARE_SELECT
+
+static void log_isas(void) {
+  if (!tg_dispatch_verbose()) return;
   char usable[128];
   list_isas(usable, sizeof(usable), 1);
   fprintf(stderr, "tilegen: usable ISAs: %s; cap: %s\n", usable,
           cap_isa >= 0 ? isa_table[cap_isa].name : "none");
-  const tg_gemm_config_f32* c32 = current_f32();
-  const tg_gemm_config_f64* c64 = current_f64();
-  fprintf(stderr, "tilegen: f32 gemm: %s, %s / %s (KC=%lld NC=%lld); gemv %s\n",
-          isa_table[c32->isa].name, c32->packed.name_by_rows[c32->packed.mr],
-          c32->rows.mr ? c32->rows.name_by_rows[c32->rows.mr] : "-",
-          (long long) c32->kc, (long long) c32->nc, c32->gemv_name);
-  fprintf(stderr, "tilegen: f64 gemm: %s, %s / %s (KC=%lld NC=%lld); gemv %s\n",
-          isa_table[c64->isa].name, c64->packed.name_by_rows[c64->packed.mr],
-          c64->rows.mr ? c64->rows.name_by_rows[c64->rows.mr] : "-",
-          (long long) c64->kc, (long long) c64->nc, c64->gemv_name);
   if (init_status != 0) fprintf(stderr, "tilegen: %s\n", init_error);
 }
 
@@ -278,9 +186,11 @@ static void init_locked(void) {
   }
   init_status = parse_cap();
   if (init_status != 0) cap_isa = -1;  /* an invalid cap is reported, never obeyed */
-  select_f32();
-  select_f64();
-  log_choice();
+  log_isas();
+  choice_count = 0;
+#define TG_CALL_SELECT(FN) FN();
+  TG_FOREACH_FAMILY_SELECT(TG_CALL_SELECT)
+#undef TG_CALL_SELECT
 }
 
 /* fork: a child must not inherit init_lock held by a thread it does not have (one that was
@@ -309,16 +219,6 @@ static int dispatch_init(int report) {
 
 int tg_dispatch_init(void) { return dispatch_init(1); }
 
-const tg_gemm_config_f32* tg_gemm_cfg_f32(void) {
-  tg_dispatch_init();
-  return current_f32();
-}
-
-const tg_gemm_config_f64* tg_gemm_cfg_f64(void) {
-  tg_dispatch_init();
-  return current_f64();
-}
-
 /* ---- public ---- */
 
 int tilegen_init(void) { return dispatch_init(0); }
@@ -328,7 +228,12 @@ const char* tilegen_init_error(void) {
   return init_error;
 }
 
-const char* tilegen_isa_name(void) { return isa_table[tg_gemm_cfg_f32()->isa].name; }
+/* The best ISA in force: what every family starts its choice from. */
+const char* tilegen_isa_name(void) {
+  tg_dispatch_init();
+  int order[TG_ISA_COUNT];
+  return isa_table[tg_isa_candidates(order) ? order[0] : 0].name;
+}
 
 /* ---- introspection and test hooks ---- */
 
@@ -342,9 +247,7 @@ const char* tilegen_x_feature_name(int bit) {
 
 int tilegen_x_isa_count(void) { return TG_ISA_COUNT; }
 
-const char* tilegen_x_isa_name_of(int isa) {
-  return isa >= 0 && isa < TG_ISA_COUNT ? isa_table[isa].name : NULL;
-}
+const char* tilegen_x_isa_name_of(int isa) { return tg_isa_name_of(isa); }
 
 int tilegen_x_isa_usable(int isa) {
   tg_dispatch_init();
@@ -354,74 +257,6 @@ int tilegen_x_isa_usable(int isa) {
 const char* tilegen_x_isa_cap(void) {
   tg_dispatch_init();
   return cap_isa >= 0 ? isa_table[cap_isa].name : NULL;
-}
-
-int tilegen_x_gemm_isa(int dtype) {
-  return dtype == 0 ? tg_gemm_cfg_f32()->isa : tg_gemm_cfg_f64()->isa;
-}
-
-#define TG_PICK_SET(c, layout) \
-  ((layout) == 2 ? &(c)->narrow : (layout) == 1 ? &(c)->rows : &(c)->packed)
-
-void tilegen_x_gemm_tile(int dtype, int layout, int* mr, int* nr) {
-  if (dtype == 0) {
-    const tg_gemm_set_f32* st = TG_PICK_SET(tg_gemm_cfg_f32(), layout);
-    *mr = st->mr;
-    *nr = st->nr;
-  } else {
-    const tg_gemm_set_f64* st = TG_PICK_SET(tg_gemm_cfg_f64(), layout);
-    *mr = st->mr;
-    *nr = st->nr;
-  }
-}
-
-const char* tilegen_x_gemm_kernel(int dtype, int layout, int rows) {
-  if (dtype == 0) {
-    const tg_gemm_set_f32* st = TG_PICK_SET(tg_gemm_cfg_f32(), layout);
-    return st->mr && rows >= 0 && rows <= st->mr ? st->name_by_rows[rows ? rows : st->mr] : NULL;
-  }
-  const tg_gemm_set_f64* st = TG_PICK_SET(tg_gemm_cfg_f64(), layout);
-  return st->mr && rows >= 0 && rows <= st->mr ? st->name_by_rows[rows ? rows : st->mr] : NULL;
-}
-
-void tilegen_x_gemm_blocking(int dtype, int64_t* kc, int64_t* nc) {
-  if (dtype == 0) { const tg_gemm_config_f32* c = tg_gemm_cfg_f32(); *kc = c->kc; *nc = c->nc; }
-  else { const tg_gemm_config_f64* c = tg_gemm_cfg_f64(); *kc = c->kc; *nc = c->nc; }
-}
-
-int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc) {
-  tg_dispatch_init();
-  if (kc > (1 << 16) || nc > (1 << 24)) return -1;
-  int rc;
-  pthread_mutex_lock(&init_lock);
-  if (dtype == 0) {
-    tg_gemm_config_f32 c = *current_f32();
-    apply_blocking_f32(&c, kc, nc);
-    rc = publish_f32(&c);
-  } else {
-    tg_gemm_config_f64 c = *current_f64();
-    apply_blocking_f64(&c, kc, nc);
-    rc = publish_f64(&c);
-  }
-  pthread_mutex_unlock(&init_lock);
-  return rc;
-}
-
-int tilegen_x_set_gemm_main_kernel(int dtype, const char* name) {
-  tg_dispatch_init();
-  int ok;
-  pthread_mutex_lock(&init_lock);
-  if (dtype == 0) {
-    tg_gemm_config_f32 c = *current_f32();
-    ok = fill_f32(&c, c.isa, name);
-    if (ok) { apply_blocking_f32(&c, 0, 0); ok = publish_f32(&c) == 0; }
-  } else {
-    tg_gemm_config_f64 c = *current_f64();
-    ok = fill_f64(&c, c.isa, name);
-    if (ok) { apply_blocking_f64(&c, 0, 0); ok = publish_f64(&c) == 0; }
-  }
-  pthread_mutex_unlock(&init_lock);
-  return ok ? 0 : -1;
 }
 
 int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops) {
@@ -440,8 +275,25 @@ int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops) {
   return *flops > 0 || iters == 0 ? 0 : -1;
 }
 
-const char* tilegen_x_gemv_kernel(int dtype) {
-  return dtype == 0 ? tg_gemm_cfg_f32()->gemv_name : tg_gemm_cfg_f64()->gemv_name;
+int tilegen_x_choice_count(void) {
+  tg_dispatch_lock();
+  const int n = choice_count;
+  tg_dispatch_unlock();
+  return n;
+}
+
+int tilegen_x_choice(int i, const char** family, const char** dtype, const char** isa,
+                     const char** kernel) {
+  tg_dispatch_lock();
+  const int ok = i >= 0 && i < choice_count;
+  if (ok) {
+    *family = choices[i].family;
+    *dtype = choices[i].dtype;
+    *isa = tg_isa_name_of(choices[i].isa);
+    *kernel = choices[i].kernel;
+  }
+  tg_dispatch_unlock();
+  return ok ? 0 : -1;
 }
 
 int tilegen_x_reinit(int fake, uint32_t usable) {

@@ -1,57 +1,52 @@
 /*
- * Kernel selection: per-op, per-dtype config tables filled once from the registry's generated
- * X-macro lists, best usable ISA first, never above the TILEGEN_ISA cap.
+ * Kernel selection, op-agnostic: CPU features, the TILEGEN_ISA cap, the usable ISAs in order,
+ * and the lock and interning that families' selection code (blas/gemm_dispatch.c, ...) builds
+ * its tables with. The generated TG_FOREACH_FAMILY_SELECT list names each family's select
+ * function; init and re-selection call them all, under the dispatch lock.
  * The tilegen_x_* functions are exported for tilegen's own Python layer and tests only.
  */
 #ifndef TG_DISPATCH_H
 #define TG_DISPATCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tg_ukernels.h"
 
-#define TG_MAX_MR 32
-
-/* The kernels of one A layout and one NR: by_rows[r] serves a panel of r rows (1 <= r <= mr),
-   the smallest registered tile that covers them; mr == 0 when the ISA has no such kernels. */
-#define TG_DEFINE_GEMM_CONFIG(DT, T)                                                      \
-  typedef struct tg_gemm_set_##DT {                                                       \
-    int mr, nr;                                                                           \
-    tg_##DT##_packb_fn packb;  /* B panels of this NR */                                  \
-    tg_##DT##_gemm_ukernel_fn by_rows[TG_MAX_MR + 1];                                     \
-    tg_##DT##_packa_fn packa_by_rows[TG_MAX_MR + 1];  /* "packed" layout only */          \
-    int tile_mr[TG_MAX_MR + 1];                                                           \
-    const char* name_by_rows[TG_MAX_MR + 1];                                              \
-  } tg_gemm_set_##DT;                                                                     \
-                                                                                          \
-  typedef struct tg_gemm_config_##DT {                                                    \
-    int isa;                  /* TG_ISA_* */                                              \
-    int64_t kc, nc;           /* cache blocking: kc rows of B x nc columns stay in L2 */  \
-    tg_gemm_set_##DT packed;  /* A(i, kk) at a[kk*cs_a + i]: column-major A, packed A */  \
-    tg_gemm_set_##DT rows;    /* A(i, kk) at a[i*rs_a + kk]: row-major A, row panels */   \
-    tg_gemm_set_##DT narrow;  /* "rows" kernels of half the NR, for products with few columns */ \
-    tg_##DT##_packr_fn packr;                                                             \
-    /* y = A x with A's rows contiguous: the dot-form GEMV kernel of the same ISA. */      \
-    tg_##DT##_gemv_ukernel_fn gemv;                                                       \
-    int gemv_mr;                                                                          \
-    const char* gemv_name;                                                                \
-  } tg_gemm_config_##DT;
-
-TG_DEFINE_GEMM_CONFIG(f32, float)
-TG_DEFINE_GEMM_CONFIG(f64, double)
-
-/* 0 on success; -1 when the TILEGEN_ISA cap was invalid (the tables are still usable, uncapped). */
-int tg_dispatch_init(void);
-const tg_gemm_config_f32* tg_gemm_cfg_f32(void);
-const tg_gemm_config_f64* tg_gemm_cfg_f64(void);
-
-/* ---- introspection and test hooks (dtype: 0 = f32, 1 = f64) ---- */
 #if defined(_WIN32)
 #define TG_XAPI __declspec(dllexport)
 #else
 #define TG_XAPI __attribute__((visibility("default")))
 #endif
 
+/* 0 on success; -1 when the TILEGEN_ISA cap was invalid (the tables are still usable, uncapped). */
+int tg_dispatch_init(void);
+
+/* ---- for families' select functions (called with the dispatch lock held) ---- */
+
+/* The ISAs a family may choose, best first: built here, supported by CPU and OS, within the
+   cap. Returns their count (>= 1: the portable ISA is always usable). */
+int tg_isa_candidates(int out[TG_ISA_COUNT]);
+const char* tg_isa_name_of(int isa);
+int tg_dispatch_verbose(void);     /* TILEGEN_VERBOSE is set: families log their choice */
+
+/* Tables are published immutable: a change builds a new one and swaps a pointer, so a call
+   running on another thread keeps the table it started with. tg_intern returns the one stored
+   copy of cfg (size bytes) in *list, adding it if new; NULL when out of memory. Copies are
+   never freed: there are as many as there are distinct choices, a handful. */
+typedef struct tg_interned tg_interned;
+const void* tg_intern(tg_interned** list, const void* cfg, size_t size);
+
+void tg_dispatch_lock(void);       /* for changes after init (tuning) */
+void tg_dispatch_unlock(void);
+
+/* What a family chose, for `tilegen info` and runtime_info(): one row per (family, dtype),
+   replaced when reported again (re-selection, tuning). Called with the dispatch lock held; the
+   strings must live as long as the library (names from the generated tables do). Families
+   log their own choice under TILEGEN_VERBOSE (tg_dispatch_verbose). */
+void tg_dispatch_report(const char* family, const char* dtype, int isa, const char* kernel);
+
+/* ---- introspection and test hooks ---- */
 TG_XAPI uint32_t tilegen_x_features_reported(void);
 TG_XAPI uint32_t tilegen_x_features_usable(void);
 TG_XAPI int tilegen_x_feature_count(void);
@@ -60,20 +55,13 @@ TG_XAPI int tilegen_x_isa_count(void);
 TG_XAPI const char* tilegen_x_isa_name_of(int isa);
 TG_XAPI int tilegen_x_isa_usable(int isa);      /* built here and supported by CPU and OS */
 TG_XAPI const char* tilegen_x_isa_cap(void);    /* the TILEGEN_ISA in force, or NULL */
-TG_XAPI int tilegen_x_gemm_isa(int dtype);
-TG_XAPI void tilegen_x_gemm_tile(int dtype, int layout, int* mr, int* nr);
-/* The kernel serving `rows` rows (0: the main tile) of kernel set 0 (packed), 1 (rows) or 2
-   (narrow). */
-TG_XAPI const char* tilegen_x_gemm_kernel(int dtype, int layout, int rows);
-TG_XAPI void tilegen_x_gemm_blocking(int dtype, int64_t* kc, int64_t* nc);
-/* Tuning: block sizes (nc rounded to NR; values < 1 keep the current one) and the main tile of
-   a layout, chosen by name among this ISA's production kernels. Return 0, or -1 if rejected. */
-TG_XAPI int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc);
-TG_XAPI int tilegen_x_set_gemm_main_kernel(int dtype, const char* name);
 /* Runs the ISA's FMA-throughput probe for `iters` iterations and stores the flops it executed
-   in *flops. Returns 0, or -1 when the ISA is not usable here (nothing runs). */
+   in *flops (dtype 0 = f32, 1 = f64). Returns 0, or -1 when the ISA is not usable here. */
 TG_XAPI int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops);
-TG_XAPI const char* tilegen_x_gemv_kernel(int dtype);
+/* Row i (0 <= i < count) of the families' reports; returns -1 past the end. */
+TG_XAPI int tilegen_x_choice_count(void);
+TG_XAPI int tilegen_x_choice(int i, const char** family, const char** dtype, const char** isa,
+                             const char** kernel);
 /* Re-run selection as if the CPU had exactly `usable` features (fake != 0), or as detected. */
 TG_XAPI int tilegen_x_reinit(int fake, uint32_t usable);
 

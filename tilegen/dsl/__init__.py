@@ -7,15 +7,18 @@ Pure Python (jinja2 and pyyaml only); it never imports the compiled runtime.
     >>> k.name
     'tg_f32_gemm_ukernel_14x32__avx512'
 """
-from .builder import F32, F64, KernelBuilder, gemm
-from .isa import DTYPES, FEATURES, ISAS, Isa, VecOps, get_isa
+from .builder import F32, F64, KernelBuilder, gemm, op
+from .isa import DTYPES, FEATURES, FLOAT_DTYPES, ISAS, IntOps, Isa, VecOps, get_isa
 from .lowering import lower, register_budget
+from .ops import FAMILIES, OpFamily, get_family
 from .registry import Entry, load_registry, registry_path, select
-from .spec import EPILOGUES, OPS, KernelSpec, format_name, parse_name, parse_tile, spec_from_name
+from .spec import KernelSpec, format_name, parse_name, parse_tile, spec_from_name
+
+OPS = FAMILIES  # the op families by name
 
 __all__ = [
-    "DTYPES", "EPILOGUES", "F32", "F64", "FEATURES", "ISAS", "OPS", "Entry", "Isa",
-    "KernelBuilder", "KernelSpec", "VecOps", "format_name", "gemm", "get_isa", "load_registry",
-    "lower", "parse_name", "parse_tile", "register_budget", "registry_path", "select",
-    "spec_from_name",
+    "DTYPES", "F32", "F64", "FAMILIES", "FEATURES", "FLOAT_DTYPES", "ISAS", "OPS", "Entry",
+    "IntOps", "Isa", "KernelBuilder", "KernelSpec", "OpFamily", "VecOps", "format_name", "gemm",
+    "get_family", "get_isa", "load_registry", "lower", "op", "parse_name", "parse_tile",
+    "register_budget", "registry_path", "select", "spec_from_name",
 ]

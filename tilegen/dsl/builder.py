@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Dict
 
-from .spec import OPS, KernelSpec
+from .ops import FAMILIES
+from .spec import KernelSpec
 
 F32 = "f32"
 F64 = "f64"
@@ -29,7 +30,7 @@ class KernelBuilder:
         return self._with(mr=m, nr=n, kr=k)
 
     def vectorize(self, loop: str) -> "KernelBuilder":
-        want = OPS[self.op].vector_dim if self.op in OPS else None
+        want = FAMILIES[self.op].vector_dim if self.op in FAMILIES else None
         if loop != want:
             raise ValueError(f"vectorize: {self.op} kernels vectorize loop {want!r}, not {loop!r}")
         return self
@@ -54,6 +55,10 @@ class KernelBuilder:
     def variant(self, name: str) -> "KernelBuilder":
         return self._with(variant=name)
 
+    def set(self, **fields) -> "KernelBuilder":
+        """Family fields (a_layout="rows", kh=3, ...)."""
+        return self._with(**fields)
+
     def target(self, isa: str) -> "KernelBuilder":
         return self._with(isa=isa)
 
@@ -74,7 +79,11 @@ class KernelBuilder:
         return self.spec.render()
 
 
+def op(name: str, dtype: str) -> KernelBuilder:
+    """A builder for any family: op("gemm", F32).tile(...)..."""
+    return KernelBuilder(op=name, dtype=dtype)
+
+
 def gemm(dtype: str) -> KernelBuilder:
     """C[m, n] += A[m, k] * B[k, n], n along the SIMD lanes."""
-    return KernelBuilder(op="gemm", dtype=dtype)
-
+    return op("gemm", dtype)

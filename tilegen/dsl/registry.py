@@ -1,15 +1,16 @@
-"""The YAML kernel registry: loading, validation and the views derived from it."""
+"""The YAML kernel registry (kernels/<family>.yaml): loading, validation and derived views."""
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .spec import KernelSpec, parse_tile
+from .ops import FAMILIES, REGISTRY_DIR
+from .spec import COMMON_FIELDS, KernelSpec, parse_tile
 
-REGISTRY_RELPATH = os.path.join("tilegen", "kernels.yaml")
-_ENTRY_KEYS = {"op", "dtype", "isa", "tile", "unroll", "prefetch", "epilogue", "variant",
-               "production", "tail", "a_layout", "kloop"}
+REGISTRY_RELPATH = os.path.join(*REGISTRY_DIR.split("/"))
+# Entry keys every family accepts; a family adds its own fields (ops/<family>.py).
+_COMMON_KEYS = {"op", "dtype", "isa", "tile", "production"} | (set(COMMON_FIELDS) - {"kr"})
 
 
 @dataclass(frozen=True)
@@ -37,44 +38,65 @@ def package_root() -> str:
 
 
 def registry_path(root: Optional[str] = None) -> str:
+    """The registry folder (kernels/, one YAML file per family) under a checkout or install."""
     return os.path.join(root or package_root(), REGISTRY_RELPATH)
 
 
-def parse_entry(raw: dict, where: str = "registry") -> Entry:
+def parse_entry(raw: dict, where: str = "registry", family: Optional[str] = None) -> Entry:
+    """One entry; `family` is the op of the file it came from (None: the entry names it)."""
     if not isinstance(raw, dict):
         raise ValueError(f"{where}: each kernel entry must be a mapping, got {raw!r}")
-    unknown = set(raw) - _ENTRY_KEYS
+    op = raw.get("op", family)
+    if op is None:
+        raise ValueError(f"{where}: missing field 'op'")
+    if family is not None and op != family:
+        raise ValueError(f"{where}: op {op!r} in the {family} registry file; "
+                         f"move it to kernels/{op}.yaml")
+    if op not in FAMILIES:
+        raise ValueError(f"{where}: op: {op!r} is not supported; allowed values: "
+                         f"{', '.join(FAMILIES)}")
+    allowed = _COMMON_KEYS | set(FAMILIES[op].fields)
+    unknown = set(raw) - allowed
     if unknown:
         raise ValueError(
-            f"{where}: unknown field(s) {sorted(unknown)}; allowed: {sorted(_ENTRY_KEYS)}"
+            f"{where}: unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}"
         )
-    for key in ("op", "dtype", "isa", "tile"):
+    for key in ("dtype", "isa", "tile"):
         if key not in raw:
             raise ValueError(f"{where}: missing field {key!r}")
     mr, nr, kr = parse_tile(raw["tile"])
-    spec = KernelSpec(
-        op=raw["op"], dtype=raw["dtype"], isa=raw["isa"], mr=mr, nr=nr, kr=kr,
-        unroll=raw.get("unroll", 1), prefetch=raw.get("prefetch", 0),
-        epilogue=tuple(raw.get("epilogue", ()) or ()), variant=raw.get("variant", ""),
-        tail=raw.get("tail"), a_layout=raw.get("a_layout", "packed"),
-        kloop=raw.get("kloop", "c"),
-    )
+    fields = {k: v for k, v in raw.items() if k not in ("op", "tile", "production")}
+    fields["epilogue"] = tuple(fields.get("epilogue", ()) or ())
+    spec = KernelSpec(op=op, mr=mr, nr=nr, kr=kr, **fields)
     production = raw.get("production", True)
     if not isinstance(production, bool):
         raise ValueError(f"{where}: production must be true or false, got {production!r}")
     return Entry(spec=spec, production=production)
 
 
-def load_registry(path: Optional[str] = None) -> List[Entry]:
+def _load_file(path: str) -> List[Entry]:
     import yaml
 
-    path = path or registry_path()
     with open(path, encoding="utf-8") as f:
         doc = yaml.safe_load(f) or {}
     raw_entries = doc.get("kernels")
     if not isinstance(raw_entries, list):
         raise ValueError(f"{path}: expected a top-level 'kernels:' list")
-    entries = [parse_entry(raw, f"{path}: kernels[{i}]") for i, raw in enumerate(raw_entries)]
+    stem = os.path.splitext(os.path.basename(path))[0]
+    family = stem if stem in FAMILIES else None
+    return [parse_entry(raw, f"{path}: kernels[{i}]", family) for i, raw in enumerate(raw_entries)]
+
+
+def load_registry(path: Optional[str] = None) -> List[Entry]:
+    """Every entry of a registry folder (each family's file, in family order), or of one file."""
+    path = path or registry_path()
+    if os.path.isdir(path):
+        entries: List[Entry] = []
+        for name in sorted(os.listdir(path)):
+            if name.endswith(".yaml"):
+                entries += _load_file(os.path.join(path, name))
+    else:
+        entries = _load_file(path)
     validate(entries, path)
     return entries
 
@@ -88,25 +110,12 @@ def validate(entries: Sequence[Entry], where: str = "registry") -> None:
                 "give one a variant"
             )
         seen[e.name] = i
-    for key, group in production_groups(entries).items():
-        nr = max(e.spec.nr for e in group if e.spec.a_layout == "packed") if any(
-            e.spec.a_layout == "packed" for e in group) else 0
-        odd = sorted({e.spec.nr for e in group
-                      if e.spec.nr != nr and not (e.spec.a_layout == "rows" and 2 * e.spec.nr == nr)})
-        if odd:
-            raise ValueError(
-                f"{where}: production {key[0]} {key[1]} kernels for {key[2]} have NR values "
-                f"{odd}; allowed: the packed kernels' NR={nr}, and NR={nr // 2} for "
-                "'rows' kernels (the narrow set)"
-            )
-        plain = [e for e in group if not e.spec.epilogue and e.spec.a_layout == "packed"]
-        if not plain:
-            raise ValueError(
-                f"{where}: {key} has no production kernel with packed A and no epilogue")
+    for op, family in FAMILIES.items():
+        family.validate_registry([e for e in entries if e.spec.op == op], where)
 
 
 def production_groups(entries: Iterable[Entry]) -> Dict[Tuple[str, str, str], List[Entry]]:
-    """Dispatchable kernels by (op, dtype, isa): each group shares one NR."""
+    """Dispatchable kernels by (op, dtype, isa)."""
     groups: Dict[Tuple[str, str, str], List[Entry]] = {}
     for e in entries:
         if e.production:

@@ -10,14 +10,16 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .isa import ARCH_GUARDS, DTYPES, FEATURES, ISAS
+from .isa import ARCH_GUARDS, DTYPES, FEATURES, FLOAT_DTYPES, ISAS
 from .lowering import lower
+from .ops import FAMILIES, REGISTRY_DIR, ExtraFile
 from .registry import REGISTRY_RELPATH, Entry, load_registry, package_root, registry_path
 from .spec import KernelSpec
 
 TEMPLATES_RELPATH = os.path.join("tilegen", "templates")
 GENERATED_RELPATH = os.path.join("tilegen", "generated")
 MANIFEST_NAME = "build_manifest.json"
+ISA_TABLES = "tilegen/dsl/isa/"
 
 
 class TemplateAssertionError(ValueError):
@@ -59,12 +61,8 @@ def kernel_path(spec: KernelSpec) -> str:
     return os.path.join(GENERATED_RELPATH, spec.op, f"{spec.name}.c")
 
 
-def pack_path(dtype: str, isa: str) -> str:
-    return os.path.join(GENERATED_RELPATH, "pack", f"tg_{dtype}_pack__{isa}.c")
-
-
 def _entry_note(spec: KernelSpec) -> str:
-    return (f"{REGISTRY_RELPATH} entry {spec.name} "
+    return (f"{spec.family.registry_file} entry {spec.name} "
             f"(unroll {spec.unroll}, prefetch {spec.prefetch}, tail {spec.tail}"
             + (f", k loop {spec.kloop}" if spec.kloop != "c" else "") + ")")
 
@@ -73,35 +71,6 @@ def render_kernel(spec: KernelSpec, root: Optional[str] = None, note: Optional[s
     """The kernel's C; `note` says where it comes from (default: its registry entry)."""
     body = environment(root).get_template(spec.template).render(p=lower(spec))
     return _c_header(spec.template, note or _entry_note(spec)) + body
-
-
-def epilogue_flags(spec: KernelSpec) -> str:
-    """The C spelling of a kernel's fused epilogue (TG_EPI_* flags of tg_ukernels.h)."""
-    return " | ".join(f"TG_EPI_{x.upper()}" for x in spec.epilogue) or "0u"
-
-
-def _pack_sets(entries: Sequence[Entry]) -> Dict[Tuple[str, str], Tuple[List[int], List[int]]]:
-    """(dtype, isa) -> the MR and NR values whose GEMM packing routines are needed."""
-    sets: Dict[Tuple[str, str], Tuple[set, set]] = {}
-    for e in entries:
-        if e.spec.op != "gemm":
-            continue
-        mrs, nrs = sets.setdefault((e.spec.dtype, e.spec.isa), (set(), set()))
-        mrs.add(e.spec.mr)
-        nrs.add(e.spec.nr)
-    return {k: (sorted(m), sorted(n)) for k, (m, n) in sorted(sets.items())}
-
-
-def packa_name(dtype: str, isa: str, mr: int) -> str:
-    return f"tg_{dtype}_packa_{mr}__{isa}"
-
-
-def packb_name(dtype: str, isa: str, nr: int) -> str:
-    return f"tg_{dtype}_packb_{nr}__{isa}"
-
-
-def packr_name(dtype: str, isa: str) -> str:
-    return f"tg_{dtype}_packr__{isa}"
 
 
 def probe_path(isa: str) -> str:
@@ -117,81 +86,82 @@ def probe_chains(isa) -> int:
     return min(24, isa.num_vregs - 4)
 
 
+def _family_header(family, entries: Sequence[Entry], extras: Sequence[ExtraFile], env,
+                   arches: Sequence[str]) -> dict:
+    """What tg_ukernels.h needs of one family: types, declarations and X-macro rows."""
+    dtypes = {d: DTYPES[d] for d in family.dtypes}
+    types = env.get_template(family.types_template).render(dtypes=dtypes) \
+        if family.types_template else ""
+    decls: Dict[str, list] = {a: [] for a in list(arches) + ["any"]}
+    rows: Dict[str, Dict[str, list]] = {d: {a: [] for a in decls} for d in dtypes}
+    for e in entries:
+        arch = ISAS[e.spec.isa].arch
+        decls[arch].append(family.c_declaration(e.spec))
+        rows[e.spec.dtype][arch].append(family.c_row(e))
+    for x in extras:
+        decls[ISAS[x.isa].arch] += list(x.declarations)
+    return dict(name=family.name, types=types, constants=family.c_constants(),
+                declarations=decls, rows=rows, dtypes=list(dtypes), row_doc=family.c_row_doc,
+                select=family.c_select)
+
+
 def render_all(root: Optional[str] = None) -> Dict[str, str]:
     """Every generated file, relative path -> content."""
     root = root or package_root()
     entries = load_registry(registry_path(root))
     env = environment(root)
     out: Dict[str, str] = {}
+    sources: Dict[str, List[str]] = {name: [] for name in ISAS}
+    arches = [a for a in ARCH_GUARDS if a != "any"]
 
     for e in entries:
         out[kernel_path(e.spec)] = render_kernel(e.spec, root)
+        sources[e.spec.isa].append(kernel_path(e.spec))
 
-    packs = _pack_sets(entries)
-    for (dtype, isa), (mrs, nrs) in packs.items():
-        body = env.get_template("gemm_pack.c.j2").render(
-            dtype=dtype, ctype=DTYPES[dtype], isa=ISAS[isa], v=ISAS[isa].vec(dtype), mrs=mrs,
-            nrs=nrs)
-        out[pack_path(dtype, isa)] = _c_header(
-            "gemm_pack.c.j2", f"{REGISTRY_RELPATH}: the MR/NR of every {dtype} {isa} kernel") + body
+    families = []
+    for name, family in FAMILIES.items():
+        mine = [e for e in entries if e.spec.op == name]
+        extras = family.extra_files(mine, env)
+        for x in extras:
+            out[x.path] = _c_header(x.template, x.note) + x.content
+            sources[x.isa].append(x.path)
+        families.append(_family_header(family, mine, extras, env, arches))
 
     for isa in ISAS.values():
-        body = env.get_template("fma_probe.c.j2").render(
-            isa=isa, ops=[(d, isa.vec(d)) for d in DTYPES], chains=probe_chains(isa))
+        body = env.get_template("common/fma_probe.c.j2").render(
+            isa=isa, ops=[(d, isa.vec(d)) for d in FLOAT_DTYPES], chains=probe_chains(isa))
         out[probe_path(isa.name)] = _c_header(
-            "fma_probe.c.j2", f"tilegen/dsl/isa.py ({isa.name} table)") + body
+            "common/fma_probe.c.j2", f"{ISA_TABLES} ({isa.name} table)") + body
+        sources[isa.name].append(probe_path(isa.name))
 
-    arches = [a for a in ARCH_GUARDS if a != "any"]
     out[os.path.join(GENERATED_RELPATH, "tg_isa.h")] = _c_header(
-        "tg_isa.h.j2", "tilegen/dsl/isa.py (ISA tables)") + env.get_template("tg_isa.h.j2").render(
-        arches=arches, arch_guards=ARCH_GUARDS, features=FEATURES, isas=list(ISAS.values()))
+        "common/tg_isa.h.j2", f"{ISA_TABLES} (ISA tables)") + env.get_template(
+        "common/tg_isa.h.j2").render(arches=arches, arch_guards=ARCH_GUARDS, features=FEATURES,
+                                     isas=list(ISAS.values()))
 
-    by_arch: Dict[str, list] = {a: [] for a in list(arches) + ["any"]}
-    pack_protos: Dict[str, list] = {a: [] for a in by_arch}
-    for e in entries:
-        s = e.spec
-        flags = epilogue_flags(s)
-        by_arch[ISAS[s.isa].arch].append(dict(
-            name=s.name, op=s.op, dtype=s.dtype, ctype=DTYPES[s.dtype], isa=s.isa, mr=s.mr,
-            nr=s.nr, kr=s.kr, unroll=s.unroll, epi_flags=flags, production=e.production,
-            layout=1 if s.a_layout == "rows" else 0, packa=packa_name(s.dtype, s.isa, s.mr),
-            packr=packr_name(s.dtype, s.isa), packb=packb_name(s.dtype, s.isa, s.nr)))
-    for (dtype, isa), (mrs, nrs) in packs.items():
-        protos = pack_protos[ISAS[isa].arch]
-        protos += [dict(name=packa_name(dtype, isa, m), ctype=DTYPES[dtype], rows=False)
-                   for m in mrs]
-        protos += [dict(name=packb_name(dtype, isa, n), ctype=DTYPES[dtype], rows=False)
-                   for n in nrs]
-        protos += [dict(name=packr_name(dtype, isa), ctype=DTYPES[dtype], rows=True)]
-    probes = {a: [] for a in by_arch}
+    probes: Dict[str, list] = {a: [] for a in list(arches) + ["any"]}
     for isa in ISAS.values():
-        for d in DTYPES:
+        for d in FLOAT_DTYPES:
             probes[isa.arch].append(dict(
                 name=probe_name(d, isa.name), isa=isa.name, dtype=d,
-                dtype_index=list(DTYPES).index(d), flops=probe_chains(isa) * isa.lanes(d) * 2))
+                dtype_index=FLOAT_DTYPES.index(d), flops=probe_chains(isa) * isa.lanes(d) * 2))
     out[os.path.join(GENERATED_RELPATH, "tg_ukernels.h")] = _c_header(
-        "tg_ukernels.h.j2", f"{REGISTRY_RELPATH} (all entries)") + env.get_template(
-        "tg_ukernels.h.j2").render(dtypes=DTYPES, by_arch=by_arch, packs=pack_protos,
-                                   probes=probes)
+        "common/tg_ukernels.h.j2", f"every entry of {REGISTRY_DIR}/") + env.get_template(
+        "common/tg_ukernels.h.j2").render(families=families, arches=arches, probes=probes)
 
-    out[os.path.join(GENERATED_RELPATH, MANIFEST_NAME)] = build_manifest(entries, packs)
+    out[os.path.join(GENERATED_RELPATH, MANIFEST_NAME)] = build_manifest(sources)
     return out
 
 
-def build_manifest(entries: Sequence[Entry], packs) -> str:
+def build_manifest(sources: Dict[str, List[str]]) -> str:
     """Per-ISA source lists and flags for setup.py and the C test drivers."""
     isas: Dict[str, dict] = {}
     for name, isa in ISAS.items():
-        isas[name] = dict(arch=isa.arch, cflags=list(isa.cflags), sources=[])
-    for e in entries:
-        isas[e.spec.isa]["sources"].append(kernel_path(e.spec).replace(os.sep, "/"))
-    for (dtype, isa) in packs:
-        isas[isa]["sources"].append(pack_path(dtype, isa).replace(os.sep, "/"))
-    for name in ISAS:
-        isas[name]["sources"].append(probe_path(name).replace(os.sep, "/"))
+        isas[name] = dict(arch=isa.arch, cflags=list(isa.cflags),
+                          sources=[p.replace(os.sep, "/") for p in sources[name]])
     doc = {
-        "_comment": "Generated by `tilegen generate` from tilegen/kernels.yaml and "
-                    "tilegen/dsl/isa.py -- DO NOT EDIT.",
+        "_comment": f"Generated by `tilegen generate` from {REGISTRY_DIR}/ and "
+                    f"{ISA_TABLES} -- DO NOT EDIT.",
         "include_dirs": [GENERATED_RELPATH.replace(os.sep, "/")],
         "isas": isas,
     }
@@ -223,7 +193,7 @@ def _existing_generated(root: str) -> List[str]:
 
 def generate(root: Optional[str] = None, check: bool = False) -> GenerateReport:
     root = os.path.abspath(root or os.getcwd())
-    if not os.path.isfile(registry_path(root)):
+    if not os.path.isdir(registry_path(root)):
         raise FileNotFoundError(
             f"root: no {REGISTRY_RELPATH} under {root}; run from the repository root or pass --root")
     files = render_all(root)

@@ -1,0 +1,60 @@
+"""Benchmark ops as plug-ins: one module per op (`tilegen bench --op NAME`), found here by name.
+
+The harness (tilegen/bench.py, tilegen/bench_worker.py) knows no op; each module defines
+
+    NAME                      the op name (``--op`` value)
+    LIBS                      libraries that run it, tilegen first (bench_worker.LIBS names)
+    RATIO_VS                  the peers tilegen is compared with: the ratio column is the best
+                              time of those present divided by tilegen's (>1: tilegen faster)
+    UNIT, UNIT_SCALE          the rate reported: work / seconds / UNIT_SCALE ("GFLOP/s", 1e9);
+                              % of the machine's FMA peak is shown only when UNIT is GFLOP/s
+    cases(quick)              the case list (quick: a few small ones, the CI harness check)
+    make_call(lib, case, operands, threads)
+                              (call, to_numpy): the timed zero-argument call of `lib` on
+                              `operands`, and how to turn its return value into a NumPy array;
+                              everything else (layout conversions, sessions) prepared here
+    shape_note()              lines explaining the case labels
+    FAMILIES (optional)       kernel families whose dispatch choice the report shows (NAME)
+    PLOT_XLABEL (optional)    the --plot x axis, for the cases whose ``size`` is set
+
+and its cases are frozen objects with ``id`` (unique across ops: ops other than gemm prefix it
+with their name), ``label``, ``group``, ``dtype`` (a key of the peak table: f32 | f64),
+``work`` (flops, or bytes for a bandwidth op), ``size`` (an int for the plot's x axis, or None),
+``runs_on(lib)``, ``operands(seed)`` (a tuple), ``check(operands, result)`` (None or what is
+wrong, against an independent reference) and ``as_dict()``. Pure Python plus NumPy: nothing here
+imports the compiled core, so the CLI lists cases without loading it.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from types import ModuleType
+from typing import Dict
+
+LINE_OFFSET = 16  # bytes from a 64-byte boundary to the start of every operand
+
+
+def placed(x, offset: int = LINE_OFFSET):
+    """A C-ordered copy of NumPy array x whose data starts `offset` bytes past a 64-byte
+    boundary: where an array starts changes in-place reads by up to 2x, so bench operands fix
+    it (NumPy's large arrays usually start 16 bytes past a line) instead of leaving it to the
+    allocator of each worker process."""
+    import numpy as np
+
+    buf = np.empty(x.nbytes + 128, np.uint8)
+    start = -buf.ctypes.data % 64 + offset
+    view = buf[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
+    view[...] = x
+    return view
+
+
+def _discover() -> Dict[str, ModuleType]:
+    found = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(mod, "NAME"):
+            found[mod.NAME] = mod
+    return dict(sorted(found.items(), key=lambda kv: (kv[0] != "gemm", kv[0])))
+
+
+OPS: Dict[str, ModuleType] = _discover()

@@ -1,0 +1,223 @@
+"""What every ISA table is made of: element types, CPU feature names, and the spelling tables.
+
+Templates never test ``if isa == ...``; they ask the table for a spelling (``v.fma(acc, a, b)``),
+a width (``v.lanes``) or a strategy (``isa.tail``). The C dispatcher's ISA enum, feature bits and
+run-time predicates, and the C testers' feature checks, are generated from these tables too
+(``generated/tg_isa.h``).
+
+This module imports nothing from the package: setup.py loads it on its own (host_arch).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Tuple
+
+# Element types: name -> C type. Float types have VecOps; integer types (image filters: uint8
+# pixels with 16/32-bit intermediates) have IntOps.
+DTYPES: Mapping[str, str] = {
+    "f32": "float", "f64": "double", "u8": "uint8_t", "i16": "int16_t", "i32": "int32_t",
+}
+DTYPE_BYTES: Mapping[str, int] = {"f32": 4, "f64": 8, "u8": 1, "i16": 2, "i32": 4}
+FLOAT_DTYPES: Tuple[str, ...] = ("f32", "f64")
+INT_DTYPES: Tuple[str, ...] = ("u8", "i16", "i32")
+# The wide integer types that compute, each with the narrow type it widens from and saturates to.
+INT_NARROW: Mapping[str, str] = {"i16": "u8", "i32": "i16"}
+
+# CPU features the C detector reports, in bit order: the one list that the detector
+# (cpu_features.c), the C testers and the ISA tables' `requires` use. x86 bits are only set when
+# the OS also enables the register state (XGETBV); asimd comes from HWCAP.
+FEATURES: Tuple[str, ...] = (
+    "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd",
+)
+
+_ARCH_ALIASES: Mapping[str, str] = {
+    "amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64",
+}
+
+ARCH_GUARDS: Mapping[str, str] = {
+    "x86_64": "defined(__x86_64__) || defined(_M_X64)",
+    "aarch64": "defined(__aarch64__) || defined(_M_ARM64)",
+    "any": "1",
+}
+
+
+def host_arch(machine: str = "") -> str:
+    """The ARCH_GUARDS key of a `platform.machine()` string (this host's by default)."""
+    import platform
+
+    m = (machine or platform.machine()).lower()
+    return _ARCH_ALIASES.get(m, m)
+
+
+class _Spellings:
+    """Format-string fields ending in '_' become methods: ``v.add("a", "b")`` fills
+    ``add_ = "_mm512_add_ps({a}, {b})"``. Positional arguments fill the placeholders in the
+    order the field's docstring line in the subclass gives (ARGS)."""
+
+    ARGS: Mapping[str, Tuple[str, ...]] = {}
+
+    def _fill(self, op: str, *args: str) -> str:
+        fmt = getattr(self, op + "_")
+        if not fmt:
+            raise ValueError(f"{op}: not available for {getattr(self, 'vtype', '?')}")
+        return fmt.format(**dict(zip(self.ARGS[op], args)))
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name + "_" not in self.ARGS_FIELDS():
+            raise AttributeError(name)
+        return lambda *args: self._fill(name, *args)
+
+    @classmethod
+    def ARGS_FIELDS(cls):
+        return {f + "_" for f in cls.ARGS}
+
+
+@dataclass(frozen=True)
+class AsmOps:
+    """AT&T mnemonics of one (ISA, dtype) pair for a k loop in GNU inline assembly."""
+
+    reg: str        # vector register prefix: "zmm", "ymm"
+    load: str       # unaligned vector load
+    store: str      # unaligned vector store
+    bcast: str      # scalar broadcast from memory
+    fma: str        # acc += a * b, the 231 form
+    zero: str       # xor idiom that reaches every register of the prefix
+
+
+@dataclass(frozen=True)
+class VecOps(_Spellings):
+    """Spellings of the vector operations of one (ISA, float dtype) pair.
+
+    Each field is a format string; the methods of the same name (without the '_') fill in C
+    expressions. ``fma`` computes ``acc + a * b``; ``max(k, x)`` returns x when x is NaN (the
+    constant goes first), which keeps relu(NaN) = NaN as in torch. ``round`` rounds to the
+    nearest integer (ties to even) and ``scale2(x, n)`` is x * 2**n for an integral-valued n
+    in the normal exponent range: with ``fma`` they build a polynomial exp.
+    """
+
+    ARGS = {
+        "zero": (), "load": ("p",), "store": ("p", "x"), "bcast": ("p",), "set1": ("x",),
+        "fma": ("acc", "a", "b"), "mul": ("a", "b"), "add": ("a", "b"), "sub": ("a", "b"),
+        "div": ("a", "b"), "max": ("a", "b"), "min": ("a", "b"), "reduce": ("x",),
+        "reduce_max": ("x",), "round": ("x",), "scale2": ("x", "n"), "mask": ("n",),
+        "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"),
+    }
+
+    ctype: str
+    vtype: str
+    lanes: int
+    zero_: str
+    load_: str
+    store_: str
+    bcast_: str
+    set1_: str
+    fma_: str
+    mul_: str
+    add_: str
+    sub_: str
+    div_: str
+    max_: str
+    min_: str
+    round_: str
+    scale2_: str
+    reduce_: str = "({x})"     # horizontal sum of a vector to a scalar
+    reduce_max_: str = "({x})"  # horizontal maximum of a vector to a scalar
+    helpers: str = ""          # C helpers (static inline) the spellings above rely on
+    mask_type: str = ""
+    mask_: str = ""
+    load_mask_: str = ""
+    store_mask_: str = ""
+    asm: Optional[AsmOps] = None   # set when the ISA can run a GEMM k loop in inline assembly
+
+    # Explicit methods where the argument names differ from the positional order.
+    def zero(self) -> str:
+        return self.zero_
+
+    def max(self, k: str, x: str) -> str:
+        return self.max_.format(a=k, b=x)
+
+    def min(self, k: str, x: str) -> str:
+        return self.min_.format(a=k, b=x)
+
+
+@dataclass(frozen=True)
+class IntOps(_Spellings):
+    """Spellings of one (ISA, wide integer dtype) pair: i16 (whose narrow type is u8) or i32
+    (narrow type i16). Full vectors hold `lanes` wide values; a "half" vector holds as many
+    narrow values (`half_vtype`), the unit that ``widen`` and ``narrow_sat`` convert:
+
+      widen(h)       half -> full: u8 -> i16 zero-extended, i16 -> i32 sign-extended
+      narrow_sat(x)  full -> half: i16 -> u8 with unsigned saturation, i32 -> i16 signed
+      srai(x, n)     arithmetic shift right by the constant n
+    Lane order is preserved by every conversion.
+    """
+
+    ARGS = {
+        "zero": (), "load": ("p",), "store": ("p", "x"), "set1": ("x",), "add": ("a", "b"),
+        "sub": ("a", "b"), "mullo": ("a", "b"), "max": ("a", "b"), "min": ("a", "b"),
+        "srai": ("x", "n"), "load_half": ("p",), "store_half": ("p", "x"), "widen": ("x",),
+        "narrow_sat": ("x",),
+    }
+
+    ctype: str
+    vtype: str
+    lanes: int
+    half_vtype: str
+    zero_: str
+    load_: str
+    store_: str
+    set1_: str
+    add_: str
+    sub_: str
+    mullo_: str
+    max_: str
+    min_: str
+    srai_: str
+    load_half_: str
+    store_half_: str
+    widen_: str
+    narrow_sat_: str
+    helpers: str = ""
+
+    def zero(self) -> str:
+        return self.zero_
+
+
+@dataclass(frozen=True)
+class Isa:
+    name: str
+    arch: str                       # key of ARCH_GUARDS
+    vector_bits: int
+    num_vregs: int                  # architectural vector (or FP) registers
+    tail: str                       # "mask": masked loads/stores; "temp": a temporary tile
+    cflags: Tuple[str, ...]         # GCC/Clang flags for this ISA's translation units
+    headers: Tuple[str, ...]
+    requires: Tuple[str, ...]       # FEATURES that must all be present (and OS-enabled)
+    priority: int                   # dispatch order within an arch: higher is tried first
+    prefetch_: str
+    ops: Mapping[str, VecOps] = field(default_factory=dict)       # per float dtype
+    int_ops: Mapping[str, IntOps] = field(default_factory=dict)   # per wide integer dtype
+    # Preprocessor condition under which the inline-assembly k loops compile (GNU syntax on
+    # this arch); elsewhere, e.g. MSVC, the same kernel falls back to its intrinsics loop.
+    asm_guard: str = ""
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.requires if f not in FEATURES]
+        if unknown:
+            raise ValueError(f"requires: {self.name} names unknown features {unknown}; "
+                             f"known: {', '.join(FEATURES)}")
+
+    def vec(self, dtype: str) -> VecOps:
+        return self.ops[dtype]
+
+    def ints(self, dtype: str) -> IntOps:
+        return self.int_ops[dtype]
+
+    def lanes(self, dtype: str) -> int:
+        if dtype in self.int_ops:
+            return self.int_ops[dtype].lanes
+        return self.ops[dtype].lanes
+
+    def prefetch(self, p: str) -> str:
+        return self.prefetch_.format(p=p)

@@ -1,0 +1,58 @@
+from .base import DTYPES, FLOAT_DTYPES, INT_NARROW, IntOps, Isa, VecOps
+
+
+def _vec_ops(dtype: str) -> VecOps:
+    s = "f32" if dtype == "f32" else "f64"
+    i = "s32" if dtype == "f32" else "s64"
+    lanes = 4 if dtype == "f32" else 2
+    bits, bias = (23, 127) if dtype == "f32" else (52, 1023)
+    return VecOps(
+        ctype=DTYPES[dtype], vtype=f"float{s[1:]}x{lanes}_t", lanes=lanes,
+        zero_=f"vdupq_n_{s}(0)",
+        load_=f"vld1q_{s}({{p}})",
+        store_=f"vst1q_{s}({{p}}, {{x}})",
+        bcast_=f"vld1q_dup_{s}({{p}})",
+        set1_=f"vdupq_n_{s}({{x}})",
+        fma_=f"vfmaq_{s}({{acc}}, {{a}}, {{b}})",
+        mul_=f"vmulq_{s}({{a}}, {{b}})",
+        add_=f"vaddq_{s}({{a}}, {{b}})",
+        sub_=f"vsubq_{s}({{a}}, {{b}})",
+        div_=f"vdivq_{s}({{a}}, {{b}})",
+        # FMAX/FMIN return NaN when either input is NaN.
+        max_=f"vmaxq_{s}({{a}}, {{b}})",
+        min_=f"vminq_{s}({{a}}, {{b}})",
+        round_=f"vrndnq_{s}({{x}})",
+        scale2_=(f"vmulq_{s}({{x}}, vreinterpretq_{s}_{i}(vshlq_n_{i}(vaddq_{i}("
+                 f"vcvtnq_{i}_{s}({{n}}), vdupq_n_{i}({bias})), {bits})))"),
+        reduce_=f"vaddvq_{s}({{x}})",
+        reduce_max_=f"vmaxvq_{s}({{x}})",
+    )
+
+
+def _int_ops(dtype: str) -> IntOps:
+    if dtype == "i16":
+        return IntOps(
+            ctype=DTYPES[dtype], vtype="int16x8_t", lanes=8, half_vtype="uint8x8_t",
+            zero_="vdupq_n_s16(0)", load_="vld1q_s16({p})", store_="vst1q_s16({p}, {x})",
+            set1_="vdupq_n_s16({x})", add_="vaddq_s16({a}, {b})", sub_="vsubq_s16({a}, {b})",
+            mullo_="vmulq_s16({a}, {b})", max_="vmaxq_s16({a}, {b})", min_="vminq_s16({a}, {b})",
+            srai_="vshrq_n_s16({x}, {n})", load_half_="vld1_u8({p})",
+            store_half_="vst1_u8({p}, {x})", widen_="vreinterpretq_s16_u16(vmovl_u8({x}))",
+            narrow_sat_="vqmovun_s16({x})")
+    return IntOps(
+        ctype=DTYPES[dtype], vtype="int32x4_t", lanes=4, half_vtype="int16x4_t",
+        zero_="vdupq_n_s32(0)", load_="vld1q_s32({p})", store_="vst1q_s32({p}, {x})",
+        set1_="vdupq_n_s32({x})", add_="vaddq_s32({a}, {b})", sub_="vsubq_s32({a}, {b})",
+        mullo_="vmulq_s32({a}, {b})", max_="vmaxq_s32({a}, {b})", min_="vminq_s32({a}, {b})",
+        srai_="vshrq_n_s32({x}, {n})", load_half_="vld1_s16({p})",
+        store_half_="vst1_s16({p}, {x})", widen_="vmovl_s16({x})", narrow_sat_="vqmovn_s32({x})")
+
+
+ISA = Isa(
+    name="neon", arch="aarch64", vector_bits=128, num_vregs=32, tail="temp",
+    cflags=(), headers=("arm_neon.h",), requires=("asimd",), priority=20,
+    prefetch_="__builtin_prefetch({p})",
+    ops={d: _vec_ops(d) for d in FLOAT_DTYPES},
+    int_ops={d: _int_ops(d) for d in INT_NARROW},
+    description="AArch64 Advanced SIMD (ASIMD), 32 q registers",
+)

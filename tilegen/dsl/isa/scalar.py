@@ -1,0 +1,47 @@
+from .base import DTYPES, FLOAT_DTYPES, INT_NARROW, IntOps, Isa, VecOps
+
+# Helpers for the spellings that are not one C operator. Saturation bounds by narrow type.
+_SAT = {"i16": (0, 255, "uint8_t"), "i32": (-32768, 32767, "int16_t")}
+
+
+def _vec_ops(dtype: str) -> VecOps:
+    ctype = DTYPES[dtype]
+    f = "f" if dtype == "f32" else ""
+    return VecOps(
+        ctype=ctype, vtype=ctype, lanes=1,
+        zero_="0", load_="(*({p}))", store_="(*({p}) = ({x}))", bcast_="(*({p}))",
+        set1_="({x})", fma_="(({acc}) + ({a}) * ({b}))", mul_="(({a}) * ({b}))",
+        add_="(({a}) + ({b}))", sub_="(({a}) - ({b}))", div_="(({a}) / ({b}))",
+        # `k > x` is false for NaN x, so x (the NaN) is returned.
+        max_="(({a}) > ({b}) ? ({a}) : ({b}))",
+        min_="(({a}) < ({b}) ? ({a}) : ({b}))",
+        round_=f"__builtin_rint{f}({{x}})",
+        scale2_=f"__builtin_ldexp{f}({{x}}, (int) ({{n}}))",
+    )
+
+
+def _int_ops(dtype: str) -> IntOps:
+    ctype = DTYPES[dtype]
+    lo, hi, narrow = _SAT[dtype]
+    return IntOps(
+        ctype=ctype, vtype=ctype, lanes=1, half_vtype=narrow,
+        zero_="0", load_="(*({p}))", store_="(*({p}) = ({x}))", set1_=f"(({ctype}) ({{x}}))",
+        add_=f"(({ctype}) (({{a}}) + ({{b}})))", sub_=f"(({ctype}) (({{a}}) - ({{b}})))",
+        mullo_=f"(({ctype}) (({{a}}) * ({{b}})))",
+        max_="(({a}) > ({b}) ? ({a}) : ({b}))", min_="(({a}) < ({b}) ? ({a}) : ({b}))",
+        srai_=f"(({ctype}) (({{x}}) >> ({{n}})))",
+        load_half_="(*({p}))", store_half_="(*({p}) = ({x}))", widen_=f"(({ctype}) ({{x}}))",
+        narrow_sat_=f"(({narrow}) (({{x}}) < {lo} ? {lo} : ({{x}}) > {hi} ? {hi} : ({{x}})))",
+    )
+
+
+ISA = Isa(
+    name="scalar", arch="any", vector_bits=0, num_vregs=16, tail="temp",
+    # Keep the fallback scalar: GCC 12's loop vectorizer turns the strided A broadcasts into
+    # grouped loads that read one k step past the packed panel (caught by the guard pages).
+    cflags=("-fno-tree-vectorize",), headers=(), requires=(), priority=0,
+    prefetch_="__builtin_prefetch({p})",
+    ops={d: _vec_ops(d) for d in FLOAT_DTYPES},
+    int_ops={d: _int_ops(d) for d in INT_NARROW},
+    description="portable C, one element per 'register' (16 FP registers assumed)",
+)

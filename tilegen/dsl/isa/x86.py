@@ -1,0 +1,140 @@
+"""Spellings shared by the x86-64 vector ISAs (AVX2 and AVX-512 differ in width and masks)."""
+from __future__ import annotations
+
+from .base import DTYPES, AsmOps, IntOps, VecOps
+
+# GCC and Clang on x86-64; TG_NO_ASM builds the intrinsics fallback (the tests build both).
+X86_GNU_ASM = "defined(__GNUC__) && defined(__x86_64__) && !defined(TG_NO_ASM)"
+PREFETCH = "_mm_prefetch((const char*) ({p}), _MM_HINT_T0)"
+
+_AVX2_HELPERS = {
+    "f32": (
+        "static inline float tg_hsum256_ps(__m256 v) {\n"
+        "  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));\n"
+        "  s = _mm_add_ps(s, _mm_movehl_ps(s, s));\n"
+        "  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));\n"
+        "}\n"
+        "static inline float tg_hmax256_ps(__m256 v) {\n"
+        "  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));\n"
+        "  s = _mm_max_ps(s, _mm_movehl_ps(s, s));\n"
+        "  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));\n"
+        "}\n"
+        "static inline __m256 tg_scale2_256_ps(__m256 x, __m256 n) {\n"
+        "  const __m256i e = _mm256_slli_epi32(\n"
+        "      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);\n"
+        "  return _mm256_mul_ps(x, _mm256_castsi256_ps(e));\n"
+        "}\n"),
+    "f64": (
+        "static inline double tg_hsum256_pd(__m256d v) {\n"
+        "  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));\n"
+        "  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));\n"
+        "}\n"
+        "static inline double tg_hmax256_pd(__m256d v) {\n"
+        "  __m128d s = _mm_max_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));\n"
+        "  return _mm_cvtsd_f64(_mm_max_sd(s, _mm_unpackhi_pd(s, s)));\n"
+        "}\n"
+        # AVX2 has no double -> int64 conversion: adding 1.5 * 2^52 puts the integer n in the
+        # low mantissa bits, from where it is biased and shifted into the exponent field.
+        "static inline __m256d tg_scale2_256_pd(__m256d x, __m256d n) {\n"
+        "  const __m256i i = _mm256_castpd_si256(_mm256_add_pd(n, _mm256_set1_pd(6755399441055744.0)));\n"
+        "  const __m256i e = _mm256_slli_epi64(_mm256_add_epi64(i, _mm256_set1_epi64x(1023)), 52);\n"
+        "  return _mm256_mul_pd(x, _mm256_castsi256_pd(e));\n"
+        "}\n"),
+}
+
+
+def vec_ops(bits: int, dtype: str) -> VecOps:
+    sfx = "ps" if dtype == "f32" else "pd"
+    w = "_mm512" if bits == 512 else "_mm256"
+    vtype = ("__m512" if bits == 512 else "__m256") + ("" if dtype == "f32" else "d")
+    lanes = bits // (32 if dtype == "f32" else 64)
+    if bits == 512:
+        bcast = f"{w}_set1_{sfx}(*({{p}}))"
+    else:
+        bcast = f"{w}_broadcast_s{'s' if dtype == 'f32' else 'd'}({{p}})"
+    common = dict(
+        ctype=DTYPES[dtype], vtype=vtype, lanes=lanes,
+        zero_=f"{w}_setzero_{sfx}()",
+        load_=f"{w}_loadu_{sfx}({{p}})",
+        store_=f"{w}_storeu_{sfx}({{p}}, {{x}})",
+        bcast_=bcast,
+        set1_=f"{w}_set1_{sfx}({{x}})",
+        fma_=f"{w}_fmadd_{sfx}({{a}}, {{b}}, {{acc}})",
+        mul_=f"{w}_mul_{sfx}({{a}}, {{b}})",
+        add_=f"{w}_add_{sfx}({{a}}, {{b}})",
+        sub_=f"{w}_sub_{sfx}({{a}}, {{b}})",
+        div_=f"{w}_div_{sfx}({{a}}, {{b}})",
+        max_=f"{w}_max_{sfx}({{a}}, {{b}})",
+        min_=f"{w}_min_{sfx}({{a}}, {{b}})",
+    )
+    if bits == 512:
+        common.update(
+            reduce_=f"{w}_reduce_add_{sfx}({{x}})",
+            reduce_max_=f"{w}_reduce_max_{sfx}({{x}})",
+            round_=f"{w}_roundscale_{sfx}({{x}}, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)",
+            scale2_=f"{w}_scalef_{sfx}({{x}}, {{n}})",
+        )
+    else:
+        common.update(
+            reduce_=f"tg_hsum256_{sfx}({{x}})", reduce_max_=f"tg_hmax256_{sfx}({{x}})",
+            round_=f"{w}_round_{sfx}({{x}}, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)",
+            scale2_=f"tg_scale2_256_{sfx}({{x}}, {{n}})", helpers=_AVX2_HELPERS[dtype])
+    p = "s" if dtype == "f32" else "d"
+    common.update(asm=AsmOps(
+        reg="zmm" if bits == 512 else "ymm", load=f"vmovup{p}", store=f"vmovup{p}",
+        bcast=f"vbroadcasts{p}", fma=f"vfmadd231p{p}",
+        # vxorps cannot name zmm16-31 without AVX512DQ; vpxord is AVX512F.
+        zero="vpxord" if bits == 512 else "vxorps"))
+    if bits == 512:
+        mtype = "__mmask16" if dtype == "f32" else "__mmask8"
+        common.update(
+            mask_type=mtype,
+            mask_=f"(({mtype}) ((1u << ({{n}})) - 1u))",
+            load_mask_=f"{w}_maskz_loadu_{sfx}({{m}}, {{p}})",
+            store_mask_=f"{w}_mask_storeu_{sfx}({{p}}, {{m}}, {{x}})",
+        )
+    return VecOps(**common)
+
+
+def int_ops(bits: int, dtype: str) -> IntOps:
+    """i16 (narrow u8) or i32 (narrow i16) on AVX2 (bits 256) or AVX-512BW (512)."""
+    w = "_mm512" if bits == 512 else "_mm256"
+    si = "si512" if bits == 512 else "si256"
+    vtype = "__m512i" if bits == 512 else "__m256i"
+    half = "__m256i" if bits == 512 else "__m128i"
+    hw = "_mm256" if bits == 512 else "_mm"
+    hsi = "si256" if bits == 512 else "si128"
+    e = "epi16" if dtype == "i16" else "epi32"
+    lanes = bits // (16 if dtype == "i16" else 32)
+    if dtype == "i16":
+        widen = f"{w}_cvtepu8_epi16({{x}})"
+        if bits == 512:
+            # vpmovuswb saturates unsigned: clamp negatives to 0 first.
+            narrow = f"{w}_cvtusepi16_epi8({w}_max_epi16({{x}}, {w}_setzero_si512()))"
+        else:
+            narrow = ("_mm_packus_epi16(_mm256_castsi256_si128({x}), "
+                      "_mm256_extracti128_si256({x}, 1))")
+    else:
+        widen = f"{w}_cvtepi16_epi32({{x}})"
+        if bits == 512:
+            narrow = f"{w}_cvtsepi32_epi16({{x}})"
+        else:
+            narrow = ("_mm_packs_epi32(_mm256_castsi256_si128({x}), "
+                      "_mm256_extracti128_si256({x}, 1))")
+    return IntOps(
+        ctype=DTYPES[dtype], vtype=vtype, lanes=lanes, half_vtype=half,
+        zero_=f"{w}_setzero_{si}()",
+        load_=f"{w}_loadu_{si}((const void*) ({{p}}))",
+        store_=f"{w}_storeu_{si}((void*) ({{p}}), {{x}})",
+        set1_=f"{w}_set1_{e}({{x}})",
+        add_=f"{w}_add_{e}({{a}}, {{b}})",
+        sub_=f"{w}_sub_{e}({{a}}, {{b}})",
+        mullo_=f"{w}_mullo_{e}({{a}}, {{b}})",
+        max_=f"{w}_max_{e}({{a}}, {{b}})",
+        min_=f"{w}_min_{e}({{a}}, {{b}})",
+        srai_=f"{w}_srai_{e}({{x}}, {{n}})",
+        load_half_=f"{hw}_loadu_{hsi}((const void*) ({{p}}))",
+        store_half_=f"{hw}_storeu_{hsi}((void*) ({{p}}), {{x}})",
+        widen_=widen,
+        narrow_sat_=narrow,
+    )
