@@ -20,6 +20,18 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 UKERNEL_RUNS = pytest.StashKey[dict]()
 
 
+def reference(module: str):
+    """Import a reference library the tests compare against (torch, cv2): skipped with the
+    install hint when it is missing, except under CI (CI=1, set by .ci/run), where a missing
+    reference is a failure, never a silent skip."""
+    if os.environ.get("CI"):
+        import importlib
+
+        return importlib.import_module(module)
+    hint = {"cv2": "pip install opencv-python-headless", "torch": "pip install torch (CPU)"}
+    return pytest.importorskip(module, reason=f"{module} is not installed ({hint.get(module, '')})")
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite tests/golden/*.c from the current templates instead of comparing")

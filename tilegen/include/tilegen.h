@@ -102,6 +102,12 @@ TILEGEN_API int tilegen_dgemm_batched(int64_t batch_ndim, const int64_t* batch_s
                                       int64_t cs_a, const double* b, int64_t rs_b, int64_t cs_b,
                                       double beta, double* c, int64_t rs_c, int64_t cs_c);
 
+/* ---- convolution (tilegen/nn/) ---- */
+
+/* ---- attention (tilegen/nn/) ---- */
+
+/* ---- image filters (tilegen/image/) ---- */
+
 /* ---- standard BLAS ABIs (LP64: 32-bit integers) ---- */
 TILEGEN_API void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
                         const int* k, const float* alpha, const float* a, const int* lda,
