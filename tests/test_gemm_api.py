@@ -150,7 +150,7 @@ def test_b_rows_off_a_cache_line(dtype, offset, m, k, n, threads):
         assert got is c
         assert_close(got, ref, scale, kk, dtype)
     finally:
-        tg.set_num_threads(0)  # the default
+        tg.set_num_threads(None)  # the default
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])
@@ -277,6 +277,40 @@ def test_out_is_c_updates_in_place(dtype, layout, with_bias):
     got = tg.gemm(a, b, c, alpha=1.5, beta=-0.5, bias=bias, activation="silu", out=c)
     assert got is c
     assert_close(c, ref, scale, k, dtype)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("layout", ["C", "F", "step2"])
+def test_c_is_only_read_unless_overwrite_c(dtype, layout):
+    """SciPy's rule: without overwrite_c (or out=c) c is an input and stays as it was; with
+    overwrite_c=True it is updated in place and returned."""
+    rng = np.random.default_rng(4)
+    a, b = values(rng, (13, 9), dtype), values(rng, (9, 11), dtype)
+    c = relayout(values(rng, (13, 11), dtype), layout)
+    before = c.copy()
+    ref, scale, k = reference(a, b, c.copy(), alpha=2.0, beta=0.5)
+    got = tg.gemm(a, b, c, alpha=2.0, beta=0.5)
+    assert got is not c and np.array_equal(c, before)
+    assert_close(got, ref, scale, k, dtype)
+    got = tg.gemm(a, b, c, alpha=2.0, beta=0.5, overwrite_c=True)
+    assert got is c
+    assert_close(c, ref, scale, k, dtype)
+
+
+@pytest.mark.parametrize("kw, error, words", [
+    (dict(overwrite_c=True, c=None), ValueError, "needs c"),
+    (dict(overwrite_c=True, out=np.empty((4, 5))), ValueError, "do not also give"),
+    (dict(overwrite_c=True, c=[[1.0] * 5] * 4), TypeError, "overwrite_c=True needs c"),
+    (dict(overwrite_c=True, c=np.ones((4, 5), np.int32)), TypeError, "out"),
+    (dict(overwrite_c=1), TypeError, "overwrite_c must be a bool"),
+])
+def test_overwrite_c_errors(kw, error, words):
+    args = dict(c=np.ones((4, 5)), beta=1.0)
+    args.update(kw)
+    if args["c"] is None:
+        args["beta"] = 0.0
+    with pytest.raises(error, match=words):
+        tg.gemm(np.ones((4, 3)), np.ones((3, 5)), **args)
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])
@@ -456,8 +490,8 @@ def test_scalar_arguments_of_any_real_type_are_accepted():
 def test_signature():
     params = inspect.signature(tg.gemm).parameters
     assert list(params) == ["a", "b", "c", "alpha", "beta", "trans_a", "trans_b", "bias",
-                            "activation", "out"]
+                            "activation", "out", "overwrite_c"]
     assert all(params[p].kind is inspect.Parameter.KEYWORD_ONLY for p in list(params)[3:])
     assert {p: params[p].default for p in list(params)[2:]} == dict(
         c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, bias=None, activation=None,
-        out=None)
+        out=None, overwrite_c=False)

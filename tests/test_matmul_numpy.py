@@ -446,11 +446,65 @@ def test_read_only_out_raises_numpys_error_on_every_path():
         same_error(lambda: np.matmul(a, b, out=out), lambda: tg.matmul(a, b, out=out))
 
 
-def test_bad_keyword_raises_typeerror():
-    with pytest.raises(TypeError):
-        tg.matmul(np.ones((2, 2)), np.ones((2, 2)), axes=[(0, 1)] * 3)
+def test_bad_keyword_raises_numpys_error():
+    a = np.ones((2, 2))
+    same_error(lambda: np.matmul(a, a, where=True), lambda: tg.matmul(a, a, where=True))
+    same_error(lambda: np.matmul(a, a, bogus=1), lambda: tg.matmul(a, a, bogus=1))
     with pytest.raises(TypeError):
         tg.matmul(a=np.ones((2, 2)), b=np.ones((2, 2)))
+
+
+# numpy.matmul's ufunc keywords, each with operands of the dtypes and layouts it matters for.
+UFUNC_KEYWORDS = [
+    dict(dtype=np.float32), dict(dtype=np.float64), dict(dtype="f4", casting="same_kind"),
+    dict(dtype=np.float32, casting="unsafe"), dict(casting="no"), dict(casting="equiv"),
+    dict(casting="safe"), dict(order="C"), dict(order="F"), dict(order="A"), dict(order="K"),
+    dict(subok=True), dict(subok=False), dict(dtype=np.float64, order="F", casting="safe"),
+    dict(axes=[(-2, -1), (-2, -1), (-2, -1)]), dict(axes=[(0, 1), (0, 1), (1, 0)]),
+    dict(keepdims=False), dict(signature=(None, None, np.float64)),
+]
+
+
+@pytest.mark.parametrize("kw", UFUNC_KEYWORDS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+@pytest.mark.parametrize("da, db, layout", [
+    (F32, F32, "C"), (F64, F64, "F"), (F32, F64, "C"), (np.dtype(np.int64), F32, "F"),
+    (np.dtype(np.int32), np.dtype(np.int32), "C"),
+])
+@pytest.mark.parametrize("with_out", [False, True])
+def test_ufunc_keywords_like_numpy(kw, da, db, layout, with_out):
+    """Every numpy.matmul keyword is accepted: the same result dtype, shape, memory order and
+    values as NumPy, or NumPy's exception."""
+    rng = np.random.default_rng(7)
+    a = relayout(rng.uniform(-2, 2, (5, 7)).astype(da), layout)
+    b = relayout(rng.uniform(-2, 2, (7, 3)).astype(db), layout)
+    out_np = out_tg = None
+    if with_out:
+        out_np, out_tg = np.zeros((5, 3), F32), np.zeros((5, 3), F32)
+    try:
+        expected = np.matmul(a, b, out=out_np, **kw)
+    except Exception:  # noqa: BLE001 -- NumPy rejects it: tilegen must raise the same
+        same_error(lambda: np.matmul(a, b, out=out_np, **kw),
+                   lambda: tg.matmul(a, b, out=out_tg, **kw))
+        return
+    got = tg.matmul(a, b, out=out_tg, **kw)
+    if with_out:
+        assert got is out_tg
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert (got.flags.c_contiguous, got.flags.f_contiguous) == (
+        expected.flags.c_contiguous, expected.flags.f_contiguous)
+    if expected.dtype.kind == "f" and not {"axes", "signature"} & set(kw):
+        check_like_numpy(got, expected, a, b, expected.dtype)
+    else:  # computed by NumPy itself
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("kw", [dict(dtype=np.float32), dict(order="F"), dict(casting="unsafe"),
+                                dict(dtype=np.float64, casting="same_kind", order="A")])
+def test_ufunc_keywords_run_on_tilegen(numpy_products_forbidden, kw):
+    a, b = np.ones((6, 5), F64), np.ones((5, 4), F64)
+    got = tg.matmul(a, b, **kw)
+    assert numpy_products_forbidden and got.dtype == np.dtype(kw.get("dtype", F64))
+    np.testing.assert_array_equal(got, np.full((6, 4), 5.0))
 
 
 # ---------------------------------------------------------------- it really runs on tilegen
@@ -510,9 +564,9 @@ def test_float_products_run_on_tilegen(numpy_products_forbidden, dtype, case):
 def test_signature_and_docstring():
     sig = inspect.signature(tg.matmul)
     params = list(sig.parameters.values())
-    assert [p.name for p in params] == ["a", "b", "out"]
+    assert [p.name for p in params] == ["a", "b", "out", "kwargs"]
     assert [p.kind for p in params] == [inspect.Parameter.POSITIONAL_ONLY] * 2 + [
-        inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.VAR_KEYWORD]
     assert params[2].default is None
     doc = inspect.getdoc(tg.matmul)
     assert "numpy.matmul" in doc and "out" in doc and "float32" in doc and len(doc) > 300

@@ -24,7 +24,7 @@ def threads():
     try:
         yield tg.set_num_threads
     finally:
-        tg.set_num_threads(0)
+        tg.set_num_threads(None)
 
 
 def operands(m, k, n, dtype, seed=0):
@@ -47,13 +47,34 @@ def test_set_and_get_num_threads(threads):
     assert tg.runtime_info()["threads"]["num_threads"] == 3
     threads(1)
     assert tg.get_num_threads() == 1
-    threads(100000)
+    threads(256)
     assert tg.get_num_threads() == 256          # the pool's maximum
-    threads(0)
-    assert tg.get_num_threads() == default      # n < 1 restores the default
-    threads(3)
-    threads(-2)
-    assert tg.get_num_threads() == default
+    threads(np.int64(2))
+    assert tg.get_num_threads() == 2
+    threads(None)
+    assert tg.get_num_threads() == default      # None restores the default
+
+
+@pytest.mark.parametrize("n, error", [(0, ValueError), (-1, ValueError), (257, ValueError),
+                                      (100000, ValueError), (2.0, TypeError), ("2", TypeError),
+                                      (True, TypeError)])
+def test_set_num_threads_rejects_nonsense(threads, n, error):
+    threads(2)
+    with pytest.raises(error, match="set_num_threads: n"):
+        tg.set_num_threads(n)
+    assert tg.get_num_threads() == 2  # unchanged
+
+
+@pytest.mark.parametrize("value, words", [("abc", "not a positive integer"),
+                                          ("0", "not a positive integer"),
+                                          ("-3", "not a positive integer"),
+                                          ("1000", "over the limit of 256")])
+def test_bad_environment_thread_count_warns(value, words):
+    r = cprog.python("import warnings; warnings.simplefilter('error'); import tilegen",
+                     env=cprog.clean_env(TILEGEN_NUM_THREADS=value))
+    assert r.returncode != 0 and "RuntimeWarning" in r.stderr and words in r.stderr, r.stderr
+    r = cprog.python("import tilegen", env=cprog.clean_env(TILEGEN_NUM_THREADS="3"))
+    assert r.returncode == 0 and r.stderr == "", r.stderr
 
 
 @pytest.mark.parametrize("env, want", [

@@ -9,15 +9,20 @@ It then applies the block sizes and tiles `tilegen tune` stored for this machine
 (tilegen/tuning.py; TILEGEN_TUNING=off skips them).
 """
 from ._version import __version__
-from .blas import _core
-from . import tuning as _tuning
-_tuning.apply_cache()  # the `tilegen tune` cache, if this machine has one
-from .blas._core import matmul, set_num_threads, get_num_threads
-from .numpy_api import dot, gemm
-from .runtime import get_include, get_library, runtime_info, show_config
-from . import _threadpoolctl
+from ._load import load_core as _load_core
 
-_threadpoolctl.register()
+_core = _load_core()  # None only for the `tilegen` command, which reports the error itself
+if _core is not None:
+    from ._load import check_environment as _check_environment
+    _check_environment(_core.MAX_THREADS)
+    from . import tuning as _tuning
+    _tuning.apply_cache()  # the `tilegen tune` cache, if this machine has one
+    from .blas._core import matmul, set_num_threads, get_num_threads
+    from .numpy_api import dot, gemm
+    from .runtime import get_include, get_library, runtime_info, show_config
+    from . import _threadpoolctl
+
+    _threadpoolctl.register()
 
 __all__ = [
     "__version__", "dot", "gemm", "get_include", "get_library", "get_num_threads", "matmul",

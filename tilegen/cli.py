@@ -18,7 +18,9 @@ import yaml
 
 from .dsl import DTYPES, ISAS, OPS, KernelSpec, load_registry, parse_tile, registry_path, select
 from .dsl import render
-from . import bench, tune
+from .dsl.spec import COMMON_FIELDS
+from . import _load, bench, tune
+from ._version import __version__
 
 EXIT_BAD_INPUT = 2
 
@@ -27,8 +29,23 @@ class UsageError(Exception):
     pass
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Adds '(default: X)' to options that have a default and do not state it already."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.default in (None, argparse.SUPPRESS, False) or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, but errors are the single line `tilegen: error: ...` (no usage dump)."""
+    """argparse, but errors are the single line `tilegen: error: ...` (no usage dump), and
+    --help shows every option's choices and default."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         raise UsageError(message)
@@ -91,6 +108,17 @@ class ListCommand:
         return 0
 
 
+def _family_fields():
+    """Every family's own schedule fields: name -> (allowed values or None, families)."""
+    out: dict = {}
+    for fam in OPS.values():
+        for name, (_, allowed) in fam.fields.items():
+            values, fams = out.setdefault(name, ([], []))
+            values += [v for v in (allowed or ()) if v not in values]
+            fams.append(fam.name)
+    return out
+
+
 class EmitCommand:
     """Print one kernel's C source, rendered from its template and ISA table."""
 
@@ -98,26 +126,52 @@ class EmitCommand:
     def add_arguments(p: argparse.ArgumentParser) -> None:
         _filter_arguments(p, required=True)
         p.add_argument("--tile", required=True, help="register tile MRxNR[cKR], e.g. 14x32")
-        # Unset options are left out, so KernelSpec's defaults apply.
-        p.add_argument("--unroll", type=int, help="k-loop unroll")
-        p.add_argument("--prefetch", type=int, help="prefetch distance in k steps (0 = none)")
-        p.add_argument("--epilogue", help="comma-separated fused stages, e.g. bias,relu")
-        p.add_argument("--tail", help="edge-tile strategy: mask or temp (default: the ISA's)")
-        p.add_argument("--a-layout", dest="a_layout", help="how A is read: packed or rows")
-        p.add_argument("--kloop", help="k loop in c (intrinsics) or asm (inline assembly, x86)")
-        p.add_argument("--variant", help="name suffix")
+        # Unset options are left out, so KernelSpec's defaults (shown) apply.
+        p.add_argument("--unroll", type=int, help="k-loop unroll (default: the registry entry's "
+                       f"for a registry kernel, else {COMMON_FIELDS['unroll']}; likewise below)")
+        p.add_argument("--prefetch", type=int,
+                       help=f"prefetch distance in k steps, 0 = none (default {COMMON_FIELDS['prefetch']})")
+        p.add_argument("--epilogue", help="comma-separated fused stages, e.g. bias,relu; each "
+                       "family's stages: " + "; ".join(
+                           f"{f.name}: {', '.join(f.epilogues) or 'none'}" for f in OPS.values()))
+        p.add_argument("--tail", choices=("mask", "temp"),
+                       help="edge-tile strategy (default: the ISA's: mask where it has masked "
+                            "loads and stores, else temp)")
+        p.add_argument("--kloop", help="k loop: c (intrinsics) or asm (inline assembly, x86 GEMM) "
+                       "(default c)")
+        p.add_argument("--variant", help="name suffix (default none)")
+        for name, (allowed, fams) in _family_fields().items():
+            fam = OPS[fams[0]]
+            p.add_argument(f"--{name.replace('_', '-')}", dest=name,
+                           type=None if allowed else int,
+                           help=f"{', '.join(fams)} kernels: "
+                                + (f"one of {', '.join(map(str, allowed))}" if allowed
+                                   else "a positive integer")
+                                + f" (default {fam.fields[name][0]})")
 
     @staticmethod
     def run(args) -> int:
         mr, nr, kr = parse_tile(args.tile)
-        schedule = {f: getattr(args, f) for f in ("unroll", "prefetch", "tail", "a_layout", "kloop",
-                                                    "variant")
-                    if getattr(args, f) is not None}
+        names = ("unroll", "prefetch", "tail", "kloop", "variant", *_family_fields())
+        schedule = {f: getattr(args, f) for f in names if getattr(args, f) is not None}
         if args.epilogue is not None:
             schedule["epilogue"] = tuple(s.strip() for s in args.epilogue.split(",") if s.strip())
         spec = KernelSpec(op=args.op, dtype=args.dtype, isa=args.isa, mr=mr, nr=nr, kr=kr,
                           **schedule)
-        sys.stdout.write(spec.render())
+        entry = next((e for e in load_registry() if e.name == spec.name), None)
+        if entry is not None:  # the registry's schedule, for every option not given
+            spec = KernelSpec(**{**entry.spec.as_dict(), **schedule})
+        if entry is None:
+            note = f"not in the registry; built from the spec of {spec.name}"
+        elif entry.spec == spec:
+            note = f"the same kernel as {spec.family.registry_file} entry {spec.name}"
+        else:
+            diff = ", ".join(f"{k} {v!r} (registry: {entry.spec.as_dict()[k]!r})"
+                             for k, v in spec.as_dict().items() if entry.spec.as_dict()[k] != v)
+            note = (f"NOT the registry's {spec.name}, which has the same name but another "
+                    f"schedule: {diff}")
+            print(f"tilegen: warning: the emitted kernel is {note}", file=sys.stderr)
+        sys.stdout.write(render.render_kernel(spec, note=note, emitted=True))
         return 0
 
 
@@ -157,9 +211,14 @@ COMMANDS = {
 }
 
 
+# Subcommands that run the compiled core (the others only generate code).
+NEEDS_CORE = ("info", "bench", "tune")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tilegen", description="SIMD micro-kernel generator and BLAS-like library.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser.add_argument("--version", action="version", version=f"tilegen {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, command in COMMANDS.items():
         help_line = command.__doc__.strip().splitlines()[0]
         p = sub.add_parser(name, help=help_line, description=help_line)
@@ -170,7 +229,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[List[str]] = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:  # no subcommand: say what there is
+            parser.print_help()
+            return 0
+        if args.command in NEEDS_CORE and _load.CORE_ERROR is not None:
+            message = _load.CORE_ERROR
+            return _error(message[len("tilegen: "):] if message.startswith("tilegen: ")
+                          else message, EXIT_BAD_INPUT)
         return args.run(args)
     except SystemExit as e:  # --help
         return e.code if isinstance(e.code, int) else 0

@@ -64,14 +64,54 @@ def _matmul_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
                             np.broadcast_to(b2, batch + b2.shape[-2:]), c)
 
 
-def matmul_general(a, b, out=None):
-    """numpy.matmul(a, b, out=out) for any input; float32/float64 on tilegen's kernels.
+# numpy.matmul's ufunc keywords that tilegen computes with (the rest go to NumPy).
+_MATMUL_KEYWORDS = {"dtype": None, "casting": "same_kind", "order": "K", "subok": True}
+
+
+def _matmul_keywords(a, b, out, kw):
+    """numpy.matmul(a, b, out=out, **kw) with ufunc keywords: dtype, casting and order are
+    applied around tilegen's product; anything else (axes, axis, keepdims, signature, subok with
+    a subclass, an unknown keyword, a cast the casting rule forbids) is numpy.matmul's to
+    compute or reject."""
+    if not set(kw) <= set(_MATMUL_KEYWORDS) or kw.get("subok", True) is not True and not (
+            _plain(a) and _plain(b)):
+        return np.matmul(a, b, out=out, **kw)
+    dtype, casting, order = kw.get("dtype"), kw.get("casting", "same_kind"), kw.get("order", "K")
+    if not (_plain(a) and _plain(b)) or not (out is None or type(out) is np.ndarray) or \
+            not isinstance(casting, str) or order not in ("K", "A", "C", "F"):
+        return np.matmul(a, b, out=out, **kw)
+    A, B = np.asarray(a), np.asarray(b)
+    try:
+        dt = np.dtype(dtype) if dtype is not None else np.result_type(A, B)
+        castable = all(np.can_cast(x.dtype, dt, casting=casting) for x in (A, B)) and (
+            out is None or np.can_cast(dt, out.dtype, casting=casting))
+    except (TypeError, ValueError):
+        return np.matmul(a, b, out=out, **kw)  # NumPy's error for a bad dtype or casting
+    if dt not in _KERNEL_DTYPES or not castable or A.ndim == 0 or B.ndim == 0:
+        return np.matmul(a, b, out=out, **kw)
+    result = matmul_general(A.astype(dt, copy=False), B.astype(dt, copy=False))
+    if out is not None:
+        if out.shape != np.shape(result) or not out.flags.writeable:
+            return np.matmul(a, b, out=out, **kw)  # NumPy broadcasts into out, or raises
+        np.copyto(out, result, casting=casting)
+        return out
+    fortran = order == "F" or order == "A" and all(
+        x.flags.f_contiguous and not x.flags.c_contiguous for x in (A, B))
+    if fortran and np.ndim(result) >= 2:
+        return np.asfortranarray(result)
+    return result
+
+
+def matmul_general(a, b, out=None, **kwargs):
+    """numpy.matmul(a, b, out=out, **kwargs) for any input; float32/float64 on tilegen's kernels.
 
     tilegen.matmul's own fast path serves aligned 2-D arrays of one float dtype; everything else
     comes here. Inputs NumPy computes in float32/float64 (lists, mixed dtypes, stacks, 1-D
     operands, any strides or byte order) run on the kernels; other dtypes, array subclasses and
     array-likes, and every call NumPy rejects go to numpy.matmul itself.
     """
+    if kwargs:
+        return _matmul_keywords(a, b, out, kwargs)
     if not (_plain(a) and _plain(b)) or not (out is None or type(out) is np.ndarray):
         return np.matmul(a, b, out=out)
     A, B = np.asarray(a), np.asarray(b)
@@ -179,7 +219,7 @@ def _gemm_flag(name, x) -> bool:
 
 
 def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, bias=None,
-         activation=None, out=None):
+         activation=None, out=None, overwrite_c=False):
     """act(alpha * op(a) @ op(b) + beta * c + bias), BLAS semantics with a fused epilogue.
 
     op(x) is x.T when trans_x. beta == 0 means c is not read (NaN in c does not propagate);
@@ -189,12 +229,28 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, bia
     array. The computation dtype is float32 or float64: NumPy's promotion of a, b, c and bias
     together, where integer and bool compute in float64 and float16 in float32.
 
+    `c` is only read: like SciPy's BLAS wrappers (scipy.linalg.blas.sgemm) and NumPy, gemm
+    returns a new array unless told where to write. ``overwrite_c=True`` updates c in place (the
+    BLAS way; c must then be an ndarray that can take the result, as `out` must) and returns it;
+    it is the same as ``out=c``.
+
     Raises TypeError (naming the argument) for a wrong type: a non-real dtype, a non-real
     alpha/beta, a non-bool trans_a/trans_b, a non-str activation, an out that is not an
     ndarray or cannot take the result with same_kind casting. Raises ValueError for a wrong
     value: a/b/c not 2-D or of mismatched shapes, a bias that is not of length N, beta != 0
     without c, an unknown activation (the message lists the allowed ones), a read-only out.
     """
+    if not isinstance(overwrite_c, (bool, np.bool_)):
+        raise TypeError(f"gemm: overwrite_c must be a bool, got {type(overwrite_c).__name__}")
+    if overwrite_c:
+        if c is None:
+            raise ValueError("gemm: overwrite_c=True needs c")
+        if out is not None and out is not c:
+            raise ValueError("gemm: overwrite_c=True writes into c; do not also give another out")
+        if type(c) is not np.ndarray:
+            raise TypeError(f"gemm: overwrite_c=True needs c to be a numpy.ndarray, got "
+                            f"{type(c).__name__}")
+        out = c
     if activation is not None and not isinstance(activation, str):
         raise TypeError(f"gemm: activation must be a str or None, got "
                         f"{type(activation).__name__}; allowed: {_ALLOWED_ACTIVATIONS}")

@@ -179,8 +179,21 @@ def _reinit(fake_features=None):
     return tilegen_x_reinit(0 if fake_features is None else 1, mask)
 
 
-def set_num_threads(int n):
-    tilegen_set_num_threads(n)
+MAX_THREADS = 256  # the pool's limit (runtime/threads.c TG_MAX_THREADS)
+
+
+def set_num_threads(n):
+    """Use n threads (1 <= n <= 256) from now on; None restores the default (TILEGEN_NUM_THREADS,
+    else OMP_NUM_THREADS, else the CPUs this process may run on)."""
+    if n is None:
+        tilegen_set_num_threads(0)
+        return
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"set_num_threads: n must be an int or None, got {type(n).__name__}")
+    if not 1 <= n <= MAX_THREADS:
+        raise ValueError(f"set_num_threads: n={n} is out of range; allowed: 1 to {MAX_THREADS}, "
+                         "or None for the default")
+    tilegen_set_num_threads(int(n))
 
 
 def get_num_threads():
@@ -461,7 +474,7 @@ cdef object _stacked(cnp.ndarray A, cnp.ndarray B, object out, int t):
 cdef object _numpy_api = None  # tilegen.numpy_api, imported on the first call that needs it
 
 
-def matmul(a, b, /, out=None):
+def matmul(a, b, /, out=None, **kwargs):
     """Matrix product of two arrays: numpy.matmul's semantics, computed by tilegen's kernels.
 
     Parameters
@@ -474,6 +487,10 @@ def matmul(a, b, /, out=None):
         Where to put the result: the exact result shape (or one the result broadcasts to) and a
         dtype the result casts to with ``same_kind`` casting. It may overlap `a` or `b` (even be
         one of them): the result is computed as if from copies of the inputs.
+    **kwargs
+        numpy.matmul's ufunc keywords: ``dtype``, ``casting``, ``order`` (computed on tilegen's
+        kernels for float32/float64 results) and ``subok``, ``axes``, ``axis``, ``keepdims``,
+        ``signature`` (handed to numpy.matmul); an unknown keyword raises NumPy's TypeError.
 
     Returns
     -------
@@ -501,6 +518,11 @@ def matmul(a, b, /, out=None):
     cdef int t
     cdef cnp.npy_intp dims[2]
     global _numpy_api
+    if kwargs:
+        if _numpy_api is None:
+            from tilegen import numpy_api
+            _numpy_api = numpy_api
+        return _numpy_api.matmul_general(a, b, out, **kwargs)
     if type(a) is cnp.ndarray and type(b) is cnp.ndarray:
         A = <cnp.ndarray> a
         B = <cnp.ndarray> b

@@ -148,7 +148,19 @@ class KernelSpec:
                 f"tile: {self.tile} needs {budget.accumulators} accumulators + {budget.inputs} "
                 f"{budget.input_name} vectors + {budget.broadcasts} {budget.broadcast_name} = "
                 f"{budget.used} vector registers, over the {self.isa} budget of "
-                f"{budget.available}; allowed: {family.budget_rule(self)} <= {budget.available}")
+                f"{budget.available}; allowed: {family.budget_rule(self)} <= {budget.available}"
+                + self._largest_fitting(family))
+
+    def _largest_fitting(self, family: OpFamily) -> str:
+        """'; the largest ... that fits is 6x16' (same NR and KR, fewer rows), or ''."""
+        from types import SimpleNamespace
+
+        for mr in range(self.mr - 1, 0, -1):
+            fits = family.register_budget(SimpleNamespace(**{**self.as_dict(), "mr": mr}))
+            if fits.used <= fits.available:
+                tile = f"{mr}x{self.nr}" + (f"c{self.kr}" if self.kr > 1 else "")
+                return f"; the largest {self.isa} tile with NR={self.nr} that fits is {tile}"
+        return ""
 
     @property
     def name(self) -> str:
