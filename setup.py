@@ -11,7 +11,6 @@ import os
 import sys
 
 import numpy
-from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
@@ -60,8 +59,29 @@ def _isa_tables():
     return module
 
 
+def _version():
+    about = {}
+    with open(os.path.join(ROOT, "tilegen", "_version.py"), encoding="utf-8") as f:
+        exec(f.read(), about)
+    return about["__version__"]
+
+
+SONAME = f"lib{LIB_NAME}.so.{_version().split('.')[0]}"
+# Package configs for C users (template in tilegen/dist/, folder under tilegen/lib/).
+PACKAGE_CONFIGS = [("tilegen.pc.in", "pkgconfig"), ("tilegenConfig.cmake.in", "cmake/tilegen"),
+                   ("tilegenConfigVersion.cmake.in", "cmake/tilegen")]
+
+
 class BuildExt(build_ext):
-    """Links lib/libtilegen.so next to the package, then the extension against it."""
+    """Builds lib/libtilegen.so.<major> next to the package (plus lib/libtilegen.so, a linker
+    script naming it, for -ltilegen), then the extensions against it. Sources compile in
+    parallel, and an object newer than its source, every header and the build settings is
+    reused, so a second `pip install` of the same tree takes seconds."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:
+            self.parallel = os.cpu_count() or 1
 
     def build_extensions(self):
         lib_dir = os.path.join(self.build_lib, "tilegen", "lib")
@@ -78,10 +98,48 @@ class BuildExt(build_ext):
     def copy_extensions_to_source(self):
         """--inplace: the library goes next to the package in the source tree too."""
         super().copy_extensions_to_source()
-        built = os.path.join(self.build_lib, "tilegen", "lib", f"lib{LIB_NAME}.so")
         dest = os.path.join(ROOT, "tilegen", "lib")
         os.makedirs(dest, exist_ok=True)
-        self.copy_file(built, os.path.join(dest, f"lib{LIB_NAME}.so"))
+        for name in (SONAME, f"lib{LIB_NAME}.so"):
+            self.copy_file(os.path.join(self.build_lib, "tilegen", "lib", name),
+                           os.path.join(dest, name))
+        self._write_package_configs(dest)
+
+    def _compile_all(self, groups):
+        """Objects of every (name, cflags, sources) group, compiled in parallel; up-to-date
+        objects (see the class docstring) are reused."""
+        from concurrent.futures import ThreadPoolExecutor
+        import hashlib
+
+        headers = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ROOT, "tilegen"))
+                   for f in fs if f.endswith(".h")] + [os.path.join(ROOT, MANIFEST), __file__]
+        newest_dep = max(os.path.getmtime(h) for h in headers)
+        jobs = []
+        for name, cflags, sources in groups:
+            out_dir = os.path.join(self.build_temp, "libtilegen", name)
+            settings = repr((self.compiler.compiler_so, INCLUDE_DIRS, C_FLAGS, list(cflags)))
+            stamp = os.path.join(out_dir, "settings.sha1")
+            digest = hashlib.sha1(settings.encode()).hexdigest()
+            fresh_settings = os.path.isfile(stamp) and open(stamp).read() == digest
+            os.makedirs(out_dir, exist_ok=True)
+            for src in sources:
+                obj = self.compiler.object_filenames([src], output_dir=out_dir)[0]
+                os.makedirs(os.path.dirname(obj), exist_ok=True)
+                stale = not (fresh_settings and os.path.isfile(obj) and os.path.getmtime(obj) >
+                             max(newest_dep, os.path.getmtime(os.path.join(ROOT, src))))
+                jobs.append((src, obj, out_dir, cflags, stale))
+            with open(stamp, "w") as f:
+                f.write(digest)
+
+        def compile_one(job):
+            src, obj, out_dir, cflags, stale = job
+            if stale:
+                self.compiler.compile([src], output_dir=out_dir, include_dirs=INCLUDE_DIRS,
+                                      extra_postargs=C_FLAGS + list(cflags))
+            return obj
+
+        with ThreadPoolExecutor(max_workers=self.parallel or 1) as pool:
+            return list(pool.map(compile_one, jobs))
 
     def _build_libtilegen(self, lib_dir):
         with open(os.path.join(ROOT, MANIFEST), encoding="utf-8") as f:
@@ -91,39 +149,88 @@ class BuildExt(build_ext):
         for name, isa in sorted(manifest["isas"].items()):
             if isa["arch"] in (arch, "any") and isa["sources"]:
                 groups.append((name, isa["cflags"], isa["sources"]))
-        objects = []
-        for name, cflags, sources in groups:
-            objects += self.compiler.compile(
-                sources,
-                output_dir=os.path.join(self.build_temp, "libtilegen", name),
-                include_dirs=INCLUDE_DIRS,
-                extra_postargs=C_FLAGS + list(cflags),
-                depends=[MANIFEST],
+        objects = self._compile_all(groups)
+        # The link flags Python was configured with carry its own -L and -rpath (a Python
+        # install's lib folder): libtilegen needs neither.
+        linker = list(self.compiler.linker_so)
+        self.compiler.linker_so = [a for a in linker if not a.startswith(("-L", "-Wl,-rpath"))]
+        try:
+            self.compiler.link_shared_object(
+                objects,
+                os.path.join(lib_dir, SONAME),
+                libraries=["m", "pthread"],
+                extra_postargs=[f"-Wl,-soname,{SONAME}", "-Wl,--no-undefined", "-Wl,-z,now",
+                                f"-Wl,--version-script,{self._version_script()}"],
             )
-        self.compiler.link_shared_object(
-            objects,
-            os.path.join(lib_dir, f"lib{LIB_NAME}.so"),
-            libraries=["m", "pthread"],
-            extra_postargs=[f"-Wl,-soname,lib{LIB_NAME}.so", "-Wl,--no-undefined", "-Wl,-z,now"],
-        )
+        finally:
+            self.compiler.linker_so = linker
+        # -ltilegen finds this (GNU ld and lld read linker scripts), and records the SONAME.
+        with open(os.path.join(lib_dir, f"lib{LIB_NAME}.so"), "w") as f:
+            f.write(f"/* GNU ld script: -l{LIB_NAME} links {SONAME} */\nINPUT({SONAME})\n")
+        self._write_package_configs(lib_dir)
+
+    def _version_script(self):
+        """Exports: the public API (TILEGEN_API, default visibility; everything else is built
+        hidden) under one version node; nothing else, not even the linker's own symbols."""
+        path = os.path.join(self.build_temp, "libtilegen.map")
+        os.makedirs(self.build_temp, exist_ok=True)
+        node = "TILEGEN_" + _version().split(".")[0]
+        with open(path, "w") as f:
+            f.write(f"{node} {{\n  global: tilegen_*; sgemm_; dgemm_; cblas_sgemm; cblas_dgemm; "
+                    "xerbla_; cblas_xerbla;\n  local: *;\n};\n")
+        return path
+
+    @staticmethod
+    def _write_package_configs(lib_dir):
+        """lib/pkgconfig/tilegen.pc and lib/cmake/tilegen/ from tilegen/dist/*.in."""
+        values = {"@VERSION@": _version(), "@MAJOR@": _version().split(".")[0],
+                  "@SONAME@": SONAME}
+        for template, folder in PACKAGE_CONFIGS:
+            with open(os.path.join(ROOT, "tilegen", "dist", template), encoding="utf-8") as f:
+                text = f.read()
+            for key, value in values.items():
+                text = text.replace(key, value)
+            os.makedirs(os.path.join(lib_dir, folder), exist_ok=True)
+            with open(os.path.join(lib_dir, folder, template[:-3]), "w", encoding="utf-8") as f:
+                f.write(text)
+
+
+CYTHON_DIRECTIVES = {"language_level": "3", "boundscheck": False, "wraparound": False,
+                     "cdivision": True, "embedsignature": True}
+
+
+def _cythonized(pyx):
+    """The C file Cython generates from `pyx`, regenerated only when the .pyx/.pxd sources, the
+    Cython version or the directives changed (a stamp of their hash sits beside it): pip builds
+    in a fresh environment each time, whose Cython files look new and would force it."""
+    import hashlib
+
+    import Cython
+    from Cython.Build import cythonize
+    folder = os.path.dirname(os.path.join(ROOT, pyx))
+    h = hashlib.sha1(f"{Cython.__version__} {sorted(CYTHON_DIRECTIVES.items())}".encode())
+    for f in sorted(os.listdir(folder)):
+        if f.endswith((".pyx", ".pxd", ".pxi")):
+            with open(os.path.join(folder, f), "rb") as fh:
+                h.update(f.encode() + fh.read())
+    c_file, stamp = pyx[:-4] + ".c", os.path.join(ROOT, pyx[:-4] + ".c.sha1")
+    if not (os.path.isfile(c_file) and os.path.isfile(stamp) and open(stamp).read() == h.hexdigest()):
+        cythonize([pyx], compiler_directives=CYTHON_DIRECTIVES, force=True)
+        with open(stamp, "w") as f:
+            f.write(h.hexdigest())
+    return c_file
 
 
 extensions = [
     Extension(
         name,
-        [source],
+        [_cythonized(source)],
         include_dirs=INCLUDE_DIRS + [numpy.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        # TG_XAPI_CLIENT: the library's private hooks are reached through tilegen_private_symbol.
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"), ("TG_XAPI_CLIENT", "1")],
         extra_compile_args=["-O2"],
     )
     for name, source in _pyx_modules()
 ]
 
-setup(
-    ext_modules=cythonize(
-        extensions,
-        compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
-                             "cdivision": True, "embedsignature": True},
-    ),
-    cmdclass={"build_ext": BuildExt},
-)
+setup(ext_modules=extensions, cmdclass={"build_ext": BuildExt})

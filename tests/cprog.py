@@ -92,3 +92,8 @@ def python(code: str, *, env: Optional[Dict[str, str]] = None,
            timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
     """Runs `code` in a fresh interpreter (for environment variables read at import)."""
     return run([sys.executable, "-c", code], env=env, timeout=timeout)
+
+
+def tilegen_command() -> list:
+    """The `tilegen` command of the tilegen this process imports (`python -m tilegen`)."""
+    return [sys.executable, "-m", "tilegen"]

@@ -98,7 +98,7 @@ def test_libtilegen_exports_the_abis():
                            text=True, timeout=60)
     except FileNotFoundError:
         pytest.skip("readelf is not available (install binutils)")
-    exported = set(re.findall(r"\s(?:FUNC)\s+(?:GLOBAL|WEAK)\s+DEFAULT\s+\d+\s+(\S+)", r.stdout))
+    exported = set(re.findall(r"\s(?:FUNC)\s+(?:GLOBAL|WEAK)\s+DEFAULT\s+\d+\s+([^\s@]+)", r.stdout))
     for sym in ("sgemm_", "dgemm_", "cblas_sgemm", "cblas_dgemm", "xerbla_", "cblas_xerbla",
                 "tilegen_init", "tilegen_isa_name", "tilegen_set_num_threads",
                 "tilegen_get_num_threads", "tilegen_sgemm_ex", "tilegen_dgemm_ex"):

@@ -19,7 +19,7 @@ import yaml
 from .dsl import DTYPES, ISAS, OPS, KernelSpec, load_registry, parse_tile, registry_path, select
 from .dsl import render
 from .dsl.spec import COMMON_FIELDS
-from . import _load, bench, tune
+from . import _load, _paths, bench, tune
 from ._version import __version__
 
 EXIT_BAD_INPUT = 2
@@ -211,6 +211,15 @@ COMMANDS = {
 }
 
 
+# Folders and files C users build with: --flag -> (what, how to find it).
+_PATH_FLAGS = {
+    "--include-dir": ("the folder of tilegen.h", _paths.get_include),
+    "--library": ("the shared library's path", _paths.get_library),
+    "--cmake-dir": ("the folder of tilegenConfig.cmake (find_package(tilegen))",
+                    _paths.get_cmake_dir),
+    "--pkgconfig-dir": ("the folder of tilegen.pc (PKG_CONFIG_PATH)", _paths.get_pkgconfig_dir),
+}
+
 # Subcommands that run the compiled core (the others only generate code).
 NEEDS_CORE = ("info", "bench", "tune")
 
@@ -218,6 +227,8 @@ NEEDS_CORE = ("info", "bench", "tune")
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tilegen", description="SIMD micro-kernel generator and BLAS-like library.")
     parser.add_argument("--version", action="version", version=f"tilegen {__version__}")
+    for flag, where in _PATH_FLAGS.items():
+        parser.add_argument(flag, action="store_true", help=f"print {where[0]} and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, command in COMMANDS.items():
         help_line = command.__doc__.strip().splitlines()[0]
@@ -231,6 +242,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        for flag, (_, where) in _PATH_FLAGS.items():
+            if getattr(args, flag[2:].replace("-", "_")):
+                print(where())
+                return 0
         if args.command is None:  # no subcommand: say what there is
             parser.print_help()
             return 0

@@ -8,8 +8,10 @@ result or raises NumPy's exception, message included.
 from __future__ import annotations
 
 import math
+from typing import Any, Optional
 
 import numpy as np
+import numpy.typing as npt
 
 from .blas import _core
 
@@ -152,7 +154,7 @@ def matmul_general(a, b, out=None, **kwargs):
     return out
 
 
-def dot(a, b, out=None):
+def dot(a: npt.ArrayLike, b: npt.ArrayLike, out: Optional[np.ndarray] = None) -> Any:
     """numpy.dot(a, b, out=out); float32/float64 products run on tilegen's kernels.
 
     dot sums over the last axis of a and the second-to-last axis of b (the only axis of a 1-D
@@ -218,8 +220,10 @@ def _gemm_flag(name, x) -> bool:
     return bool(x)
 
 
-def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, bias=None,
-         activation=None, out=None, overwrite_c=False):
+def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, *,
+         alpha: float = 1.0, beta: float = 0.0, trans_a: bool = False, trans_b: bool = False,
+         bias: Optional[npt.ArrayLike] = None, activation: Optional[str] = None,
+         out: Optional[np.ndarray] = None, overwrite_c: bool = False) -> np.ndarray:
     """act(alpha * op(a) @ op(b) + beta * c + bias), BLAS semantics with a fused epilogue.
 
     op(x) is x.T when trans_x. beta == 0 means c is not read (NaN in c does not propagate);

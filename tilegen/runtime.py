@@ -6,22 +6,10 @@ import platform
 
 import numpy as np
 
+from ._paths import get_cmake_dir, get_include, get_library, get_pkgconfig_dir  # noqa: F401
 from ._version import __version__
 from .blas import _core
 from . import tuning
-
-_PKG = os.path.dirname(os.path.abspath(__file__))
-
-
-def get_include() -> str:
-    """The folder holding tilegen.h."""
-    return os.path.join(_PKG, "include")
-
-
-def get_library() -> str:
-    """The path of libtilegen.so (BLAS/CBLAS ABI + tilegen_* API; no libpython)."""
-    return os.path.join(_PKG, "lib", "libtilegen.so")
-
 
 def _cpu_brand() -> str:
     try:

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tg_gemm.h"
-#include "tilegen.h"
+#include "tilegen_cblas.h"
 
 __attribute__((weak)) void xerbla_(const char* srname, const int* info, size_t srname_len) {
   size_t n = srname_len;
@@ -98,16 +98,18 @@ static int cblas_check(int layout, int ta, int tb, int m, int n, int k, int lda,
                  TILEGEN_ACT_NONE);                                                             \
   }                                                                                             \
                                                                                                 \
-  void cblas_##PFX##gemm(int layout, int trans_a, int trans_b, const int m, const int n,        \
-                         const int k, const T alpha, const T* a, const int lda, const T* b,     \
-                         const int ldb, const T beta, T* c, const int ldc) {                    \
+  void cblas_##PFX##gemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, \
+                         const int m, const int n, const int k, const T alpha, const T* a,      \
+                         const int lda, const T* b, const int ldb, const T beta, T* c,          \
+                         const int ldc) {                                                       \
     const int info = cblas_check(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);             \
     if (info) {                                                                                 \
       cblas_xerbla(info, "cblas_" #PFX "gemm", "");                                             \
       return;                                                                                   \
     }                                                                                           \
     if (m == 0 || n == 0 || ((alpha == 0 || k == 0) && beta == 1)) return;                      \
-    tilegen_##PFX##gemm_ex(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,   \
+    tilegen_##PFX##gemm_ex((tilegen_layout) layout, (tilegen_transpose) trans_a,                \
+                           (tilegen_transpose) trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, \
                            ldc, NULL, TILEGEN_ACT_NONE);                                        \
   }
 

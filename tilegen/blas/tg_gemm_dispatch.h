@@ -49,16 +49,16 @@ const tg_gemm_config_f64* tg_gemm_cfg_f64(void);
 void tg_gemm_select(void);
 
 /* ---- introspection and tuning hooks (dtype: 0 = f32, 1 = f64) ---- */
-TG_XAPI int tilegen_x_gemm_isa(int dtype);
-TG_XAPI void tilegen_x_gemm_tile(int dtype, int layout, int* mr, int* nr);
+TG_XAPI_FN(int, tilegen_x_gemm_isa, (int dtype))
+TG_XAPI_FN(void, tilegen_x_gemm_tile, (int dtype, int layout, int* mr, int* nr))
 /* The kernel serving `rows` rows (0: the main tile) of kernel set 0 (packed), 1 (rows) or 2
    (narrow). */
-TG_XAPI const char* tilegen_x_gemm_kernel(int dtype, int layout, int rows);
-TG_XAPI void tilegen_x_gemm_blocking(int dtype, int64_t* kc, int64_t* nc);
+TG_XAPI_FN(const char*, tilegen_x_gemm_kernel, (int dtype, int layout, int rows))
+TG_XAPI_FN(void, tilegen_x_gemm_blocking, (int dtype, int64_t* kc, int64_t* nc))
 /* Tuning: block sizes (nc rounded to NR; values < 1 keep the current one) and the main tile of
    a layout, chosen by name among this ISA's production kernels. Return 0, or -1 if rejected. */
-TG_XAPI int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc);
-TG_XAPI int tilegen_x_set_gemm_main_kernel(int dtype, const char* name);
-TG_XAPI const char* tilegen_x_gemv_kernel(int dtype);
+TG_XAPI_FN(int, tilegen_x_set_gemm_blocking, (int dtype, int64_t kc, int64_t nc))
+TG_XAPI_FN(int, tilegen_x_set_gemm_main_kernel, (int dtype, const char* name))
+TG_XAPI_FN(const char*, tilegen_x_gemv_kernel, (int dtype))
 
 #endif

@@ -13,11 +13,7 @@
 
 #include "tg_ukernels.h"
 
-#if defined(_WIN32)
-#define TG_XAPI __declspec(dllexport)
-#else
-#define TG_XAPI __attribute__((visibility("default")))
-#endif
+#include "tg_xapi.h"
 
 /* 0 on success; -1 when the TILEGEN_ISA cap was invalid (the tables are still usable, uncapped). */
 int tg_dispatch_init(void);
@@ -47,22 +43,21 @@ void tg_dispatch_unlock(void);
 void tg_dispatch_report(const char* family, const char* dtype, int isa, const char* kernel);
 
 /* ---- introspection and test hooks ---- */
-TG_XAPI uint32_t tilegen_x_features_reported(void);
-TG_XAPI uint32_t tilegen_x_features_usable(void);
-TG_XAPI int tilegen_x_feature_count(void);
-TG_XAPI const char* tilegen_x_feature_name(int bit);
-TG_XAPI int tilegen_x_isa_count(void);
-TG_XAPI const char* tilegen_x_isa_name_of(int isa);
-TG_XAPI int tilegen_x_isa_usable(int isa);      /* built here and supported by CPU and OS */
-TG_XAPI const char* tilegen_x_isa_cap(void);    /* the TILEGEN_ISA in force, or NULL */
+TG_XAPI_FN(uint32_t, tilegen_x_features_reported, (void))
+TG_XAPI_FN(uint32_t, tilegen_x_features_usable, (void))
+TG_XAPI_FN(int, tilegen_x_feature_count, (void))
+TG_XAPI_FN(const char*, tilegen_x_feature_name, (int bit))
+TG_XAPI_FN(int, tilegen_x_isa_count, (void))
+TG_XAPI_FN(const char*, tilegen_x_isa_name_of, (int isa))
+TG_XAPI_FN(int, tilegen_x_isa_usable, (int isa))      /* built here and supported by CPU and OS */
+TG_XAPI_FN(const char*, tilegen_x_isa_cap, (void))    /* the TILEGEN_ISA in force, or NULL */
 /* Runs the ISA's FMA-throughput probe for `iters` iterations and stores the flops it executed
    in *flops (dtype 0 = f32, 1 = f64). Returns 0, or -1 when the ISA is not usable here. */
-TG_XAPI int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops);
+TG_XAPI_FN(int, tilegen_x_fma_probe, (int isa, int dtype, int64_t iters, double* flops))
 /* Row i (0 <= i < count) of the families' reports; returns -1 past the end. */
-TG_XAPI int tilegen_x_choice_count(void);
-TG_XAPI int tilegen_x_choice(int i, const char** family, const char** dtype, const char** isa,
-                             const char** kernel);
+TG_XAPI_FN(int, tilegen_x_choice_count, (void))
+TG_XAPI_FN(int, tilegen_x_choice, (int i, const char** family, const char** dtype, const char** isa, const char** kernel))
 /* Re-run selection as if the CPU had exactly `usable` features (fake != 0), or as detected. */
-TG_XAPI int tilegen_x_reinit(int fake, uint32_t usable);
+TG_XAPI_FN(int, tilegen_x_reinit, (int fake, uint32_t usable))
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * tilegen.h -- the public C API of libtilegen.
  *
- * libtilegen is a drop-in BLAS (Fortran sgemm_/dgemm_, CBLAS cblas_sgemm/cblas_dgemm) plus the
- * native tilegen_* functions below. It picks the best micro-kernels for the CPU at run time
+ * libtilegen is a drop-in BLAS (Fortran sgemm_/dgemm_, CBLAS cblas_sgemm/cblas_dgemm: see
+ * tilegen_cblas.h) plus the native tilegen_* functions below. It picks the best micro-kernels for the CPU at run time
  * (cpuid + XGETBV on x86-64, HWCAP on AArch64); TILEGEN_ISA caps that choice,
  * TILEGEN_NUM_THREADS sets the default thread count, TILEGEN_VERBOSE=1 logs the kernels chosen.
  * Every size and stride is int64_t; strides are in elements and may be negative.
@@ -22,6 +22,15 @@ extern "C" {
 #else
 #define TILEGEN_API __attribute__((visibility("default")))
 #endif
+
+/* The version of this header; tilegen_version() is that of the library loaded (the same, unless
+   a program was built against another release). tilegen/_version.py is the one source: a test
+   holds these to it. */
+#define TILEGEN_VERSION_MAJOR 0
+#define TILEGEN_VERSION_MINOR 1
+#define TILEGEN_VERSION_PATCH 0
+#define TILEGEN_VERSION "0.1.0"
+TILEGEN_API const char* tilegen_version(void);
 
 /* Values match CBLAS, so a CBLAS enum converts directly. */
 typedef enum { TILEGEN_ROW_MAJOR = 101, TILEGEN_COL_MAJOR = 102 } tilegen_layout;
@@ -108,30 +117,13 @@ TILEGEN_API int tilegen_dgemm_batched(int64_t batch_ndim, const int64_t* batch_s
 
 /* ---- image filters (tilegen/image/) ---- */
 
-/* ---- standard BLAS ABIs (LP64: 32-bit integers) ---- */
-TILEGEN_API void sgemm_(const char* transa, const char* transb, const int* m, const int* n,
-                        const int* k, const float* alpha, const float* a, const int* lda,
-                        const float* b, const int* ldb, const float* beta, float* c,
-                        const int* ldc);
-TILEGEN_API void dgemm_(const char* transa, const char* transb, const int* m, const int* n,
-                        const int* k, const double* alpha, const double* a, const int* lda,
-                        const double* b, const int* ldb, const double* beta, double* c,
-                        const int* ldc);
+/* For tilegen's own Python bindings: the library's private hook `name` (dispatch/tg_xapi.h), or
+   NULL. Not a stable API; nothing else needs it. */
+TILEGEN_API void* tilegen_private_symbol(const char* name);
 
-/* Enum values are CBLAS's (101/102, 111/112/113). */
-TILEGEN_API void cblas_sgemm(int layout, int trans_a, int trans_b, const int m, const int n,
-                             const int k, const float alpha, const float* a, const int lda,
-                             const float* b, const int ldb, const float beta, float* c,
-                             const int ldc);
-TILEGEN_API void cblas_dgemm(int layout, int trans_a, int trans_b, const int m, const int n,
-                             const int k, const double alpha, const double* a, const int lda,
-                             const double* b, const int ldb, const double beta, double* c,
-                             const int ldc);
-
-/* Error reporters, as in the reference BLAS; weak, so a program may supply its own. The
-   defaults print the reference message to stderr and return (they do not exit). */
-TILEGEN_API void xerbla_(const char* srname, const int* info, size_t srname_len);
-TILEGEN_API void cblas_xerbla(int p, const char* rout, const char* form, ...);
+/* The standard BLAS ABIs libtilegen also exports (Fortran sgemm_/dgemm_, CBLAS cblas_sgemm/
+   cblas_dgemm, xerbla_) are declared in tilegen_cblas.h, not here, so that this header can sit
+   beside any <cblas.h>. */
 
 #ifdef __cplusplus
 }
