@@ -67,7 +67,7 @@ def _version():
 
 
 SONAME = f"lib{LIB_NAME}.so.{_version().split('.')[0]}"
-# Package configs for C users (template in tilegen/dist/, folder under tilegen/lib/).
+# Package configs for C users (template in tilegen/distconfig/, folder under tilegen/lib/).
 PACKAGE_CONFIGS = [("tilegen.pc.in", "pkgconfig"), ("tilegenConfig.cmake.in", "cmake/tilegen"),
                    ("tilegenConfigVersion.cmake.in", "cmake/tilegen")]
 
@@ -182,11 +182,11 @@ class BuildExt(build_ext):
 
     @staticmethod
     def _write_package_configs(lib_dir):
-        """lib/pkgconfig/tilegen.pc and lib/cmake/tilegen/ from tilegen/dist/*.in."""
+        """lib/pkgconfig/tilegen.pc and lib/cmake/tilegen/ from tilegen/distconfig/*.in."""
         values = {"@VERSION@": _version(), "@MAJOR@": _version().split(".")[0],
                   "@SONAME@": SONAME}
         for template, folder in PACKAGE_CONFIGS:
-            with open(os.path.join(ROOT, "tilegen", "dist", template), encoding="utf-8") as f:
+            with open(os.path.join(ROOT, "tilegen", "distconfig", template), encoding="utf-8") as f:
                 text = f.read()
             for key, value in values.items():
                 text = text.replace(key, value)
