@@ -26,9 +26,12 @@ def _is_cli() -> bool:
 
 
 def _not_built(package_dir: str) -> bool:
+    """A source checkout (setup.py beside the package) with no compiled core in it."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
     return os.path.isfile(os.path.join(os.path.dirname(package_dir), "setup.py")) and not any(
-        f.startswith("_core.") and not f.endswith((".pyx", ".c"))
-        for f in os.listdir(os.path.join(package_dir, "blas")))
+        os.path.isfile(os.path.join(package_dir, "blas", "_core" + sfx))
+        for sfx in EXTENSION_SUFFIXES)
 
 
 def load_core() -> Optional[ModuleType]:
