@@ -60,9 +60,21 @@ class GenerateCommand:
                        help="write nothing; exit 1 if any generated file is stale or orphaned")
         p.add_argument("--root",
                        help="repository root holding tilegen/kernels/ (default: current directory)")
+        p.add_argument("--sdk", action="store_true",
+                       help="write a self-contained C library (CMake, plain C) to --out instead")
+        p.add_argument("--isa", help="with --sdk: comma-separated ISAs to ship, e.g. neon,scalar "
+                       f"(allowed: {', '.join(ISAS)}; scalar is always added)")
+        p.add_argument("--ops", help="with --sdk: comma-separated ops, e.g. gemm,image (allowed: "
+                       "the families' SDK ops, see `tilegen list`)")
+        p.add_argument("--out", help="with --sdk: the folder to write (created)")
 
     @staticmethod
     def run(args) -> int:
+        if args.sdk:
+            return GenerateCommand.run_sdk(args)
+        for name in ("isa", "ops", "out"):
+            if getattr(args, name) is not None:
+                raise UsageError(f"--{name} needs --sdk")
         report = render.generate(args.root, check=args.check)
         if not args.check:
             for rel in report.written:
@@ -85,6 +97,27 @@ class GenerateCommand:
               f"({len(report.stale)} stale, {len(report.orphans)} orphaned); run `{again}`",
               file=sys.stderr)
         return 1
+
+
+    @staticmethod
+    def run_sdk(args) -> int:
+        from . import sdk
+
+        if args.check:
+            raise UsageError("--check does not apply to --sdk")
+        for name in ("isa", "ops", "out"):
+            if not getattr(args, name):
+                raise UsageError(f"--sdk needs --{name}")
+        isas = [x.strip() for x in args.isa.split(",") if x.strip()]
+        ops = [x.strip() for x in args.ops.split(",") if x.strip()]
+        command = f"tilegen generate --sdk --isa {args.isa} --ops {args.ops} --out {args.out}"
+        root = os.path.abspath(args.root) if args.root else None
+        for note in sdk.build(args.out, isas, ops, root=root, command=command):
+            print(f"tilegen: note: {note}", file=sys.stderr)
+        print(f"{args.out}: tilegen C SDK ({', '.join(ops)}; {', '.join(isas)}); "
+              f"build it with: cmake -S {args.out} -B {args.out}/build && "
+              f"cmake --build {args.out}/build")
+        return 0
 
 
 class ListCommand:

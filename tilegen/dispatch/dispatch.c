@@ -237,14 +237,14 @@ const char* tilegen_isa_name(void) {
 
 const char* tilegen_version(void) { return TILEGEN_VERSION; }
 
-#if defined(__ELF__)
+#if defined(__ELF__) && !defined(TG_NO_PRIVATE_HOOKS)
 /* The linker's bounds of the "tg_xapi" section, where every TG_XAPI_FN hook registered itself. */
 extern const tg_xapi_entry __start_tg_xapi[] __attribute__((visibility("hidden")));
 extern const tg_xapi_entry __stop_tg_xapi[] __attribute__((visibility("hidden")));
 #endif
 
 void* tilegen_private_symbol(const char* name) {
-#if defined(__ELF__)
+#if defined(__ELF__) && !defined(TG_NO_PRIVATE_HOOKS)
   for (const tg_xapi_entry* e = __start_tg_xapi; name != NULL && e < __stop_tg_xapi; e++)
     if (strcmp(e->name, name) == 0) return (void*) e->fn;
 #endif

@@ -8,8 +8,8 @@
  *    into the "tg_xapi" section, where tilegen_private_symbol() finds it by name;
  *  - in the bindings (compiled with -DTG_XAPI_CLIENT) the same line declares a function
  *    pointer of that name, bound by a load-time constructor, so `name(args)` calls the hook.
- * The section needs ELF (Linux, Android); elsewhere hooks stay internal and unreachable, which
- * the C SDK does not mind: only the Python package uses them.
+ * The section needs ELF (Linux, Android); elsewhere, and in the C SDK (TG_NO_PRIVATE_HOOKS),
+ * hooks stay internal and unreachable: only the Python package uses them.
  */
 #ifndef TG_XAPI_H
 #define TG_XAPI_H
@@ -39,7 +39,7 @@ typedef struct tg_xapi_entry {
 
 #else
 
-#if defined(__ELF__)
+#if defined(__ELF__) && !defined(TG_NO_PRIVATE_HOOKS)
 #define TG_XAPI_REGISTER(name)                                                          \
   __attribute__((used, section("tg_xapi"), aligned(sizeof(void*)))) static const       \
       tg_xapi_entry name##__tg_entry = {#name, (void (*)(void)) name};

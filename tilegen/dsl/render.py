@@ -115,29 +115,36 @@ def _family_header(family, entries: Sequence[Entry], extras: Sequence[ExtraFile]
                 select=family.c_select)
 
 
-def render_all(root: Optional[str] = None) -> Dict[str, str]:
-    """Every generated file, relative path -> content."""
+def render_all(root: Optional[str] = None, isas: Optional[Sequence[str]] = None,
+               families: Optional[Sequence[str]] = None) -> Dict[str, str]:
+    """Every generated file, relative path -> content; `isas` and `families` (None: all)
+    restrict it to those kernels, as the SDK ships them."""
     root = root or package_root()
-    entries = load_registry(registry_path(root))
+    entries = [e for e in load_registry(registry_path(root))
+               if (isas is None or e.spec.isa in isas)
+               and (families is None or e.spec.op in families)]
     env = environment(root)
     out: Dict[str, str] = {}
     sources: Dict[str, List[str]] = {name: [] for name in ISAS}
     arches = [a for a in ARCH_GUARDS if a != "any"]
+    chosen_isas = [isa for name, isa in ISAS.items() if isas is None or name in isas]
 
     for e in entries:
         out[kernel_path(e.spec)] = render_kernel(e.spec, root)
         sources[e.spec.isa].append(kernel_path(e.spec))
 
-    families = []
+    headers = []
     for name, family in FAMILIES.items():
+        if families is not None and name not in families:
+            continue
         mine = [e for e in entries if e.spec.op == name]
         extras = family.extra_files(mine, env)
         for x in extras:
             out[x.path] = _c_header(x.template, x.note) + x.content
             sources[x.isa].append(x.path)
-        families.append(_family_header(family, mine, extras, env, arches))
+        headers.append(_family_header(family, mine, extras, env, arches))
 
-    for isa in ISAS.values():
+    for isa in chosen_isas:
         body = env.get_template("common/fma_probe.c.j2").render(
             isa=isa, ops=[(d, isa.vec(d)) for d in FLOAT_DTYPES], chains=probe_chains(isa))
         out[probe_path(isa.name)] = _c_header(
@@ -150,14 +157,14 @@ def render_all(root: Optional[str] = None) -> Dict[str, str]:
                                      isas=list(ISAS.values()))
 
     probes: Dict[str, list] = {a: [] for a in list(arches) + ["any"]}
-    for isa in ISAS.values():
+    for isa in chosen_isas:
         for d in FLOAT_DTYPES:
             probes[isa.arch].append(dict(
                 name=probe_name(d, isa.name), isa=isa.name, dtype=d,
                 dtype_index=FLOAT_DTYPES.index(d), flops=probe_chains(isa) * isa.lanes(d) * 2))
     out[os.path.join(GENERATED_RELPATH, "tg_ukernels.h")] = _c_header(
         "common/tg_ukernels.h.j2", f"every entry of {REGISTRY_DIR}/") + env.get_template(
-        "common/tg_ukernels.h.j2").render(families=families, arches=arches, probes=probes)
+        "common/tg_ukernels.h.j2").render(families=headers, arches=arches, probes=probes)
 
     out[os.path.join(GENERATED_RELPATH, MANIFEST_NAME)] = build_manifest(sources)
     return out

@@ -56,6 +56,7 @@ TILEGEN_API const char* tilegen_isa_name(void);
 TILEGEN_API void tilegen_set_num_threads(int n);  /* n < 1 restores the default */
 TILEGEN_API int tilegen_get_num_threads(void);
 
+/* @op gemm: the GEMM functions (a C SDK without the gemm op leaves them out) */
 /*
  * C = alpha * op(A) * op(B) + beta * C, then C = act(C + bias) when bias/act are given.
  * Reference-BLAS rules: beta == 0 means C is not read (NaN in C does not propagate);
@@ -110,6 +111,8 @@ TILEGEN_API int tilegen_dgemm_batched(int64_t batch_ndim, const int64_t* batch_s
                                       int64_t k, double alpha, const double* a, int64_t rs_a,
                                       int64_t cs_a, const double* b, int64_t rs_b, int64_t cs_b,
                                       double beta, double* c, int64_t rs_c, int64_t cs_c);
+
+/* @end gemm */
 
 /* ---- convolution (tilegen/nn/) ---- */
 

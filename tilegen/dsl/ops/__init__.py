@@ -68,6 +68,14 @@ class OpFamily:
     c_select: Optional[str] = None
     # X-macro row documentation: X(<this>) in the generated header.
     c_row_doc: str = ""
+    # The C SDK (`tilegen generate --sdk`): the SDK op this family ships in (None: its name),
+    # the driver files it needs (relative to tilegen/), the SDK ops its driver calls, public
+    # headers besides tilegen.h, and optional sources: CMake option -> (file, help, default).
+    sdk_op: Optional[str] = None
+    sdk_sources: Tuple[str, ...] = ()
+    sdk_requires: Tuple[str, ...] = ()
+    sdk_headers: Tuple[str, ...] = ()
+    sdk_options: Mapping[str, Tuple[str, str, bool]] = {}
 
     # --- names: tg_<dtype>_<op token>[_<epilogue>]_ukernel_<tile>__<isa>[_<variant tokens>] ---
     def op_token(self, spec: "KernelSpec") -> str:
@@ -118,6 +126,10 @@ class OpFamily:
     def c_constants(self) -> str:
         """C macros the family's driver reads besides its kernel lists (default block sizes)."""
         return ""
+
+    @property
+    def sdk_name(self) -> str:
+        return self.sdk_op or self.name
 
     @property
     def registry_file(self) -> str:

@@ -156,6 +156,13 @@ class Gemm(OpFamily):
     kloops = KLOOPS
     fields = {"a_layout": ("packed", A_LAYOUTS)}
     c_select = "tg_gemm_select"
+    sdk_sources = ("blas/gemm.c", "blas/gemm_impl.h", "blas/gemm_dispatch.c",
+                   "blas/tg_gemm_dispatch.h", "blas/tg_gemm.h", "blas/blas_abi.c")
+    sdk_headers = ("include/tilegen_cblas.h",)
+    # An app embedding the SDK may link another BLAS: the standard symbols are opt-in.
+    sdk_options = {"TILEGEN_BLAS_ABI": (
+        "blas/blas_abi.c", "also build the Fortran sgemm_/dgemm_ and CBLAS cblas_sgemm/"
+        "cblas_dgemm ABI (tilegen_cblas.h)", False)}
     c_row_doc = ("X(isa id, MR, NR, unroll, epilogue flags, production, A layout (0 packed, "
                  "1 rows), kernel, packa, packr, packb, \"name\")")
 

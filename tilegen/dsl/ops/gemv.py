@@ -33,6 +33,7 @@ class Gemv(OpFamily):
     template = "gemv/ukernel.c.j2"
     types_template = "gemv/types.h.j2"
     vector_dim = "k"
+    sdk_op = "gemm"  # the GEMM driver selects and calls these kernels
     c_row_doc = "X(isa id, MR, KR, production, kernel, \"name\")"
 
     def check(self, spec) -> None:

@@ -1,0 +1,180 @@
+"""`tilegen generate --sdk`: the self-contained C library, built with CMake for this machine and
+cross-built for aarch64 (run under qemu-aarch64), linked into a plain C client, against NumPy."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cprog
+from conftest import REPO_ROOT
+
+import tilegen as tg
+from tilegen import sdk
+from tilegen.dsl.isa import host_arch
+
+CLIENT = REPO_ROOT / "tests" / "sdk" / "gemm_client.c"
+# (m, n, k) in the client's order; the last is big enough for the driver to use two threads.
+CLIENT_SHAPES = [(1, 1, 1), (7, 13, 5), (64, 64, 64), (130, 70, 200), (256, 300, 320)]
+TOOLCHAIN = "set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR aarch64)\n" \
+            "set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)\n"
+
+
+def need(*tools):
+    missing = [t for t in tools if not shutil.which(t)]
+    if missing:
+        why = f"{', '.join(missing)} not found (Debian: cmake gcc-aarch64-linux-gnu qemu-user)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+def tilegen_cli(*argv):
+    return cprog.run([*cprog.tilegen_command(), *map(str, argv)], timeout=300)
+
+
+def cmake_build(src: Path, build: Path, *options) -> Path:
+    for cmd in (["cmake", "-S", src, "-B", build, *options], ["cmake", "--build", build, "-j2"]):
+        r = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return build
+
+
+@pytest.fixture(scope="module")
+def sdk_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sdk") / "tilegen-sdk"
+    isas = ",".join(i for i in ("avx512", "avx2", "neon") if i in tg.blas._core.isas())
+    r = tilegen_cli("generate", "--sdk", "--isa", isas, "--ops", "gemm", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert "added scalar" in r.stderr
+    return out
+
+
+def lcg_operands(shapes):
+    """The client's inputs, recomputed: a, b, bias per shape, in its order."""
+    state = 12345
+
+    def take(count):
+        nonlocal state
+        vals = np.empty(count, np.float32)
+        for i in range(count):
+            state = (state * 1664525 + 1013904223) & 0xFFFFFFFF
+            vals[i] = np.float32(((state >> 8) - (1 << 23)) / (1 << 23))
+        return vals
+
+    out = []
+    for m, n, k in shapes:
+        a, b, bias = take(m * k).reshape(m, k), take(k * n).reshape(k, n), take(n)
+        out.append((a, b, bias))
+    return out
+
+
+def parse_client(stdout: str):
+    lines = stdout.strip().splitlines()
+    isa = re.match(r"isa (\w+) version (\S+)", lines[0])
+    results = {}
+    for line in lines[1:]:
+        m = re.match(r"gemm (\d+) (\d+) (\d+) threads (\d+) rc (-?\d+):(.*)", line)
+        if m:
+            m_, n, k, t, rc = map(int, m.groups()[:5])
+            results[(m_, n, k, t)] = (rc, np.array(m.group(6).split(), np.float32).reshape(m_, n))
+    bad = re.search(r"bad rc (-?\d+) c (\S+)", stdout)
+    return isa.group(1), isa.group(2), results, bad
+
+
+def check_client(stdout: str, want_isa: str):
+    isa, version, results, bad = parse_client(stdout)
+    assert isa == want_isa and version == tg.__version__
+    shapes = sorted({key[:3] for key in results}, key=lambda s: s[0] * s[1] * s[2])
+    assert len(results) == 2 * len(shapes) == 2 * len(CLIENT_SHAPES)
+    ops = dict(zip(CLIENT_SHAPES, lcg_operands(CLIENT_SHAPES)))
+    for (m, n, k, t), (rc, c) in results.items():
+        a, b, bias = ops[(m, n, k)]
+        ref = np.maximum(a.astype(np.float64) @ b + bias, 0)
+        scale = np.abs(a.astype(np.float64)) @ np.abs(b) + np.abs(bias)
+        assert rc == 0
+        assert np.all(np.abs(c - ref) <= 1e-5 * np.sqrt(k) * (scale + 1)), (m, n, k, t)
+    # An invalid m is -4 (the 4th parameter), and C is untouched.
+    assert bad and bad.group(1) == "-4" and float(bad.group(2)) == 42
+    return results
+
+
+def test_bad_isa_or_op_is_one_line_and_exit_2(tmp_path):
+    for argv, words in ((["--isa", "sse9", "--ops", "gemm"], "--isa: sse9"),
+                        (["--isa", "neon", "--ops", "fft"], "--ops: fft"),
+                        (["--isa", "neon"], "--ops")):
+        r = tilegen_cli("generate", "--sdk", *argv, "--out", tmp_path / "x")
+        assert r.returncode == 2 and r.stdout == "", r.stdout
+        assert r.stderr.startswith("tilegen: error:") and r.stderr.count("\n") == 1, r.stderr
+        assert words in r.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_header_keeps_only_the_chosen_ops():
+    text = "base\n/* @op a: x */\nA\n/* @end a */\nmid\n/* @op b */\nB\n/* @end b */\nend\n"
+    assert sdk.cut_header(text, ["a"]) == "base\nA\nmid\nend\n"
+    assert sdk.cut_header(text, []) == "base\nmid\nend\n"
+
+
+def test_sdk_tree_is_self_contained(sdk_dir):
+    names = {p.relative_to(sdk_dir).as_posix() for p in sdk_dir.rglob("*") if p.is_file()}
+    assert {"CMakeLists.txt", "README.md", "VERSION", "include/tilegen.h",
+            "src/dispatch/dispatch.c", "src/runtime/threads.c", "src/blas/gemm.c"} <= names
+    assert (sdk_dir / "VERSION").read_text().strip() == tg.__version__
+    assert not [n for n in names if n.endswith((".py", ".pyx", ".cpp", ".cc", ".j2"))]
+    cmake = (sdk_dir / "CMakeLists.txt").read_text()
+    assert "LANGUAGES C)" in cmake and "VERSION 3.16" in cmake and "-ffunction-sections" in cmake
+    readme = (sdk_dir / "README.md").read_text()
+    assert "android.toolchain.cmake" in readme and "CMAKE_SYSTEM_NAME=iOS" in readme
+    header = (sdk_dir / "include" / "tilegen.h").read_text()
+    assert "tilegen_sgemm_ex" in header and "@op" not in header
+
+
+@pytest.fixture(scope="module")
+def host_build(sdk_dir, tmp_path_factory):
+    need("cmake")
+    tmp = tmp_path_factory.mktemp("host")
+    build = cmake_build(sdk_dir, tmp / "host")
+    exe = tmp / "client"
+    # A plain C compiler and -lpthread -lm: no C++ runtime, no OpenMP.
+    subprocess.run([cprog.cc(), "-std=c11", f"-I{sdk_dir / 'include'}", str(CLIENT),
+                    str(build / "libtilegen.a"), "-o", str(exe), "-lpthread", "-lm"], check=True)
+    r = subprocess.run([str(exe)], capture_output=True, text=True, env=cprog.clean_env())
+    assert r.returncode == 0, r.stderr
+    return build, r.stdout
+
+
+def test_host_build_and_plain_c_client(sdk_dir, host_build, tmp_path):
+    build, stdout = host_build
+    check_client(stdout, tg.blas._core.gemm_config(np.float32)["isa"])
+    nm = subprocess.run(["nm", str(build / "libtilegen.a")], capture_output=True, text=True).stdout
+    assert not re.search(r"\b(omp_|GOMP_|__kmpc|_Z\w+)", nm), "OpenMP or C++ symbols in the SDK"
+    shared = cmake_build(sdk_dir, tmp_path / "shared", "-DBUILD_SHARED_LIBS=ON")
+    assert (shared / f"libtilegen.so.{tg.__version__}").is_file()
+
+
+def test_aarch64_cross_build_under_qemu(sdk_dir, host_build, tmp_path):
+    """The whole library for aarch64 (dispatch through HWCAP, the thread pool, the drivers),
+    run under qemu-aarch64: it reports neon and computes what the host build computes."""
+    if host_arch() == "aarch64":
+        pytest.skip("this host is aarch64: the host build covers it")
+    need("cmake", "aarch64-linux-gnu-gcc", "qemu-aarch64")
+    toolchain = tmp_path / "aarch64.cmake"
+    toolchain.write_text(TOOLCHAIN)
+    build = cmake_build(sdk_dir, tmp_path / "arm", f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
+    exe = tmp_path / "client-arm"
+    subprocess.run(["aarch64-linux-gnu-gcc", "-std=c11", "-static", f"-I{sdk_dir / 'include'}",
+                    str(CLIENT), str(build / "libtilegen.a"), "-o", str(exe), "-lpthread", "-lm"],
+                   check=True)
+    host = parse_client(host_build[1])[2]
+    for env, isa in (({}, "neon"), ({"TILEGEN_ISA": "scalar"}, "scalar")):
+        r = subprocess.run(["qemu-aarch64", str(exe)], capture_output=True, text=True,
+                           timeout=600, env=cprog.clean_env(**env))
+        assert r.returncode == 0, r.stderr
+        results = check_client(r.stdout, isa)
+        for key, (_, c) in results.items():  # the x86-64 build's answer, float within 1e-5
+            np.testing.assert_allclose(c, host[key][1], rtol=1e-5, atol=1e-6, err_msg=str(key))
