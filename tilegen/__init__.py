@@ -16,6 +16,7 @@ from .blas._core import matmul, set_num_threads, get_num_threads
 from .numpy_api import dot, gemm
 from .runtime import get_include, get_library, runtime_info, show_config
 from . import _threadpoolctl
+from . import image  # tg.image.filter2d, gaussian_blur, box_blur, unsharp_mask
 
 _threadpoolctl.register()
 
