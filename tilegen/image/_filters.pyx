@@ -2,11 +2,14 @@
 """Bindings to libtilegen's image filters (tilegen.h): argument checks, the GIL released around
 the C call. The public functions are re-exported by tilegen.image."""
 from libc.stdint cimport int64_t, uint8_t, intptr_t
+cimport numpy as cnp
 
 import math
 import numbers
 
 import numpy as np
+
+cnp.import_array()
 
 cdef extern from "tilegen.h" nogil:
     int tilegen_filter2d_f32(const float* src, int64_t ss, float* dst, int64_t ds, int64_t h,
@@ -108,8 +111,8 @@ def _check(int rc, names):
         raise ValueError(f"{names.get(-rc, 'argument %d' % -rc)}: rejected by the C library")
 
 
-cdef int64_t _addr(a):
-    return <int64_t> <intptr_t> a.ctypes.data
+cdef int64_t _addr(cnp.ndarray a):
+    return <int64_t> <intptr_t> cnp.PyArray_DATA(a)
 
 
 def filter2d(img, kernel, *, border="reflect101"):

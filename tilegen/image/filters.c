@@ -85,12 +85,24 @@ typedef struct scratch {
 
 static int64_t padded_px(const job* j) { return j->w + j->kw - 1; }
 
-/* Edge segments of filter2d f32: the widest run of output pixels that needs padded input. */
-static int64_t edge_px(const job* j) {
-  const int64_t lo = j->ax, hi = j->w - (j->kw - 1 - j->ax);
-  if (hi <= lo) return j->w;
+/* filter2d f32 reads the source rows in place for output pixels [lo, hi) and gathers padded
+   copies for [0, lo) and [hi, w): the pixels whose taps reach past the border, widened to a
+   whole kernel block each (a narrower call would take the kernel's slow short-row path). A row
+   too narrow to have both is one padded segment. */
+static void edge_split(const job* j, int64_t* lo, int64_t* hi) {
+  const int64_t block = (j->cfg->nr[TG_FILTER_KIND_FILT2D] + j->c - 1) / j->c;
+  *lo = j->ax > block ? j->ax : block;
   const int64_t right = j->kw - 1 - j->ax;
-  return lo > right ? lo : right;
+  *hi = j->w - (right > block ? right : block);
+  if (*hi - *lo < block) *lo = *hi = j->w;  /* no whole block between the edges */
+}
+
+/* The widest padded segment's output pixels. */
+static int64_t edge_px(const job* j) {
+  int64_t lo, hi;
+  edge_split(j, &lo, &hi);
+  if (hi <= lo) return j->w;
+  return lo > j->w - hi ? lo : j->w - hi;
 }
 
 static size_t layout(const job* j, scratch* s, char* base) {
@@ -106,7 +118,7 @@ static size_t layout(const job* j, scratch* s, char* base) {
     case OP_SEP_F32:
       pad = pad_el * 4; zero = row_el * 4; tmp = j->unsharp ? row_el * 4 : 0; break;
     case OP_F2D_F32:
-      zero = row_el * 4;
+      zero = row_el * 4;  /* edge_px needs j->cfg: run() sets it before the layout */
       ring = (size_t) j->kh * (size_t) ((edge_px(j) + j->kw - 1) * j->c) * 4; break;
     case OP_F2D_U8:
       zero = pad_el * 4; ring = (size_t) j->kh * pad_el * 4;
@@ -233,9 +245,15 @@ static void edge_f32(const job* j, const scratch* s, int64_t e0, int64_t e1, flo
   for (int64_t i = 0; i < j->kh; i++) {
     float* d = (float*) s->ring + i * seg;
     const float* row = (const float*) s->rows[i];
-    for (int64_t q = e0 - j->ax; q < e1 - j->ax + j->kw - 1; q++) {
+    const int64_t q0 = e0 - j->ax, q1 = e1 - j->ax + j->kw - 1;
+    const int64_t in0 = q0 > 0 ? q0 : 0, in1 = q1 < j->w ? q1 : j->w;
+    if (in1 > in0)  /* the pixels inside the row in one copy, the border ones one by one */
+      memcpy(d + (in0 - q0) * c, row + in0 * c, (size_t) ((in1 - in0) * c) * sizeof(float));
+    for (int64_t q = q0; q < q1; q++) {
+      if (q == in0 && in1 > in0) q = in1;
+      if (q >= q1) break;
       const int64_t p = border_at(q, j->w, j->border);
-      float* dp = d + (q - (e0 - j->ax)) * c;
+      float* dp = d + (q - q0) * c;
       if (p < 0) { for (int64_t k = 0; k < c; k++) dp[k] = 0.0f; }
       else memcpy(dp, row + p * c, (size_t) c * sizeof(float));
     }
@@ -246,19 +264,22 @@ static void edge_f32(const job* j, const scratch* s, int64_t e0, int64_t e1, flo
 }
 
 static void rows_f2d_f32(const job* j, const scratch* s, int64_t y0, int64_t y1) {
-  const int64_t c = j->c, lo = j->ax, hi = j->w - (j->kw - 1 - j->ax);
+  const int64_t c = j->c;
+  int64_t lo, hi;
+  edge_split(j, &lo, &hi);
   for (int64_t y = y0; y < y1; y++) {
     float* out = (float*) (j->dst + y * j->ds * 4);
     source_rows(j, s, y);
-    if (hi <= lo) {  /* narrower than the kernel: the whole row is border */
+    if (hi <= lo) {  /* too narrow to split: one padded segment */
       edge_f32(j, s, 0, j->w, out);
       continue;
     }
-    /* Output pixel lo = ax reads input pixels from 0: the source rows as they are. */
-    j->cfg->filt2d((hi - lo) * c, j->kh, j->kw, c, (const float* const*) s->rows, j->fk2,
-                   out + lo * c);
-    if (lo > 0) edge_f32(j, s, 0, lo, out);
-    if (hi < j->w) edge_f32(j, s, hi, j->w, out);
+    /* Output pixel lo reads input pixels from lo - ax on. */
+    const float** rows = (const float**) s->segrows;
+    for (int64_t i = 0; i < j->kh; i++) rows[i] = (const float*) s->rows[i] + (lo - j->ax) * c;
+    j->cfg->filt2d((hi - lo) * c, j->kh, j->kw, c, rows, j->fk2, out + lo * c);
+    edge_f32(j, s, 0, lo, out);
+    edge_f32(j, s, hi, j->w, out);
   }
 }
 
