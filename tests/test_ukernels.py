@@ -84,7 +84,7 @@ def gemv_defines(s: KernelSpec) -> Dict[str, object]:
 
 
 def filter_defines(s: KernelSpec) -> Dict[str, object]:
-    return {"TG_KIND": f"TG_FILTER_KIND_{s.kind.upper()}", "TG_NR": s.nr}
+    return {"TG_KIND": f"TG_FILTER_KIND_{s.kind.upper()}", "TG_MR": s.mr, "TG_NR": s.nr}
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@
  * the output catch writes below it. Integer passes must be exact; filt2d within 1e-5 of the
  * sum of |products| (scaled by sqrt(taps)).
  *
- * Built per kernel with -DTG_UKERNEL=<fn> -DTG_KIND=TG_FILTER_KIND_<KIND> -DTG_NR=..
+ * filt2d: every m <= MR output rows, with sentinels between them.
+ * Built per kernel with -DTG_UKERNEL=<fn> -DTG_KIND=TG_FILTER_KIND_<KIND> -DTG_MR=.. -DTG_NR=..
  * -DTG_ISA_ID=TG_ISA_<NAME>; prints "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77.
  */
 #define _GNU_SOURCE
@@ -136,36 +137,43 @@ static void run_case(int64_t n, int taps, int64_t step, int mode) {
 #endif
 
 #if TG_KIND == TG_FILTER_KIND_FILT2D
-static void run_case(int64_t n, int kh, int kw, int64_t step) {
-  region rr[5], ro;
-  const float* rows[5];
-  const int64_t len = n + (kw - 1) * step;
-  for (int i = 0; i < kh; i++) {
+/* m output rows (m <= MR) from m + kh - 1 input rows, the output rows out_stride apart with
+   sentinels between them. */
+static void run_case(int64_t m, int64_t n, int kh, int kw, int64_t step) {
+  region rr[TG_MR + 4], ro;
+  const float* rows[TG_MR + 4];
+  const int64_t len = n + (kw - 1) * step, nrows = m + kh - 1;
+  for (int64_t i = 0; i < nrows; i++) {
     float* r = gbuf((size_t) len, 4, &rr[i]);
     for (int64_t x = 0; x < len; x++) r[x] = (float) uniform();
     rows[i] = r;
   }
   float coef[25];
   for (int i = 0; i < kh * kw; i++) coef[i] = (float) uniform();
-  float* o = gbuf((size_t) (n + PRE), 4, &ro);
-  for (int i = 0; i < PRE; i++) o[i] = -777.25f;
+  const int64_t ostride = n + 5;
+  const int64_t total = PRE + (m - 1) * ostride + n;
+  float* o = gbuf((size_t) total, 4, &ro);
+  for (int64_t i = 0; i < total; i++) o[i] = -777.25f;
   float* out = o + PRE;
-  TG_UKERNEL(n, kh, kw, step, rows, coef, out);
+  TG_UKERNEL(m, n, kh, kw, step, rows, coef, out, ostride);
   cases++;
-  for (int i = 0; i < PRE; i++)
-    if (o[i] != -777.25f) fail("sentinel overwritten", n, kh * kw, step, i - PRE, o[i], -777.25);
-  for (int64_t x = 0; x < n; x++) {
+  for (int64_t i = 0; i < total; i++) {
+    const int64_t rel = i - PRE, r = rel >= 0 ? rel / ostride : -1, x = rel >= 0 ? rel % ostride : -1;
+    if (r < 0 || x >= n) {
+      if (o[i] != -777.25f) fail("sentinel overwritten", n, kh * kw, step, rel, o[i], -777.25);
+      continue;
+    }
     double want = 0, mag = 0;
-    for (int i = 0; i < kh; i++)
-      for (int j = 0; j < kw; j++) {
-        const double pr = (double) coef[i * kw + j] * rows[i][x + j * step];
+    for (int a = 0; a < kh; a++)
+      for (int b = 0; b < kw; b++) {
+        const double pr = (double) coef[a * kw + b] * rows[r + a][x + b * step];
         want += pr;
         mag += fabs(pr);
       }
     const double tol = 1e-5 * sqrt((double) (kh * kw)) * mag + 1e-30;
-    if (!(fabs((double) out[x] - want) <= tol)) fail("value", n, kh * kw, step, x, out[x], want);
+    if (!(fabs((double) o[i] - want) <= tol)) fail("value", n, kh * kw, step, x, o[i], want);
   }
-  for (int i = 0; i < kh; i++) release(&rr[i]);
+  for (int64_t i = 0; i < nrows; i++) release(&rr[i]);
   release(&ro);
 }
 #endif
@@ -189,9 +197,10 @@ int main(void) {
         for (int shift = 0; shift <= 8; shift += 4) run_case(n, taps, steps[s], shift);
 #else
     const int sizes[] = {1, 2, 3, 5};
-    for (int i = 0; i < 4; i++)
-      for (int j = 0; j < 4; j++)
-        for (size_t s = 0; s < 3; s++) run_case(n, sizes[i], sizes[j], steps[s]);
+    for (int64_t m = 1; m <= TG_MR; m++)
+      for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+          for (size_t s = 0; s < 3; s++) run_case(m, n, sizes[i], sizes[j], steps[s]);
 #endif
   }
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);

@@ -53,9 +53,11 @@ typedef struct tg_u8_hsum_params {
 typedef void (*tg_u8_hsum_fn)(int64_t n, int64_t taps, int64_t step, const uint16_t* in,
                               uint8_t* out, const tg_u8_hsum_params* p);
 
-/* out[x] = sum_i sum_j coef[i*kw + j] * rows[i][x + j*step], x < n. */
-typedef void (*tg_f32_filt2d_fn)(int64_t n, int64_t kh, int64_t kw, int64_t step,
-                                 const float* const* rows, const float* coef, float* out);
+/* out[r*out_stride + x] = sum_i sum_j coef[i*kw + j] * rows[r + i][x + j*step], r < m <= MR,
+   x < n; rows has m + kh - 1 entries. */
+typedef void (*tg_f32_filt2d_fn)(int64_t m, int64_t n, int64_t kh, int64_t kw, int64_t step,
+                                 const float* const* rows, const float* coef, float* out,
+                                 int64_t out_stride);
 
 #define TG_FILTER_BOX_DIVISORS(X) \
   X(2, 2, 32768, 0) \
@@ -399,12 +401,12 @@ void tg_u8_vfilt_ukernel_1x64__avx512(int64_t, int64_t, const uint8_t* const*, c
 void tg_u8_vsum_ukernel_1x64__avx512(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x64__avx512(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
 void tg_u8_hsum_ukernel_1x64__avx512(int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*);
-void tg_f32_filt2d_ukernel_1x64__avx512(int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*);
+void tg_f32_filt2d_ukernel_4x64__avx512(int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*, int64_t);
 void tg_u8_vfilt_ukernel_1x32__avx2(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
 void tg_u8_vsum_ukernel_1x32__avx2(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x32__avx2(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
 void tg_u8_hsum_ukernel_1x32__avx2(int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*);
-void tg_f32_filt2d_ukernel_1x32__avx2(int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*);
+void tg_f32_filt2d_ukernel_4x16__avx2(int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*, int64_t);
 void tg_f32_gemm_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_14x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -478,7 +480,7 @@ void tg_u8_vfilt_ukernel_1x32__neon(int64_t, int64_t, const uint8_t* const*, con
 void tg_u8_vsum_ukernel_1x32__neon(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x16__neon(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
 void tg_u8_hsum_ukernel_1x32__neon(int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*);
-void tg_f32_filt2d_ukernel_1x16__neon(int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*);
+void tg_f32_filt2d_ukernel_4x16__neon(int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*, int64_t);
 void tg_f32_gemm_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x12__neon_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -510,7 +512,7 @@ void tg_u8_vfilt_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, co
 void tg_u8_vsum_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x2__scalar(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
 void tg_u8_hsum_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*);
-void tg_f32_filt2d_ukernel_1x4__scalar(int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*);
+void tg_f32_filt2d_ukernel_2x4__scalar(int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*, int64_t);
 void tg_f32_gemm_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_2x4__scalar_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -534,28 +536,28 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 #endif
 
 /* TG_FILTER_UKERNELS_<dtype>_<ARCH>(X): every filter kernel of that dtype built
-   for that architecture, registry order. X(isa id, kind (TG_FILTER_KIND_*), NR, production, kernel, "name") */
+   for that architecture, registry order. X(isa id, kind (TG_FILTER_KIND_*), MR, NR, production, kernel, "name") */
 #define TG_FILTER_UKERNELS_u8_X86_64(X) \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_VFILT, 64, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x64__avx512, "tg_u8_vfilt_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_VSUM, 64, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x64__avx512, "tg_u8_vsum_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_HFILT, 64, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x64__avx512, "tg_u8_hfilt_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_HSUM, 64, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x64__avx512, "tg_u8_hsum_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_VFILT, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__avx2, "tg_u8_vfilt_ukernel_1x32__avx2") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_VSUM, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__avx2, "tg_u8_vsum_ukernel_1x32__avx2") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_HFILT, 32, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x32__avx2, "tg_u8_hfilt_ukernel_1x32__avx2") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_HSUM, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__avx2, "tg_u8_hsum_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_VFILT, 1, 64, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x64__avx512, "tg_u8_vfilt_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_VSUM, 1, 64, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x64__avx512, "tg_u8_vsum_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_HFILT, 1, 64, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x64__avx512, "tg_u8_hfilt_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_HSUM, 1, 64, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x64__avx512, "tg_u8_hsum_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_VFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__avx2, "tg_u8_vfilt_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_VSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__avx2, "tg_u8_vsum_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_HFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x32__avx2, "tg_u8_hfilt_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_HSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__avx2, "tg_u8_hsum_ukernel_1x32__avx2") \
 
 #define TG_FILTER_UKERNELS_u8_AARCH64(X) \
-  X(TG_ISA_NEON, TG_FILTER_KIND_VFILT, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__neon, "tg_u8_vfilt_ukernel_1x32__neon") \
-  X(TG_ISA_NEON, TG_FILTER_KIND_VSUM, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__neon, "tg_u8_vsum_ukernel_1x32__neon") \
-  X(TG_ISA_NEON, TG_FILTER_KIND_HFILT, 16, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x16__neon, "tg_u8_hfilt_ukernel_1x16__neon") \
-  X(TG_ISA_NEON, TG_FILTER_KIND_HSUM, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__neon, "tg_u8_hsum_ukernel_1x32__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_VFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__neon, "tg_u8_vfilt_ukernel_1x32__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_VSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__neon, "tg_u8_vsum_ukernel_1x32__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_HFILT, 1, 16, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x16__neon, "tg_u8_hfilt_ukernel_1x16__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_HSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__neon, "tg_u8_hsum_ukernel_1x32__neon") \
 
 #define TG_FILTER_UKERNELS_u8_ANY(X) \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_VFILT, 4, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x4__scalar, "tg_u8_vfilt_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_VSUM, 4, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x4__scalar, "tg_u8_vsum_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_HFILT, 2, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x2__scalar, "tg_u8_hfilt_ukernel_1x2__scalar") \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_HSUM, 4, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x4__scalar, "tg_u8_hsum_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_VFILT, 1, 4, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x4__scalar, "tg_u8_vfilt_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_VSUM, 1, 4, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x4__scalar, "tg_u8_vsum_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_HFILT, 1, 2, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x2__scalar, "tg_u8_hfilt_ukernel_1x2__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_HSUM, 1, 4, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x4__scalar, "tg_u8_hsum_ukernel_1x4__scalar") \
 
 #define TG_FOREACH_FILTER_UKERNEL_u8(X) \
   TG_IF_BUILT_X86_64(TG_FILTER_UKERNELS_u8_X86_64(X)) \
@@ -563,14 +565,14 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_FILTER_UKERNELS_u8_ANY(X)
 
 #define TG_FILTER_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_FILT2D, 64, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_1x64__avx512, "tg_f32_filt2d_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_FILT2D, 32, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_1x32__avx2, "tg_f32_filt2d_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_FILT2D, 4, 64, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x64__avx512, "tg_f32_filt2d_ukernel_4x64__avx512") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_FILT2D, 4, 16, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x16__avx2, "tg_f32_filt2d_ukernel_4x16__avx2") \
 
 #define TG_FILTER_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, TG_FILTER_KIND_FILT2D, 16, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_1x16__neon, "tg_f32_filt2d_ukernel_1x16__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_FILT2D, 4, 16, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x16__neon, "tg_f32_filt2d_ukernel_4x16__neon") \
 
 #define TG_FILTER_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_FILT2D, 4, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_1x4__scalar, "tg_f32_filt2d_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_FILT2D, 2, 4, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_2x4__scalar, "tg_f32_filt2d_ukernel_2x4__scalar") \
 
 #define TG_FOREACH_FILTER_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_FILTER_UKERNELS_f32_X86_64(X)) \

@@ -15,9 +15,9 @@ static int fill(tg_filter_config* cfg, int isa) {
   memset(cfg, 0, sizeof(*cfg));
   cfg->isa = isa;
   tg_filter_any_fn fn[TG_FILTER_KIND_COUNT] = {0};
-#define TG_COLLECT(ISA, KIND, NR, PROD, FN, NAME)                  \
-  if ((ISA) == isa && (PROD) && fn[KIND] == NULL) {                \
-    fn[KIND] = (FN); cfg->nr[KIND] = (NR); cfg->name[KIND] = NAME; \
+#define TG_COLLECT(ISA, KIND, MR, NR, PROD, FN, NAME)                                    \
+  if ((ISA) == isa && (PROD) && fn[KIND] == NULL) {                                      \
+    fn[KIND] = (FN); cfg->mr[KIND] = (MR); cfg->nr[KIND] = (NR); cfg->name[KIND] = NAME; \
   }
   TG_FOREACH_FILTER_UKERNEL_u8(TG_COLLECT)
   TG_FOREACH_FILTER_UKERNEL_f32(TG_COLLECT)

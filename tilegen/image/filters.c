@@ -54,6 +54,7 @@ typedef struct job {
   int64_t h, w, c;
   int border;
   int64_t kh, kw, ay, ax;   /* kernel extent and anchor */
+  int64_t mr;               /* output rows per filt2d call (filter2d) */
   const int16_t* ky;        /* u8 passes: vertical and (padded to even) horizontal taps */
   const int16_t* kx;
   const float* fky;         /* f32 separable taps, or the whole kernel (fk2, kh*kw) */
@@ -105,8 +106,13 @@ static int64_t edge_px(const job* j) {
   return lo > j->w - hi ? lo : j->w - hi;
 }
 
+/* Source rows one call of the pass reads: kh, plus MR - 1 for filter2d's MR output rows. */
+static int64_t window(const job* j) {
+  return j->kh + (j->op == OP_F2D_F32 || j->op == OP_F2D_U8 ? j->mr - 1 : 0);
+}
+
 static size_t layout(const job* j, scratch* s, char* base) {
-  const size_t ptrs = round64((size_t) j->kh * sizeof(void*));
+  const size_t ptrs = round64((size_t) window(j) * sizeof(void*));
   const size_t row_el = (size_t) (j->w * j->c);
   const size_t pad_el = (size_t) (padded_px(j) * j->c);
   size_t pad = 0, zero = 0, ring = 0, tag = 0, tmp = 0;
@@ -119,10 +125,10 @@ static size_t layout(const job* j, scratch* s, char* base) {
       pad = pad_el * 4; zero = row_el * 4; tmp = j->unsharp ? row_el * 4 : 0; break;
     case OP_F2D_F32:
       zero = row_el * 4;  /* edge_px needs j->cfg: run() sets it before the layout */
-      ring = (size_t) j->kh * (size_t) ((edge_px(j) + j->kw - 1) * j->c) * 4; break;
+      ring = (size_t) window(j) * (size_t) ((edge_px(j) + j->kw - 1) * j->c) * 4; break;
     case OP_F2D_U8:
-      zero = pad_el * 4; ring = (size_t) j->kh * pad_el * 4;
-      tag = (size_t) j->kh * sizeof(int64_t); tmp = row_el * 4; break;
+      zero = pad_el * 4; ring = (size_t) window(j) * pad_el * 4;
+      tag = (size_t) window(j) * sizeof(int64_t); tmp = (size_t) j->mr * row_el * 4; break;
   }
   size_t off = 0;
   char* p = base;
@@ -132,7 +138,7 @@ static size_t layout(const job* j, scratch* s, char* base) {
     off += round64(bytes);                                         \
   } while (0)
   TG_TAKE(rows, ptrs, const void**);
-  TG_TAKE(segrows, j->op == OP_F2D_F32 ? ptrs : 0, const void**);
+  TG_TAKE(segrows, j->op == OP_F2D_F32 ? ptrs : 0, const void**);  /* also interior rows */
   TG_TAKE(pad, pad, char*);
   TG_TAKE(zero, zero, char*);
   TG_TAKE(ring, ring, char*);
@@ -159,9 +165,10 @@ TG_DEFINE_PAD(pad_i16, int16_t)
 TG_DEFINE_PAD(pad_u16, uint16_t)
 TG_DEFINE_PAD(pad_f32, float)
 
-/* The kh source rows of output row y (a zero row where the border is constant). */
-static void source_rows(const job* j, const scratch* s, int64_t y) {
-  for (int64_t i = 0; i < j->kh; i++) {
+/* The source rows of output rows y.. (count of them: kh per row, plus one per further row),
+   a zero row where the border is constant. */
+static void source_rows(const job* j, const scratch* s, int64_t y, int64_t count) {
+  for (int64_t i = 0; i < count; i++) {
     const int64_t r = border_at(y - j->ay + i, j->h, j->border);
     s->rows[i] = r < 0 ? (const void*) s->zero : (const void*) (j->src + r * j->ss * j->esize);
   }
@@ -193,7 +200,7 @@ static void rows_gauss_u8(const job* j, const scratch* s, int64_t y0, int64_t y1
   const int64_t n = j->w * j->c;
   int16_t* buf = (int16_t*) s->pad;
   for (int64_t y = y0; y < y1; y++) {
-    source_rows(j, s, y);
+    source_rows(j, s, y, j->kh);
     j->cfg->vfilt(n, j->kh, (const uint8_t* const*) s->rows, j->ky, INT16_MIN,
                   buf + j->ax * j->c);
     pad_i16(buf, j, INT16_MIN);  /* a zero pixel's biased vertical sum */
@@ -207,7 +214,7 @@ static void rows_gauss_u8(const job* j, const scratch* s, int64_t y0, int64_t y1
 static void rows_box_u8(const job* j, const scratch* s, int64_t y0, int64_t y1) {
   const int64_t n = j->w * j->c;
   for (int64_t y = y0; y < y1; y++) {
-    source_rows(j, s, y);
+    source_rows(j, s, y, j->kh);
     uint8_t* out = j->dst + y * j->ds;
     if (j->box_small) {
       uint16_t* buf = (uint16_t*) s->pad;
@@ -228,21 +235,23 @@ static void rows_sep_f32(const job* j, const scratch* s, int64_t y0, int64_t y1)
   const int64_t n = j->w * j->c;
   float* buf = (float*) s->pad;
   for (int64_t y = y0; y < y1; y++) {
-    source_rows(j, s, y);
-    j->cfg->filt2d(n, j->kh, 1, j->c, (const float* const*) s->rows, j->fky, buf + j->ax * j->c);
+    source_rows(j, s, y, j->kh);
+    j->cfg->filt2d(1, n, j->kh, 1, j->c, (const float* const*) s->rows, j->fky,
+                   buf + j->ax * j->c, 0);
     pad_f32(buf, j, 0.0f);
     const float* row = buf;
     float* out = (float*) (j->dst + y * j->ds * 4);
     const float* src = (const float*) (j->src + y * j->ss * 4);
-    j->cfg->filt2d(n, 1, j->kw, j->c, &row, j->fkx, j->unsharp ? (float*) s->tmp : out);
+    j->cfg->filt2d(1, n, 1, j->kw, j->c, &row, j->fkx, j->unsharp ? (float*) s->tmp : out, 0);
     if (j->unsharp) sharpen_f32(j, src, (const float*) s->tmp, out);
   }
 }
 
-/* filter2d f32, output pixels [e0, e1) of row y through padded copies of their input. */
-static void edge_f32(const job* j, const scratch* s, int64_t e0, int64_t e1, float* out) {
+/* filter2d f32: output pixels [e0, e1) of m rows through padded copies of their input. */
+static void edge_f32(const job* j, const scratch* s, int64_t m, int64_t e0, int64_t e1,
+                     float* out) {
   const int64_t c = j->c, seg = (edge_px(j) + j->kw - 1) * c;
-  for (int64_t i = 0; i < j->kh; i++) {
+  for (int64_t i = 0; i < m + j->kh - 1; i++) {
     float* d = (float*) s->ring + i * seg;
     const float* row = (const float*) s->rows[i];
     const int64_t q0 = e0 - j->ax, q1 = e1 - j->ax + j->kw - 1;
@@ -257,59 +266,66 @@ static void edge_f32(const job* j, const scratch* s, int64_t e0, int64_t e1, flo
       if (p < 0) { for (int64_t k = 0; k < c; k++) dp[k] = 0.0f; }
       else memcpy(dp, row + p * c, (size_t) c * sizeof(float));
     }
+    s->segrows[i] = d;
   }
-  for (int64_t i = 0; i < j->kh; i++) s->segrows[i] = (const float*) s->ring + i * seg;
-  j->cfg->filt2d((e1 - e0) * c, j->kh, j->kw, c, (const float* const*) s->segrows, j->fk2,
-                 out + e0 * c);
+  j->cfg->filt2d(m, (e1 - e0) * c, j->kh, j->kw, c, (const float* const*) s->segrows, j->fk2,
+                 out + e0 * c, j->ds);
 }
 
 static void rows_f2d_f32(const job* j, const scratch* s, int64_t y0, int64_t y1) {
   const int64_t c = j->c;
   int64_t lo, hi;
   edge_split(j, &lo, &hi);
-  for (int64_t y = y0; y < y1; y++) {
+  for (int64_t y = y0; y < y1; y += j->mr) {
+    const int64_t m = y1 - y < j->mr ? y1 - y : j->mr;
     float* out = (float*) (j->dst + y * j->ds * 4);
-    source_rows(j, s, y);
+    source_rows(j, s, y, m + j->kh - 1);
     if (hi <= lo) {  /* too narrow to split: one padded segment */
-      edge_f32(j, s, 0, j->w, out);
+      edge_f32(j, s, m, 0, j->w, out);
       continue;
     }
     /* Output pixel lo reads input pixels from lo - ax on. */
     const float** rows = (const float**) s->segrows;
-    for (int64_t i = 0; i < j->kh; i++) rows[i] = (const float*) s->rows[i] + (lo - j->ax) * c;
-    j->cfg->filt2d((hi - lo) * c, j->kh, j->kw, c, rows, j->fk2, out + lo * c);
-    edge_f32(j, s, 0, lo, out);
-    edge_f32(j, s, hi, j->w, out);
+    for (int64_t i = 0; i < m + j->kh - 1; i++)
+      rows[i] = (const float*) s->rows[i] + (lo - j->ax) * c;
+    j->cfg->filt2d(m, (hi - lo) * c, j->kh, j->kw, c, rows, j->fk2, out + lo * c, j->ds);
+    edge_f32(j, s, m, 0, lo, out);
+    edge_f32(j, s, m, hi, j->w, out);
   }
 }
 
 static void rows_f2d_u8(const job* j, const scratch* s, int64_t y0, int64_t y1) {
-  const int64_t c = j->c, n = j->w * c, pad_el = padded_px(j) * c;
+  const int64_t c = j->c, n = j->w * c, pad_el = padded_px(j) * c, slots = window(j);
   float* ring = (float*) s->ring;
   float* tmp = (float*) s->tmp;
-  for (int64_t i = 0; i < j->kh; i++) s->tag[i] = -1;
-  for (int64_t y = y0; y < y1; y++) {
-    for (int64_t i = 0; i < j->kh; i++) {
+  for (int64_t i = 0; i < slots; i++) s->tag[i] = -1;
+  for (int64_t y = y0; y < y1; y += j->mr) {
+    const int64_t m = y1 - y < j->mr ? y1 - y : j->mr;
+    for (int64_t i = 0; i < m + j->kh - 1; i++) {
       const int64_t r = border_at(y - j->ay + i, j->h, j->border);
       if (r < 0) { s->rows[i] = s->zero; continue; }
-      /* Rows a window needs are distinct modulo kh (the border maps a window into one). */
-      float* slot = ring + (r % j->kh) * pad_el;
-      if (s->tag[r % j->kh] != r) {
+      /* The rows of one window are distinct modulo its size (the border maps a window of
+         source rows into one no larger). */
+      float* slot = ring + (r % slots) * pad_el;
+      if (s->tag[r % slots] != r) {
         const uint8_t* row = j->src + r * j->ss;
         for (int64_t q = -j->ax; q < j->w + j->kw - 1 - j->ax; q++) {
           const int64_t p = border_at(q, j->w, j->border);
           float* d = slot + (q + j->ax) * c;
           for (int64_t k = 0; k < c; k++) d[k] = p < 0 ? 0.0f : (float) row[p * c + k];
         }
-        s->tag[r % j->kh] = r;
+        s->tag[r % slots] = r;
       }
       s->rows[i] = slot;
     }
-    j->cfg->filt2d(n, j->kh, j->kw, c, (const float* const*) s->rows, j->fk2, tmp);
-    uint8_t* out = j->dst + y * j->ds;
-    for (int64_t x = 0; x < n; x++) {
-      const float v = tmp[x];
-      out[x] = v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t) lrintf(v);
+    j->cfg->filt2d(m, n, j->kh, j->kw, c, (const float* const*) s->rows, j->fk2, tmp, n);
+    for (int64_t r = 0; r < m; r++) {
+      uint8_t* out = j->dst + (y + r) * j->ds;
+      const float* t = tmp + r * n;
+      for (int64_t x = 0; x < n; x++) {
+        const float v = t[x];
+        out[x] = v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t) lrintf(v);
+      }
     }
   }
 }
@@ -355,6 +371,7 @@ static int detach_source(job* j, void** copy) {
 /* Runs the job over bands of rows. Returns 0, or 1 when memory runs out (nothing written). */
 static int run(job* j) {
   j->cfg = tg_filter_cfg();
+  j->mr = j->cfg->mr[TG_FILTER_KIND_FILT2D];
   const int64_t work = j->h * j->w * j->c * (j->kh + j->kw);
   int64_t want = work < (1 << 18) ? 1 : tg_threads_max();
   if (want > j->h) want = j->h;

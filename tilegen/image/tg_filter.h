@@ -17,7 +17,7 @@ typedef struct tg_filter_config {
   tg_u8_hfilt_fn hfilt;
   tg_u8_hsum_fn hsum;
   tg_f32_filt2d_fn filt2d;
-  int nr[TG_FILTER_KIND_COUNT];
+  int mr[TG_FILTER_KIND_COUNT], nr[TG_FILTER_KIND_COUNT];
   const char* name[TG_FILTER_KIND_COUNT];
 } tg_filter_config;
 

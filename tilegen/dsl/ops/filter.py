@@ -9,15 +9,16 @@ the pass (the kind):
   hfilt  u8:  S = sum_t coef[t] * in[x + t*step] (int16 in, 32-bit sums), then
               mode 0: sat_u8((S + add) >> 16), mode 1: sat_u8(round_even((S + add) * scale))
   hsum   u8:  s = sum_t in[x + t*step] (uint16), out = sat_u8(mulhi_u16(s + add, mul) >> shift)
-  filt2d f32: out[x] = sum_i sum_j coef[i*kw + j] * rows[i][x + j*step]
+  filt2d f32: out[r][x] = sum_i sum_j coef[i*kw + j] * rows[r + i][x + j*step], r < m <= MR
+              (MR output rows share each loaded input vector: kh + MR - 1 row loads, not MR*kh)
 
 GaussianBlur on uint8 is vfilt then hfilt in OpenCV's exact fixed point (8-bit coefficients
 that sum to 256, the vertical sums kept biased by -32768 so that they fit int16; see
 tilegen/image/filters.c); box blur is vsum then hsum with OpenCV's division (box_divisor());
 float32 runs every pass through filt2d (kw = 1 vertical, kh = 1 horizontal, or both).
 
-A kernel computes NR values per block (tile 1xNR, NR a multiple of the vector width of its
-working type: int16 for u8 kernels, f32 for filt2d). Tails: a block that would run past n is
+A kernel computes NR values per block (tile MRxNR, NR a multiple of the vector width of its
+working type: int16 for u8 kernels, f32 for filt2d; MR = 1 except for filt2d). Tails: a block that would run past n is
 moved back to end at n (recomputing a few values: outputs never alias inputs), and n < NR goes
 through zero-padded copies, one tap at a time. The `tail` field is not used.
 """
@@ -40,7 +41,8 @@ _ARGS = {
     "hfilt": "int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, "
              "const tg_u8_hfilt_params*",
     "hsum": "int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*",
-    "filt2d": "int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*",
+    "filt2d": "int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, "
+              "float*, int64_t",
 }
 
 
@@ -81,6 +83,7 @@ class FilterPlan:
     name: str
     kind: str
     dtype: str
+    mr: int
     nr: int
     lanes: int                  # values per vector of the working type (int16 or f32)
     nv: int                     # vectors per block
@@ -99,7 +102,7 @@ class Filter(OpFamily):
     dtypes = ("u8", "f32")
     fields = {"kind": ("filt2d", KINDS)}
     c_select = "tg_filter_select"
-    c_row_doc = "X(isa id, kind (TG_FILTER_KIND_*), NR, production, kernel, \"name\")"
+    c_row_doc = "X(isa id, kind (TG_FILTER_KIND_*), MR, NR, production, kernel, \"name\")"
 
     def op_token(self, spec) -> str:
         return spec.kind
@@ -111,8 +114,8 @@ class Filter(OpFamily):
         if spec.dtype != KIND_DTYPE[spec.kind]:
             raise ValueError(f"dtype: {spec.kind} kernels take {KIND_DTYPE[spec.kind]} images, "
                              f"got {spec.dtype}")
-        if spec.mr != 1:
-            raise ValueError(f"mr: filter kernels compute one row (MR=1), got MR={spec.mr}")
+        if spec.mr != 1 and spec.kind != "filt2d":
+            raise ValueError(f"mr: {spec.kind} kernels compute one row (MR=1), got MR={spec.mr}")
         if spec.kr != 1:
             raise ValueError(f"kr: filter kernels take KR=1, got KR={spec.kr}")
         lanes = _work_lanes(get_isa(spec.isa), spec.kind)
@@ -124,20 +127,22 @@ class Filter(OpFamily):
         isa = get_isa(spec.isa)
         nv = spec.nr // _work_lanes(isa, spec.kind)
         # hfilt keeps two 32-bit accumulators per int16 vector and loads two taps at a time.
-        acc, inputs = {"hfilt": (2 * nv, 2 * nv)}.get(spec.kind, (nv, 1))
+        acc, inputs = {"hfilt": (2 * nv, 2 * nv), "filt2d": (spec.mr * nv, nv)}.get(
+            spec.kind, (nv, 1))
         return RegisterBudget(acc, inputs, 1, isa.num_vregs, input_name="input",
                               broadcast_name="coefficient")
 
     def budget_rule(self, spec) -> str:
         lanes = _work_lanes(get_isa(spec.isa), spec.kind)
-        return f"4*NR/{lanes} + 1" if spec.kind == "hfilt" else f"NR/{lanes} + 2"
+        return {"hfilt": f"4*NR/{lanes} + 1", "filt2d": f"(MR+1)*NR/{lanes} + 1"}.get(
+            spec.kind, f"NR/{lanes} + 2")
 
     def lower(self, spec) -> FilterPlan:
         isa = get_isa(spec.isa)
         lanes = _work_lanes(isa, spec.kind)
         ints = spec.dtype == "u8"
         return FilterPlan(
-            name=spec.name, kind=spec.kind, dtype=spec.dtype, nr=spec.nr, lanes=lanes,
+            name=spec.name, kind=spec.kind, dtype=spec.dtype, mr=spec.mr, nr=spec.nr, lanes=lanes,
             nv=spec.nr // lanes, isa=isa, f=isa.vec("f32"),
             i16=isa.ints("i16") if ints else None, i32=isa.ints("i32") if ints else None,
             budget=self.register_budget(spec))
@@ -147,7 +152,7 @@ class Filter(OpFamily):
 
     def c_row(self, entry) -> str:
         s = entry.spec
-        return (f"TG_ISA_{s.isa.upper()}, TG_FILTER_KIND_{s.kind.upper()}, {s.nr}, "
+        return (f"TG_ISA_{s.isa.upper()}, TG_FILTER_KIND_{s.kind.upper()}, {s.mr}, {s.nr}, "
                 f"{int(entry.production)}, (tg_filter_any_fn) {s.name}, \"{s.name}\"")
 
     def validate_registry(self, entries, where: str) -> None:
