@@ -178,6 +178,76 @@ static void run_case(int64_t m, int64_t n, int kh, int kw, int64_t step) {
 }
 #endif
 
+#if TG_KIND == TG_FILTER_KIND_TOF32 || TG_KIND == TG_FILTER_KIND_FROUND || \
+    TG_KIND == TG_FILTER_KIND_SHARPEN
+/* The element-wise steps; `mode` picks sharpen's threshold (0, 3, 300) and amount. */
+static void run_case(int64_t n, int mode) {
+  region ri, ro;
+#if TG_KIND == TG_FILTER_KIND_FROUND
+  float* in = gbuf((size_t) n, 4, &ri);
+  for (int64_t x = 0; x < n; x++) {
+    /* around [-40, 300], every fourth value an exact tie */
+    in[x] = x % 4 ? (float) (uniform() * 170 + 130) : (float) rand_int(-40, 300) + 0.5f;
+  }
+  uint8_t* o = gbuf((size_t) (n + PRE), 1, &ro);
+  const uint8_t SENT = 0xA5;
+#elif TG_KIND == TG_FILTER_KIND_TOF32
+  uint8_t* in = gbuf((size_t) n, 1, &ri);
+  for (int64_t x = 0; x < n; x++) in[x] = (uint8_t) rand_int(0, 255);
+  float* o = gbuf((size_t) (n + PRE), 4, &ro);
+  const float SENT = -777.25f;
+#else
+  region rb;
+  uint8_t* in = gbuf((size_t) n, 1, &ri);
+  uint8_t* blur = gbuf((size_t) n, 1, &rb);
+  for (int64_t x = 0; x < n; x++) {
+    in[x] = (uint8_t) rand_int(0, 255);
+    blur[x] = (uint8_t) (x % 3 ? rand_int(0, 255) : in[x] + rand_int(-4, 4));
+  }
+  uint8_t* o = gbuf((size_t) (n + PRE), 1, &ro);
+  const uint8_t SENT = 0xA5;
+  tg_u8_sharpen_params p;
+  p.threshold = mode == 0 ? 0 : mode == 1 ? 3 : 300;
+  p.amount = mode == 0 ? 1.0f : mode == 1 ? 0.7f : -1.5f;
+#endif
+  for (int i = 0; i < PRE; i++) o[i] = SENT;
+  __typeof__(o) out = o + PRE;
+#if TG_KIND == TG_FILTER_KIND_SHARPEN
+  TG_UKERNEL(n, in, blur, out, &p);
+#else
+  TG_UKERNEL(n, in, out);
+#endif
+  cases++;
+  for (int i = 0; i < PRE; i++)
+    if (memcmp(&o[i], &SENT, sizeof(SENT)) != 0) fail("sentinel overwritten", n, 0, 0, i - PRE, o[i], SENT);
+  for (int64_t x = 0; x < n; x++) {
+#if TG_KIND == TG_FILTER_KIND_TOF32
+    const double want = in[x], alt = want;
+#elif TG_KIND == TG_FILTER_KIND_FROUND
+    const float c = in[x] < 0 ? 0.0f : in[x] > 255 ? 255.0f : in[x];
+    const double want = rintf(c), alt = want;
+#else
+    const int d = (int) in[x] - (int) blur[x];
+    double want = in[x], alt = in[x];
+    if ((d < 0 ? -d : d) > p.threshold) {
+      const float fused = fmaf((float) d, p.amount, (float) in[x]);
+      const float split = (float) in[x] + (float) ((float) d * p.amount);
+      want = rintf(fused);
+      alt = rintf(split);
+      want = want < 0 ? 0 : want > 255 ? 255 : want;
+      alt = alt < 0 ? 0 : alt > 255 ? 255 : alt;
+    }
+#endif
+    if ((double) out[x] != want && (double) out[x] != alt) fail("value", n, mode, 0, x, out[x], want);
+  }
+  release(&ri);
+#if TG_KIND == TG_FILTER_KIND_SHARPEN
+  release(&rb);
+#endif
+  release(&ro);
+}
+#endif
+
 int main(void) {
   if (!cpu_supported()) return 77;
   const int64_t ns[] = {1, 2, TG_NR - 1, TG_NR, TG_NR + 1, 2 * TG_NR + 3, 5 * TG_NR - 1};
@@ -195,6 +265,9 @@ int main(void) {
     for (int taps = 1; taps <= MAXTAPS; taps++)
       for (size_t s = 0; s < 3; s++)
         for (int shift = 0; shift <= 8; shift += 4) run_case(n, taps, steps[s], shift);
+#elif TG_KIND == TG_FILTER_KIND_TOF32 || TG_KIND == TG_FILTER_KIND_FROUND || \
+    TG_KIND == TG_FILTER_KIND_SHARPEN
+    for (int mode = 0; mode < 3; mode++) run_case(n, mode);
 #else
     const int sizes[] = {1, 2, 3, 5};
     for (int64_t m = 1; m <= TG_MR; m++)

@@ -21,7 +21,10 @@ extern "C" {
 #define TG_FILTER_KIND_HFILT 2
 #define TG_FILTER_KIND_HSUM 3
 #define TG_FILTER_KIND_FILT2D 4
-#define TG_FILTER_KIND_COUNT 5
+#define TG_FILTER_KIND_TOF32 5
+#define TG_FILTER_KIND_FROUND 6
+#define TG_FILTER_KIND_SHARPEN 7
+#define TG_FILTER_KIND_COUNT 8
 
 /* The X rows hold every pass as this type; the driver casts back to the pass's own type. */
 typedef void (*tg_filter_any_fn)(void);
@@ -52,6 +55,20 @@ typedef struct tg_u8_hsum_params {
 /* s = sum_t in[x + t*step] (uint16, must not exceed 65535 - add), x < n. */
 typedef void (*tg_u8_hsum_fn)(int64_t n, int64_t taps, int64_t step, const uint16_t* in,
                               uint8_t* out, const tg_u8_hsum_params* p);
+
+/* out[x] = (float) in[x], x < n. */
+typedef void (*tg_u8_tof32_fn)(int64_t n, const uint8_t* in, float* out);
+/* out[x] = round_even(clamp(in[x], 0, 255)), x < n. */
+typedef void (*tg_u8_fround_fn)(int64_t n, const float* in, uint8_t* out);
+
+/* sharpen: threshold is an integer (the floor of the caller's), amount a float. */
+typedef struct tg_u8_sharpen_params {
+  float amount;
+  int32_t threshold;
+} tg_u8_sharpen_params;
+/* d = in[x] - blur[x]; out[x] = |d| > threshold ? sat_u8(round_even(in[x] + amount * d)) : in[x]. */
+typedef void (*tg_u8_sharpen_fn)(int64_t n, const uint8_t* in, const uint8_t* blur, uint8_t* out,
+                                 const tg_u8_sharpen_params* params);
 
 /* out[r*out_stride + x] = sum_i sum_j coef[i*kw + j] * rows[r + i][x + j*step], r < m <= MR,
    x < n; rows has m + kh - 1 entries. */
@@ -407,6 +424,12 @@ void tg_u8_vsum_ukernel_1x32__avx2(int64_t, int64_t, const uint8_t* const*, uint
 void tg_u8_hfilt_ukernel_1x32__avx2(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
 void tg_u8_hsum_ukernel_1x32__avx2(int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*);
 void tg_f32_filt2d_ukernel_4x16__avx2(int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*, int64_t);
+void tg_u8_tof32_ukernel_1x64__avx512(int64_t, const uint8_t*, float*);
+void tg_u8_fround_ukernel_1x64__avx512(int64_t, const float*, uint8_t*);
+void tg_u8_sharpen_ukernel_1x32__avx512(int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*);
+void tg_u8_tof32_ukernel_1x32__avx2(int64_t, const uint8_t*, float*);
+void tg_u8_fround_ukernel_1x32__avx2(int64_t, const float*, uint8_t*);
+void tg_u8_sharpen_ukernel_1x16__avx2(int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*);
 void tg_f32_gemm_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_14x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -481,6 +504,9 @@ void tg_u8_vsum_ukernel_1x32__neon(int64_t, int64_t, const uint8_t* const*, uint
 void tg_u8_hfilt_ukernel_1x16__neon(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
 void tg_u8_hsum_ukernel_1x32__neon(int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*);
 void tg_f32_filt2d_ukernel_4x16__neon(int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*, int64_t);
+void tg_u8_tof32_ukernel_1x16__neon(int64_t, const uint8_t*, float*);
+void tg_u8_fround_ukernel_1x16__neon(int64_t, const float*, uint8_t*);
+void tg_u8_sharpen_ukernel_1x16__neon(int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*);
 void tg_f32_gemm_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x12__neon_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -513,6 +539,9 @@ void tg_u8_vsum_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, uin
 void tg_u8_hfilt_ukernel_1x2__scalar(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
 void tg_u8_hsum_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*);
 void tg_f32_filt2d_ukernel_2x4__scalar(int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*, int64_t);
+void tg_u8_tof32_ukernel_1x4__scalar(int64_t, const uint8_t*, float*);
+void tg_u8_fround_ukernel_1x4__scalar(int64_t, const float*, uint8_t*);
+void tg_u8_sharpen_ukernel_1x4__scalar(int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*);
 void tg_f32_gemm_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_2x4__scalar_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -546,18 +575,30 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, TG_FILTER_KIND_VSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__avx2, "tg_u8_vsum_ukernel_1x32__avx2") \
   X(TG_ISA_AVX2, TG_FILTER_KIND_HFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x32__avx2, "tg_u8_hfilt_ukernel_1x32__avx2") \
   X(TG_ISA_AVX2, TG_FILTER_KIND_HSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__avx2, "tg_u8_hsum_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_TOF32, 1, 64, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x64__avx512, "tg_u8_tof32_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_FROUND, 1, 64, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x64__avx512, "tg_u8_fround_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_SHARPEN, 1, 32, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x32__avx512, "tg_u8_sharpen_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_TOF32, 1, 32, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x32__avx2, "tg_u8_tof32_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_FROUND, 1, 32, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x32__avx2, "tg_u8_fround_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_SHARPEN, 1, 16, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x16__avx2, "tg_u8_sharpen_ukernel_1x16__avx2") \
 
 #define TG_FILTER_UKERNELS_u8_AARCH64(X) \
   X(TG_ISA_NEON, TG_FILTER_KIND_VFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__neon, "tg_u8_vfilt_ukernel_1x32__neon") \
   X(TG_ISA_NEON, TG_FILTER_KIND_VSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__neon, "tg_u8_vsum_ukernel_1x32__neon") \
   X(TG_ISA_NEON, TG_FILTER_KIND_HFILT, 1, 16, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x16__neon, "tg_u8_hfilt_ukernel_1x16__neon") \
   X(TG_ISA_NEON, TG_FILTER_KIND_HSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__neon, "tg_u8_hsum_ukernel_1x32__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_TOF32, 1, 16, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x16__neon, "tg_u8_tof32_ukernel_1x16__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_FROUND, 1, 16, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x16__neon, "tg_u8_fround_ukernel_1x16__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_SHARPEN, 1, 16, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x16__neon, "tg_u8_sharpen_ukernel_1x16__neon") \
 
 #define TG_FILTER_UKERNELS_u8_ANY(X) \
   X(TG_ISA_SCALAR, TG_FILTER_KIND_VFILT, 1, 4, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x4__scalar, "tg_u8_vfilt_ukernel_1x4__scalar") \
   X(TG_ISA_SCALAR, TG_FILTER_KIND_VSUM, 1, 4, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x4__scalar, "tg_u8_vsum_ukernel_1x4__scalar") \
   X(TG_ISA_SCALAR, TG_FILTER_KIND_HFILT, 1, 2, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x2__scalar, "tg_u8_hfilt_ukernel_1x2__scalar") \
   X(TG_ISA_SCALAR, TG_FILTER_KIND_HSUM, 1, 4, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x4__scalar, "tg_u8_hsum_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_TOF32, 1, 4, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x4__scalar, "tg_u8_tof32_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_FROUND, 1, 4, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x4__scalar, "tg_u8_fround_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_SHARPEN, 1, 4, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x4__scalar, "tg_u8_sharpen_ukernel_1x4__scalar") \
 
 #define TG_FOREACH_FILTER_UKERNEL_u8(X) \
   TG_IF_BUILT_X86_64(TG_FILTER_UKERNELS_u8_X86_64(X)) \

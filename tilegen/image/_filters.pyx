@@ -205,7 +205,7 @@ def box_blur(img, ksize, *, border="reflect101"):
 def unsharp_mask(img, ksize=5, sigma=1.0, amount=1.0, threshold=0, *, border="reflect101"):
     """saturate(img + amount * (img - gaussian_blur(img, ksize, sigma))) where
     |img - gaussian_blur(img, ksize, sigma)| > threshold, else img (uint8: the blur is
-    gaussian_blur's uint8 result, the sum in double rounded to nearest, ties to even)."""
+    gaussian_blur's uint8 result, the sum in float32 rounded to nearest, ties to even)."""
     cdef int b = _border(border)
     ks, sg = _gaussian_args(ksize, sigma)
     am = _real("amount", amount)

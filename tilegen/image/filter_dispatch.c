@@ -29,6 +29,9 @@ static int fill(tg_filter_config* cfg, int isa) {
   cfg->hfilt = (tg_u8_hfilt_fn) fn[TG_FILTER_KIND_HFILT];
   cfg->hsum = (tg_u8_hsum_fn) fn[TG_FILTER_KIND_HSUM];
   cfg->filt2d = (tg_f32_filt2d_fn) fn[TG_FILTER_KIND_FILT2D];
+  cfg->tof32 = (tg_u8_tof32_fn) fn[TG_FILTER_KIND_TOF32];
+  cfg->fround = (tg_u8_fround_fn) fn[TG_FILTER_KIND_FROUND];
+  cfg->sharpen = (tg_u8_sharpen_fn) fn[TG_FILTER_KIND_SHARPEN];
   return 1;
 }
 

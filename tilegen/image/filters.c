@@ -62,6 +62,7 @@ typedef struct job {
   const float* fk2;
   tg_u8_hfilt_params hp;
   tg_u8_hsum_params sp;
+  tg_u8_sharpen_params shp;
   int box_small;            /* OP_BOX_U8: vsum + hsum (area <= 256) */
   int unsharp;
   double amount, threshold;
@@ -106,9 +107,9 @@ static int64_t edge_px(const job* j) {
   return lo > j->w - hi ? lo : j->w - hi;
 }
 
-/* Source rows one call of the pass reads: kh, plus MR - 1 for filter2d's MR output rows. */
+/* Source rows one call of the pass reads: kh, plus MR - 1 for the float passes' MR rows. */
 static int64_t window(const job* j) {
-  return j->kh + (j->op == OP_F2D_F32 || j->op == OP_F2D_U8 ? j->mr - 1 : 0);
+  return j->kh + (j->op == OP_F2D_F32 || j->op == OP_F2D_U8 || j->op == OP_SEP_F32 ? j->mr - 1 : 0);
 }
 
 static size_t layout(const job* j, scratch* s, char* base) {
@@ -121,8 +122,9 @@ static size_t layout(const job* j, scratch* s, char* base) {
       pad = pad_el * 2; zero = row_el; tmp = j->unsharp ? row_el : 0; break;
     case OP_BOX_U8:
       pad = pad_el * 2; zero = row_el; break;
-    case OP_SEP_F32:
-      pad = pad_el * 4; zero = row_el * 4; tmp = j->unsharp ? row_el * 4 : 0; break;
+    case OP_SEP_F32:  /* MR padded rows, MR sharpened rows */
+      pad = (size_t) j->mr * pad_el * 4; zero = row_el * 4;
+      tmp = j->unsharp ? (size_t) j->mr * row_el * 4 : 0; break;
     case OP_F2D_F32:
       zero = row_el * 4;  /* edge_px needs j->cfg: run() sets it before the layout */
       ring = (size_t) window(j) * (size_t) ((edge_px(j) + j->kw - 1) * j->c) * 4; break;
@@ -138,7 +140,7 @@ static size_t layout(const job* j, scratch* s, char* base) {
     off += round64(bytes);                                         \
   } while (0)
   TG_TAKE(rows, ptrs, const void**);
-  TG_TAKE(segrows, j->op == OP_F2D_F32 ? ptrs : 0, const void**);  /* also interior rows */
+  TG_TAKE(segrows, j->op == OP_F2D_F32 || j->op == OP_SEP_F32 ? ptrs : 0, const void**);
   TG_TAKE(pad, pad, char*);
   TG_TAKE(zero, zero, char*);
   TG_TAKE(ring, ring, char*);
@@ -174,19 +176,8 @@ static void source_rows(const job* j, const scratch* s, int64_t y, int64_t count
   }
 }
 
-static inline uint8_t sat_u8(double v) {
-  return v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t) lrint(v);
-}
-
-/* dst = src + amount * (src - blur) where |src - blur| > threshold, else src. */
-static void sharpen_u8(const job* j, const uint8_t* src, const uint8_t* blur, uint8_t* dst) {
-  const int64_t n = j->w * j->c;
-  for (int64_t x = 0; x < n; x++) {
-    const int d = (int) src[x] - (int) blur[x];
-    dst[x] = fabs((double) d) > j->threshold ? sat_u8((double) src[x] + j->amount * d) : src[x];
-  }
-}
-
+/* dst = src + amount * (src - blur) where |src - blur| > threshold, else src (f32: here; u8:
+   the sharpen kernel, in float32). */
 static void sharpen_f32(const job* j, const float* src, const float* blur, float* dst) {
   const int64_t n = j->w * j->c;
   const float amount = (float) j->amount;
@@ -207,7 +198,7 @@ static void rows_gauss_u8(const job* j, const scratch* s, int64_t y0, int64_t y1
     uint8_t* out = j->dst + y * j->ds;
     const uint8_t* src = j->src + y * j->ss;
     j->cfg->hfilt(n, j->kw, j->c, buf, j->kx, j->unsharp ? (uint8_t*) s->tmp : out, &j->hp);
-    if (j->unsharp) sharpen_u8(j, src, (const uint8_t*) s->tmp, out);
+    if (j->unsharp) j->cfg->sharpen(n, src, (const uint8_t*) s->tmp, out, &j->shp);
   }
 }
 
@@ -232,18 +223,29 @@ static void rows_box_u8(const job* j, const scratch* s, int64_t y0, int64_t y1) 
 }
 
 static void rows_sep_f32(const job* j, const scratch* s, int64_t y0, int64_t y1) {
-  const int64_t n = j->w * j->c;
+  const int64_t n = j->w * j->c, pad_el = padded_px(j) * j->c;
   float* buf = (float*) s->pad;
-  for (int64_t y = y0; y < y1; y++) {
-    source_rows(j, s, y, j->kh);
-    j->cfg->filt2d(1, n, j->kh, 1, j->c, (const float* const*) s->rows, j->fky,
-                   buf + j->ax * j->c, 0);
-    pad_f32(buf, j, 0.0f);
-    const float* row = buf;
+  const float** hrows = (const float**) s->segrows;
+  for (int64_t y = y0; y < y1; y += j->mr) {
+    const int64_t m = y1 - y < j->mr ? y1 - y : j->mr;
+    source_rows(j, s, y, m + j->kh - 1);
+    /* m vertical sums from m + kh - 1 rows, into m padded rows */
+    j->cfg->filt2d(m, n, j->kh, 1, j->c, (const float* const*) s->rows, j->fky,
+                   buf + j->ax * j->c, pad_el);
+    for (int64_t r = 0; r < m; r++) {
+      pad_f32(buf + r * pad_el, j, 0.0f);
+      hrows[r] = buf + r * pad_el;
+    }
     float* out = (float*) (j->dst + y * j->ds * 4);
-    const float* src = (const float*) (j->src + y * j->ss * 4);
-    j->cfg->filt2d(1, n, 1, j->kw, j->c, &row, j->fkx, j->unsharp ? (float*) s->tmp : out, 0);
-    if (j->unsharp) sharpen_f32(j, src, (const float*) s->tmp, out);
+    if (!j->unsharp) {
+      j->cfg->filt2d(m, n, 1, j->kw, j->c, hrows, j->fkx, out, j->ds);
+      continue;
+    }
+    float* tmp = (float*) s->tmp;
+    j->cfg->filt2d(m, n, 1, j->kw, j->c, hrows, j->fkx, tmp, n);
+    for (int64_t r = 0; r < m; r++)
+      sharpen_f32(j, (const float*) (j->src + (y + r) * j->ss * 4), tmp + r * n,
+                  out + r * j->ds);
   }
 }
 
@@ -309,7 +311,10 @@ static void rows_f2d_u8(const job* j, const scratch* s, int64_t y0, int64_t y1) 
       float* slot = ring + (r % slots) * pad_el;
       if (s->tag[r % slots] != r) {
         const uint8_t* row = j->src + r * j->ss;
-        for (int64_t q = -j->ax; q < j->w + j->kw - 1 - j->ax; q++) {
+        j->cfg->tof32(n, row, slot + j->ax * c);
+        for (int64_t q = -j->ax; q < j->w + j->kw - 1 - j->ax; q++) {  /* border pixels */
+          if (q == 0) q = j->w;
+          if (q >= j->w + j->kw - 1 - j->ax) break;
           const int64_t p = border_at(q, j->w, j->border);
           float* d = slot + (q + j->ax) * c;
           for (int64_t k = 0; k < c; k++) d[k] = p < 0 ? 0.0f : (float) row[p * c + k];
@@ -319,14 +324,7 @@ static void rows_f2d_u8(const job* j, const scratch* s, int64_t y0, int64_t y1) 
       s->rows[i] = slot;
     }
     j->cfg->filt2d(m, n, j->kh, j->kw, c, (const float* const*) s->rows, j->fk2, tmp, n);
-    for (int64_t r = 0; r < m; r++) {
-      uint8_t* out = j->dst + (y + r) * j->ds;
-      const float* t = tmp + r * n;
-      for (int64_t x = 0; x < n; x++) {
-        const float v = t[x];
-        out[x] = v <= 0 ? 0 : v >= 255 ? 255 : (uint8_t) lrintf(v);
-      }
-    }
+    for (int64_t r = 0; r < m; r++) j->cfg->fround(n, tmp + r * n, j->dst + (y + r) * j->ds);
   }
 }
 
@@ -512,6 +510,8 @@ static int gaussian(int u8, const void* src, int64_t ss, void* dst, int64_t ds, 
   j.unsharp = unsharp;
   j.amount = amount;
   j.threshold = threshold;
+  j.shp.amount = (float) amount;  /* |d| > threshold for integer d: |d| > floor(threshold) */
+  j.shp.threshold = threshold >= 256 ? 256 : (int32_t) floor(threshold);
   double* k = malloc((size_t) ksize * sizeof(double));
   /* u8: taps (kx padded to an even count); f32: float taps, vertical = horizontal */
   void* taps = malloc((size_t) (ksize + 1) * (u8 ? sizeof(int16_t) : sizeof(float)));

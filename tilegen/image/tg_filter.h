@@ -17,6 +17,9 @@ typedef struct tg_filter_config {
   tg_u8_hfilt_fn hfilt;
   tg_u8_hsum_fn hsum;
   tg_f32_filt2d_fn filt2d;
+  tg_u8_tof32_fn tof32;
+  tg_u8_fround_fn fround;
+  tg_u8_sharpen_fn sharpen;
   int mr[TG_FILTER_KIND_COUNT], nr[TG_FILTER_KIND_COUNT];
   const char* name[TG_FILTER_KIND_COUNT];
 } tg_filter_config;

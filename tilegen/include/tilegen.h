@@ -152,7 +152,7 @@ TILEGEN_API int tilegen_box_blur_f32(const float* src, int64_t src_stride, float
                                      int64_t channels, int64_t ksize, int border);
 
 /* dst = saturate(src + amount * (src - blur)) where |src - blur| > threshold, else src; blur is
-   the Gaussian above (uint8: its uint8 result; the sum in double, rounded to nearest even). */
+   the Gaussian above (uint8: its uint8 result, the sum in float32 rounded to nearest even). */
 TILEGEN_API int tilegen_unsharp_mask_u8(const uint8_t* src, int64_t src_stride, uint8_t* dst,
                                         int64_t dst_stride, int64_t height, int64_t width,
                                         int64_t channels, int64_t ksize, double sigma,

@@ -160,6 +160,8 @@ class IntOps(_Spellings):
            vectors; the split's lane order is the ISA's own, and only pack2 reads it back:
            pack2(lo, hi)    the split pair back to one i16 vector (signed saturation), values in
                             their original order
+           load_u8(p)       lanes u8 values at p, zero-extended to one i32 vector
+           store_u8(p, x)   the i32 vector saturated to u8, lanes values stored at p
            to_f32(x)        i32 -> f32 vector (the f32 VecOps type)
            round_f32(x)     f32 -> i32, to nearest, ties to even
     """
@@ -170,6 +172,7 @@ class IntOps(_Spellings):
         "srai": ("x", "n"), "load_half": ("p",), "store_half": ("p", "x"), "widen": ("x",),
         "narrow_sat": ("x",), "mulhi_u16": ("a", "b"), "srl": ("x", "n"),
         "mac2": ("lo", "hi", "x", "y", "k"), "pack2": ("lo", "hi"), "to_f32": ("x",),
+        "load_u8": ("p",), "store_u8": ("p", "x"),
         "round_f32": ("x",),
     }
 
@@ -197,6 +200,8 @@ class IntOps(_Spellings):
     pack2_: str = ""
     to_f32_: str = ""
     round_f32_: str = ""
+    load_u8_: str = ""
+    store_u8_: str = ""
     helpers: str = ""
 
     def zero(self) -> str:

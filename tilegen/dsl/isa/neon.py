@@ -59,12 +59,24 @@ def _int_ops(dtype: str) -> IntOps:
         mac2_="tg_mac2_i16_neon(&{lo}, &{hi}, {x}, {y}, {k})",
         pack2_="vcombine_s16(vqmovn_s32({lo}), vqmovn_s32({hi}))",
         to_f32_="vcvtq_f32_s32({x})", round_f32_="vcvtnq_s32_f32({x})",
+        load_u8_="tg_load_u8x4_neon({p})", store_u8_="tg_store_u8x4_neon({p}, {x})",
         helpers=(
             "static inline void tg_mac2_i16_neon(int32x4_t* lo, int32x4_t* hi, int16x8_t x,\n"
             "                                    int16x8_t y, const int16_t* k) {\n"
             "  const int16x4_t k0 = vld1_dup_s16(k), k1 = vld1_dup_s16(k + 1);\n"
             "  *lo = vmlal_s16(vmlal_s16(*lo, vget_low_s16(x), k0), vget_low_s16(y), k1);\n"
             "  *hi = vmlal_s16(vmlal_s16(*hi, vget_high_s16(x), k0), vget_high_s16(y), k1);\n"
+            "}\n"
+            "static inline int32x4_t tg_load_u8x4_neon(const uint8_t* p) {\n"
+            "  uint32_t v;\n"
+            "  memcpy(&v, p, 4);\n"
+            "  const uint8x8_t b = vreinterpret_u8_u32(vdup_n_u32(v));\n"
+            "  return vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b))));\n"
+            "}\n"
+            "static inline void tg_store_u8x4_neon(uint8_t* p, int32x4_t x) {\n"
+            "  const uint16x4_t w = vqmovun_s32(x);\n"
+            "  const uint32_t v = vget_lane_u32(vreinterpret_u32_u8(vqmovn_u16(vcombine_u16(w, w))), 0);\n"
+            "  memcpy(p, &v, 4);\n"
             "}\n"))
 
 

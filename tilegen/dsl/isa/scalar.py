@@ -27,7 +27,9 @@ _EXTRAS = {
     "i32": dict(mac2_="(void) {hi}, {lo} += (int32_t) ({x}) * ({k})[0] + (int32_t) ({y}) * ({k})[1]",
                 pack2_="((int16_t) ({lo} < -32768 ? -32768 : {lo} > 32767 ? 32767 : {lo}))",
                 to_f32_="((float) ({x}))",
-                round_f32_="((int32_t) __builtin_lrintf({x}))"),
+                round_f32_="((int32_t) __builtin_lrintf({x}))",
+                load_u8_="((int32_t) *({p}))",
+                store_u8_="(*({p}) = (uint8_t) ({x} < 0 ? 0 : {x} > 255 ? 255 : {x}))"),
 }
 
 

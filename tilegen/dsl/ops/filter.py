@@ -11,6 +11,9 @@ the pass (the kind):
   hsum   u8:  s = sum_t in[x + t*step] (uint16), out = sat_u8(mulhi_u16(s + add, mul) >> shift)
   filt2d f32: out[r][x] = sum_i sum_j coef[i*kw + j] * rows[r + i][x + j*step], r < m <= MR
               (MR output rows share each loaded input vector: kh + MR - 1 row loads, not MR*kh)
+  tof32  u8:  out[x] = (float) in[x]                               (filter2d's float rows)
+  fround u8:  out[x] = round_even(clamp(in[x], 0, 255))            (filter2d's results)
+  sharpen u8: d = in - blur; out = |d| > thr ? sat_u8(round_even(in + amount * d)) : in
 
 GaussianBlur on uint8 is vfilt then hfilt in OpenCV's exact fixed point (8-bit coefficients
 that sum to 256, the vertical sums kept biased by -32768 so that they fit int16; see
@@ -18,7 +21,8 @@ tilegen/image/filters.c); box blur is vsum then hsum with OpenCV's division (box
 float32 runs every pass through filt2d (kw = 1 vertical, kh = 1 horizontal, or both).
 
 A kernel computes NR values per block (tile MRxNR, NR a multiple of the vector width of its
-working type: int16 for u8 kernels, f32 for filt2d; MR = 1 except for filt2d). Tails: a block that would run past n is
+working type: int16 for u8 passes, int32 for the element-wise ones, f32 for filt2d; MR = 1 except
+for filt2d). Tails: a block that would run past n is
 moved back to end at n (recomputing a few values: outputs never alias inputs), and n < NR goes
 through zero-padded copies, one tap at a time. The `tail` field is not used.
 """
@@ -31,9 +35,12 @@ from typing import Any, Dict, Optional, Tuple
 from ..isa import IntOps, Isa, VecOps, get_isa
 from . import OpFamily, RegisterBudget
 
-KINDS: Tuple[str, ...] = ("vfilt", "vsum", "hfilt", "hsum", "filt2d")
+KINDS: Tuple[str, ...] = ("vfilt", "vsum", "hfilt", "hsum", "filt2d", "tof32", "fround", "sharpen")
 # The dtype each pass serves (the image's element type).
-KIND_DTYPE = {"vfilt": "u8", "vsum": "u8", "hfilt": "u8", "hsum": "u8", "filt2d": "f32"}
+KIND_DTYPE = {"vfilt": "u8", "vsum": "u8", "hfilt": "u8", "hsum": "u8", "filt2d": "f32",
+              "tof32": "u8", "fround": "u8", "sharpen": "u8"}
+# Element-wise kinds, lanes of i32 per vector.
+_ELEMENTWISE = ("tof32", "fround", "sharpen")
 # The C arguments of each pass (after its name), as the types template spells its typedef.
 _ARGS = {
     "vfilt": "int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*",
@@ -43,6 +50,9 @@ _ARGS = {
     "hsum": "int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*",
     "filt2d": "int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, "
               "float*, int64_t",
+    "tof32": "int64_t, const uint8_t*, float*",
+    "fround": "int64_t, const float*, uint8_t*",
+    "sharpen": "int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*",
 }
 
 
@@ -75,6 +85,8 @@ def box_divisor(d: int) -> Tuple[int, int, int]:
 
 
 def _work_lanes(isa: Isa, kind: str) -> int:
+    if kind in _ELEMENTWISE:
+        return isa.lanes("i32")
     return isa.lanes("f32") if kind == "filt2d" else isa.lanes("i16")
 
 

@@ -22,6 +22,17 @@ static inline void tg_mac2_i16_neon(int32x4_t* lo, int32x4_t* hi, int16x8_t x,
   *lo = vmlal_s16(vmlal_s16(*lo, vget_low_s16(x), k0), vget_low_s16(y), k1);
   *hi = vmlal_s16(vmlal_s16(*hi, vget_high_s16(x), k0), vget_high_s16(y), k1);
 }
+static inline int32x4_t tg_load_u8x4_neon(const uint8_t* p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  const uint8x8_t b = vreinterpret_u8_u32(vdup_n_u32(v));
+  return vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b))));
+}
+static inline void tg_store_u8x4_neon(uint8_t* p, int32x4_t x) {
+  const uint16x4_t w = vqmovun_s32(x);
+  const uint32_t v = vget_lane_u32(vreinterpret_u32_u8(vqmovn_u16(vcombine_u16(w, w))), 0);
+  memcpy(p, &v, 4);
+}
 
 /* out[x] = bias + sum_t coef[t] * rows[t][x]: u8 widened to int16, products and sums wrap. */
 void tg_u8_vfilt_ukernel_1x32__neon(int64_t n, int64_t taps, const uint8_t* const* rows, const int16_t* coef,

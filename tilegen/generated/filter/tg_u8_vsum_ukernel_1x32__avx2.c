@@ -17,6 +17,11 @@ static inline void tg_mac2_i16_avx2(__m256i* lo, __m256i* hi, __m256i x, __m256i
   *lo = _mm256_add_epi32(*lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x, y), kk));
   *hi = _mm256_add_epi32(*hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x, y), kk));
 }
+static inline void tg_store_u8_avx2(uint8_t* p, __m256i x) {
+  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(x),
+                                    _mm256_extracti128_si256(x, 1));
+  _mm_storel_epi64((__m128i*) p, _mm_packus_epi16(w, w));
+}
 
 /* out[x] = sum_t rows[t][x]: u8 widened to 16 bits, sums wrap (exact up to 257 rows). */
 void tg_u8_vsum_ukernel_1x32__avx2(int64_t n, int64_t taps, const uint8_t* const* rows, uint16_t* out)
