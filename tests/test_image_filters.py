@@ -90,7 +90,7 @@ def test_gaussian_u8_beats_correct_rounding():
 @pytest.mark.parametrize("c", [1, 3, 4])
 def test_box_u8_photos_bit_exact(border, c):
     img = with_channels(photo(PHOTOS[(c + 1) % len(PHOTOS)]), c)
-    for k in [5, 3, 2, 4, 16, 17, 21]:  # even sizes, areas up to 256 and past it
+    for k in [5, 3, 2, 4, 16, 17, 21, 130]:  # even sizes, areas up to 256 and past it, tall
         got = tg.image.box_blur(img, k, border=border)
         want = cv2.blur(img, (k, k), borderType=BORDERS[border])
         np.testing.assert_array_equal(got, want, err_msg=f"ksize {k}")
@@ -207,7 +207,7 @@ def test_small_and_thin_images(shape, border):
                                       cv_gauss(img, k, sigma, border))
         assert_f32_close(tg.image.gaussian_blur(f, k, sigma, border=border),
                          cv_gauss(f, k, sigma, border).astype(np.float64), np.abs(f).max())
-    for k in [1, 2, 3, 6, 17]:
+    for k in [1, 2, 3, 6, 17, 131]:  # 131: taller than 128 rows, int16 sums biased
         np.testing.assert_array_equal(tg.image.box_blur(img, k, border=border),
                                       cv2.blur(img, (k, k), borderType=b))
         assert_f32_close(tg.image.box_blur(f, k, border=border),

@@ -248,6 +248,32 @@ static void run_case(int64_t n, int mode) {
 }
 #endif
 
+#if TG_KIND == TG_FILTER_KIND_VUPD
+static void run_case(int64_t n) {
+  region rp, ra, rs, ro;
+  uint16_t* prev = gbuf((size_t) n, 2, &rp);
+  uint8_t* add = gbuf((size_t) n, 1, &ra);
+  uint8_t* sub = gbuf((size_t) n, 1, &rs);
+  for (int64_t x = 0; x < n; x++) {
+    prev[x] = (uint16_t) rand_int(0, 65535);
+    add[x] = (uint8_t) rand_int(0, 255);
+    sub[x] = (uint8_t) rand_int(0, 255);
+  }
+  uint16_t* o = gbuf((size_t) (n + PRE), 2, &ro);
+  for (int i = 0; i < PRE; i++) o[i] = 0x5A5A;
+  uint16_t* out = o + PRE;
+  TG_UKERNEL(n, prev, add, sub, out);
+  cases++;
+  for (int i = 0; i < PRE; i++)
+    if (o[i] != 0x5A5A) fail("sentinel overwritten", n, 0, 0, i - PRE, o[i], 0x5A5A);
+  for (int64_t x = 0; x < n; x++) {
+    const uint16_t want = (uint16_t) (prev[x] + add[x] - sub[x]);
+    if (out[x] != want) fail("value", n, 0, 0, x, out[x], want);
+  }
+  release(&rp); release(&ra); release(&rs); release(&ro);
+}
+#endif
+
 int main(void) {
   if (!cpu_supported()) return 77;
   const int64_t ns[] = {1, 2, TG_NR - 1, TG_NR, TG_NR + 1, 2 * TG_NR + 3, 5 * TG_NR - 1};
@@ -268,6 +294,8 @@ int main(void) {
 #elif TG_KIND == TG_FILTER_KIND_TOF32 || TG_KIND == TG_FILTER_KIND_FROUND || \
     TG_KIND == TG_FILTER_KIND_SHARPEN
     for (int mode = 0; mode < 3; mode++) run_case(n, mode);
+#elif TG_KIND == TG_FILTER_KIND_VUPD
+    run_case(n);
 #else
     const int sizes[] = {1, 2, 3, 5};
     for (int64_t m = 1; m <= TG_MR; m++)

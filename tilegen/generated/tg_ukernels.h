@@ -24,7 +24,8 @@ extern "C" {
 #define TG_FILTER_KIND_TOF32 5
 #define TG_FILTER_KIND_FROUND 6
 #define TG_FILTER_KIND_SHARPEN 7
-#define TG_FILTER_KIND_COUNT 8
+#define TG_FILTER_KIND_VUPD 8
+#define TG_FILTER_KIND_COUNT 9
 
 /* The X rows hold every pass as this type; the driver casts back to the pass's own type. */
 typedef void (*tg_filter_any_fn)(void);
@@ -55,6 +56,10 @@ typedef struct tg_u8_hsum_params {
 /* s = sum_t in[x + t*step] (uint16, must not exceed 65535 - add), x < n. */
 typedef void (*tg_u8_hsum_fn)(int64_t n, int64_t taps, int64_t step, const uint16_t* in,
                               uint8_t* out, const tg_u8_hsum_params* p);
+
+/* out[x] = prev[x] + add[x] - sub[x] (uint16, wrapping), x < n; out must not overlap prev. */
+typedef void (*tg_u8_vupd_fn)(int64_t n, const uint16_t* prev, const uint8_t* add,
+                              const uint8_t* sub, uint16_t* out);
 
 /* out[x] = (float) in[x], x < n. */
 typedef void (*tg_u8_tof32_fn)(int64_t n, const uint8_t* in, float* out);
@@ -430,6 +435,8 @@ void tg_u8_sharpen_ukernel_1x32__avx512(int64_t, const uint8_t*, const uint8_t*,
 void tg_u8_tof32_ukernel_1x32__avx2(int64_t, const uint8_t*, float*);
 void tg_u8_fround_ukernel_1x32__avx2(int64_t, const float*, uint8_t*);
 void tg_u8_sharpen_ukernel_1x16__avx2(int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*);
+void tg_u8_vupd_ukernel_1x64__avx512(int64_t, const uint16_t*, const uint8_t*, const uint8_t*, uint16_t*);
+void tg_u8_vupd_ukernel_1x32__avx2(int64_t, const uint16_t*, const uint8_t*, const uint8_t*, uint16_t*);
 void tg_f32_gemm_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_14x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -507,6 +514,7 @@ void tg_f32_filt2d_ukernel_4x16__neon(int64_t, int64_t, int64_t, int64_t, int64_
 void tg_u8_tof32_ukernel_1x16__neon(int64_t, const uint8_t*, float*);
 void tg_u8_fround_ukernel_1x16__neon(int64_t, const float*, uint8_t*);
 void tg_u8_sharpen_ukernel_1x16__neon(int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*);
+void tg_u8_vupd_ukernel_1x32__neon(int64_t, const uint16_t*, const uint8_t*, const uint8_t*, uint16_t*);
 void tg_f32_gemm_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x12__neon_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -542,6 +550,7 @@ void tg_f32_filt2d_ukernel_2x4__scalar(int64_t, int64_t, int64_t, int64_t, int64
 void tg_u8_tof32_ukernel_1x4__scalar(int64_t, const uint8_t*, float*);
 void tg_u8_fround_ukernel_1x4__scalar(int64_t, const float*, uint8_t*);
 void tg_u8_sharpen_ukernel_1x4__scalar(int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*);
+void tg_u8_vupd_ukernel_1x4__scalar(int64_t, const uint16_t*, const uint8_t*, const uint8_t*, uint16_t*);
 void tg_f32_gemm_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_2x4__scalar_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -581,6 +590,8 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, TG_FILTER_KIND_TOF32, 1, 32, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x32__avx2, "tg_u8_tof32_ukernel_1x32__avx2") \
   X(TG_ISA_AVX2, TG_FILTER_KIND_FROUND, 1, 32, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x32__avx2, "tg_u8_fround_ukernel_1x32__avx2") \
   X(TG_ISA_AVX2, TG_FILTER_KIND_SHARPEN, 1, 16, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x16__avx2, "tg_u8_sharpen_ukernel_1x16__avx2") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_VUPD, 1, 64, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x64__avx512, "tg_u8_vupd_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_VUPD, 1, 32, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x32__avx2, "tg_u8_vupd_ukernel_1x32__avx2") \
 
 #define TG_FILTER_UKERNELS_u8_AARCH64(X) \
   X(TG_ISA_NEON, TG_FILTER_KIND_VFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__neon, "tg_u8_vfilt_ukernel_1x32__neon") \
@@ -590,6 +601,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_NEON, TG_FILTER_KIND_TOF32, 1, 16, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x16__neon, "tg_u8_tof32_ukernel_1x16__neon") \
   X(TG_ISA_NEON, TG_FILTER_KIND_FROUND, 1, 16, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x16__neon, "tg_u8_fround_ukernel_1x16__neon") \
   X(TG_ISA_NEON, TG_FILTER_KIND_SHARPEN, 1, 16, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x16__neon, "tg_u8_sharpen_ukernel_1x16__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_VUPD, 1, 32, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x32__neon, "tg_u8_vupd_ukernel_1x32__neon") \
 
 #define TG_FILTER_UKERNELS_u8_ANY(X) \
   X(TG_ISA_SCALAR, TG_FILTER_KIND_VFILT, 1, 4, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x4__scalar, "tg_u8_vfilt_ukernel_1x4__scalar") \
@@ -599,6 +611,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_SCALAR, TG_FILTER_KIND_TOF32, 1, 4, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x4__scalar, "tg_u8_tof32_ukernel_1x4__scalar") \
   X(TG_ISA_SCALAR, TG_FILTER_KIND_FROUND, 1, 4, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x4__scalar, "tg_u8_fround_ukernel_1x4__scalar") \
   X(TG_ISA_SCALAR, TG_FILTER_KIND_SHARPEN, 1, 4, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x4__scalar, "tg_u8_sharpen_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_VUPD, 1, 4, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x4__scalar, "tg_u8_vupd_ukernel_1x4__scalar") \
 
 #define TG_FOREACH_FILTER_UKERNEL_u8(X) \
   TG_IF_BUILT_X86_64(TG_FILTER_UKERNELS_u8_X86_64(X)) \

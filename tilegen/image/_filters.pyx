@@ -42,7 +42,8 @@ cdef extern from "tg_filter.h" nogil:
 BORDERS = {"reflect101": 0, "replicate": 1, "constant": 2}
 MAX_CHANNELS = 512
 BOX_U8_MAX_KSIZE = 257
-KINDS = ("vfilt", "vsum", "hfilt", "hsum", "filt2d")  # TG_FILTER_KIND_* order
+KINDS = ("vfilt", "vsum", "hfilt", "hsum", "filt2d", "tof32", "fround", "sharpen",
+         "vupd")  # TG_FILTER_KIND_* order
 
 
 def kernel_names():

@@ -32,6 +32,7 @@ static int fill(tg_filter_config* cfg, int isa) {
   cfg->tof32 = (tg_u8_tof32_fn) fn[TG_FILTER_KIND_TOF32];
   cfg->fround = (tg_u8_fround_fn) fn[TG_FILTER_KIND_FROUND];
   cfg->sharpen = (tg_u8_sharpen_fn) fn[TG_FILTER_KIND_SHARPEN];
+  cfg->vupd = (tg_u8_vupd_fn) fn[TG_FILTER_KIND_VUPD];
   return 1;
 }
 

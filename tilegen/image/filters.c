@@ -63,7 +63,7 @@ typedef struct job {
   tg_u8_hfilt_params hp;
   tg_u8_hsum_params sp;
   tg_u8_sharpen_params shp;
-  int box_small;            /* OP_BOX_U8: vsum + hsum (area <= 256) */
+  int box_mode;             /* OP_BOX_U8: BOX_SMALL, BOX_ROLLING or BOX_TALL */
   int unsharp;
   double amount, threshold;
   char* scratch;
@@ -120,8 +120,8 @@ static size_t layout(const job* j, scratch* s, char* base) {
   switch (j->op) {
     case OP_GAUSS_U8:
       pad = pad_el * 2; zero = row_el; tmp = j->unsharp ? row_el : 0; break;
-    case OP_BOX_U8:
-      pad = pad_el * 2; zero = row_el; break;
+    case OP_BOX_U8:  /* two padded rows of column sums: this row's and the last one's */
+      pad = 2 * round64(pad_el * 2); zero = row_el; break;
     case OP_SEP_F32:  /* MR padded rows, MR sharpened rows */
       pad = (size_t) j->mr * pad_el * 4; zero = row_el * 4;
       tmp = j->unsharp ? (size_t) j->mr * row_el * 4 : 0; break;
@@ -202,23 +202,42 @@ static void rows_gauss_u8(const job* j, const scratch* s, int64_t y0, int64_t y1
   }
 }
 
+/* Box passes: column sums rolled from row to row (vsum once per band, then vupd: two source
+   rows per row whatever the height; exact, so bands change nothing), then hsum's division
+   (areas <= 256) or hfilt's float rounding (larger areas, heights <= 128 so that the sums fit
+   int16); taller boxes take vfilt's biased sums. */
+enum { BOX_SMALL, BOX_ROLLING, BOX_TALL };
+
 static void rows_box_u8(const job* j, const scratch* s, int64_t y0, int64_t y1) {
-  const int64_t n = j->w * j->c;
+  const int64_t n = j->w * j->c, off = j->ax * j->c;
+  uint16_t* bufs[2] = {(uint16_t*) s->pad,
+                       (uint16_t*) (s->pad + round64((size_t) (padded_px(j) * j->c) * 2))};
   for (int64_t y = y0; y < y1; y++) {
-    source_rows(j, s, y, j->kh);
     uint8_t* out = j->dst + y * j->ds;
-    if (j->box_small) {
-      uint16_t* buf = (uint16_t*) s->pad;
-      j->cfg->vsum(n, j->kh, (const uint8_t* const*) s->rows, buf + j->ax * j->c);
-      pad_u16(buf, j, 0);
-      j->cfg->hsum(n, j->kw, j->c, buf, out, &j->sp);
-    } else {
-      int16_t* buf = (int16_t*) s->pad;
-      j->cfg->vfilt(n, j->kh, (const uint8_t* const*) s->rows, j->ky, INT16_MIN,
-                    buf + j->ax * j->c);
+    if (j->box_mode == BOX_TALL) {
+      int16_t* buf = (int16_t*) bufs[0];
+      source_rows(j, s, y, j->kh);
+      j->cfg->vfilt(n, j->kh, (const uint8_t* const*) s->rows, j->ky, INT16_MIN, buf + off);
       pad_i16(buf, j, INT16_MIN);
       j->cfg->hfilt(n, j->kw, j->c, buf, j->kx, out, &j->hp);
+      continue;
     }
+    uint16_t* cur = bufs[(y - y0) & 1];
+    if (y == y0) {
+      source_rows(j, s, y, j->kh);
+      j->cfg->vsum(n, j->kh, (const uint8_t* const*) s->rows, cur + off);
+    } else {
+      const int64_t in = border_at(y - j->ay + j->kh - 1, j->h, j->border);
+      const int64_t gone = border_at(y - 1 - j->ay, j->h, j->border);
+      const uint8_t* add = in < 0 ? (const uint8_t*) s->zero : j->src + in * j->ss;
+      const uint8_t* sub = gone < 0 ? (const uint8_t*) s->zero : j->src + gone * j->ss;
+      j->cfg->vupd(n, bufs[(y - 1 - y0) & 1] + off, add, sub, cur + off);
+    }
+    pad_u16(cur, j, 0);
+    if (j->box_mode == BOX_SMALL)
+      j->cfg->hsum(n, j->kw, j->c, cur, out, &j->sp);
+    else
+      j->cfg->hfilt(n, j->kw, j->c, (const int16_t*) cur, j->kx, out, &j->hp);
   }
 }
 
@@ -585,23 +604,23 @@ static int box(int u8, const void* src, int64_t ss, void* dst, int64_t ds, int64
     ones[ksize] = 0;
     j.ky = j.kx = ones;
     if (area == 1) {
-      j.box_small = 1;
-      j.sp.add = 0; j.sp.mul = 0; j.sp.shift = 0;  /* unused: a copy below */
+      j.box_mode = BOX_SMALL;  /* unused: a copy below */
     } else if (area <= 256) {
       static const uint16_t div[257][3] = {
 #define TG_DIV_ROW(D, ADD, MUL, SHIFT) [D] = {ADD, MUL, SHIFT},
         TG_FILTER_BOX_DIVISORS(TG_DIV_ROW)
 #undef TG_DIV_ROW
       };
-      j.box_small = 1;
+      j.box_mode = BOX_SMALL;
       j.sp.add = div[area][0];
       j.sp.mul = div[area][1];
       j.sp.shift = div[area][2];
     } else {
-      /* OpenCV: round_even((float) sum * (float) (1.0 / area)); the sums here are biased by
-         -32768 per column. */
+      /* OpenCV: round_even((float) sum * (float) (1.0 / area)); tall boxes' column sums are
+         biased by -32768. */
+      j.box_mode = ksize <= 128 ? BOX_ROLLING : BOX_TALL;
       j.hp.mode = 1;
-      j.hp.add = (int32_t) (32768 * ksize);
+      j.hp.add = j.box_mode == BOX_TALL ? (int32_t) (32768 * ksize) : 0;
       j.hp.scale = (float) (1.0 / (double) area);
     }
   } else {

@@ -20,6 +20,7 @@ typedef struct tg_filter_config {
   tg_u8_tof32_fn tof32;
   tg_u8_fround_fn fround;
   tg_u8_sharpen_fn sharpen;
+  tg_u8_vupd_fn vupd;
   int mr[TG_FILTER_KIND_COUNT], nr[TG_FILTER_KIND_COUNT];
   const char* name[TG_FILTER_KIND_COUNT];
 } tg_filter_config;

@@ -6,6 +6,7 @@ the pass (the kind):
 
   vfilt  u8:  out[x] = bias + sum_t coef[t] * rows[t][x]            u8 rows -> int16 (wrapping)
   vsum   u8:  out[x] = sum_t rows[t][x]                             u8 rows -> uint16
+  vupd   u8:  out[x] = prev[x] + add[x] - sub[x]                    the next row's vsum (uint16)
   hfilt  u8:  S = sum_t coef[t] * in[x + t*step] (int16 in, 32-bit sums), then
               mode 0: sat_u8((S + add) >> 16), mode 1: sat_u8(round_even((S + add) * scale))
   hsum   u8:  s = sum_t in[x + t*step] (uint16), out = sat_u8(mulhi_u16(s + add, mul) >> shift)
@@ -35,10 +36,11 @@ from typing import Any, Dict, Optional, Tuple
 from ..isa import IntOps, Isa, VecOps, get_isa
 from . import OpFamily, RegisterBudget
 
-KINDS: Tuple[str, ...] = ("vfilt", "vsum", "hfilt", "hsum", "filt2d", "tof32", "fround", "sharpen")
+KINDS: Tuple[str, ...] = ("vfilt", "vsum", "hfilt", "hsum", "filt2d", "tof32", "fround", "sharpen",
+                          "vupd")
 # The dtype each pass serves (the image's element type).
 KIND_DTYPE = {"vfilt": "u8", "vsum": "u8", "hfilt": "u8", "hsum": "u8", "filt2d": "f32",
-              "tof32": "u8", "fround": "u8", "sharpen": "u8"}
+              "tof32": "u8", "fround": "u8", "sharpen": "u8", "vupd": "u8"}
 # Element-wise kinds, lanes of i32 per vector.
 _ELEMENTWISE = ("tof32", "fround", "sharpen")
 # The C arguments of each pass (after its name), as the types template spells its typedef.
@@ -53,6 +55,7 @@ _ARGS = {
     "tof32": "int64_t, const uint8_t*, float*",
     "fround": "int64_t, const float*, uint8_t*",
     "sharpen": "int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*",
+    "vupd": "int64_t, const uint16_t*, const uint8_t*, const uint8_t*, uint16_t*",
 }
 
 
