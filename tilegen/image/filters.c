@@ -21,6 +21,7 @@
  * constant zeros. Scratch memory is allocated once per call, before anything is written.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,9 @@ typedef struct job {
   double amount, threshold;
   char* scratch;
   size_t per_task;
-  int ntasks;
+  int ntasks;               /* threads asked for (each has its own scratch) */
+  int64_t nbands;           /* bands of rows, claimed in turn through next_band */
+  atomic_llong next_band;
 } job;
 
 /* ---- per-task scratch: row pointers, a padded row, a zero row, a ring, a temp row ---- */
@@ -353,13 +356,18 @@ static void run_task(void* ctx, int task, int ntasks) {
   layout(j, &s, j->scratch + (size_t) task * j->per_task);
   if (s.zero) memset(s.zero, 0, (size_t) (j->op == OP_F2D_U8 ? padded_px(j) : j->w) * j->c *
                                     (j->op == OP_GAUSS_U8 || j->op == OP_BOX_U8 ? 1 : 4));
-  const int64_t y0 = j->h * task / ntasks, y1 = j->h * (task + 1) / ntasks;
-  switch (j->op) {
-    case OP_GAUSS_U8: rows_gauss_u8(j, &s, y0, y1); break;
-    case OP_BOX_U8: rows_box_u8(j, &s, y0, y1); break;
-    case OP_SEP_F32: rows_sep_f32(j, &s, y0, y1); break;
-    case OP_F2D_F32: rows_f2d_f32(j, &s, y0, y1); break;
-    case OP_F2D_U8: rows_f2d_u8(j, &s, y0, y1); break;
+  (void) ntasks;
+  for (;;) {
+    const int64_t b = atomic_fetch_add(&((job*) j)->next_band, 1);
+    if (b >= j->nbands) break;
+    const int64_t y0 = j->h * b / j->nbands, y1 = j->h * (b + 1) / j->nbands;
+    switch (j->op) {
+      case OP_GAUSS_U8: rows_gauss_u8(j, &s, y0, y1); break;
+      case OP_BOX_U8: rows_box_u8(j, &s, y0, y1); break;
+      case OP_SEP_F32: rows_sep_f32(j, &s, y0, y1); break;
+      case OP_F2D_F32: rows_f2d_f32(j, &s, y0, y1); break;
+      case OP_F2D_U8: rows_f2d_u8(j, &s, y0, y1); break;
+    }
   }
 }
 
@@ -390,10 +398,16 @@ static int run(job* j) {
   j->cfg = tg_filter_cfg();
   j->mr = j->cfg->mr[TG_FILTER_KIND_FILT2D];
   const int64_t work = j->h * j->w * j->c * (j->kh + j->kw);
-  int64_t want = work < (1 << 18) ? 1 : tg_threads_max();
-  if (want > j->h) want = j->h;
-  if (want < 1) want = 1;
-  j->ntasks = (int) want;
+  int64_t threads = work < (1 << 18) ? 1 : tg_threads_max();
+  if (threads > j->h) threads = j->h;
+  if (threads < 1) threads = 1;
+  j->ntasks = (int) threads;
+  /* A few bands per thread, claimed in turn: a thread slowed by another process leaves its
+     bands to the others. */
+  int64_t bands = threads == 1 ? 1 : 4 * threads;
+  if (bands > j->h) bands = j->h;
+  j->nbands = bands;
+  atomic_init(&j->next_band, 0);
   void* copy;
   if (detach_source(j, &copy)) return 1;
   j->per_task = layout(j, NULL, NULL);
