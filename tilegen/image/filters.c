@@ -79,13 +79,14 @@ typedef struct job {
 static size_t round64(size_t b) { return (b + 63) & ~(size_t) 63; }
 
 typedef struct scratch {
-  const void** rows;  /* kh pointers: the source rows of an output row */
-  const void** segrows; /* kh pointers: OP_F2D_F32's padded edge segments */
-  char* pad;          /* padded intermediate row: (ax + w + kw-1-ax) pixels */
-  char* zero;         /* a zero source row (constant border) */
-  char* ring;         /* OP_F2D_U8: kh padded float rows; OP_F2D_F32: kh edge segments */
-  int64_t* tag;       /* OP_F2D_U8: the source row in each ring slot */
-  char* tmp;          /* the filtered row before rounding or sharpening */
+  const void** rows;    /* window() pointers: the source rows of one call */
+  const void** segrows; /* window() pointers: rows as a float pass reads them (edge segments,
+                           shifted interiors, padded vertical sums) */
+  char* pad;            /* padded intermediate rows: (ax + w + kw-1-ax) pixels each */
+  char* zero;           /* a zero source row (constant border) */
+  char* ring;           /* OP_F2D_U8: window() padded float rows; OP_F2D_F32: edge segments */
+  int64_t* tag;         /* OP_F2D_U8: the source row in each ring slot */
+  char* tmp;            /* filtered rows before rounding or sharpening */
 } scratch;
 
 static int64_t padded_px(const job* j) { return j->w + j->kw - 1; }
@@ -153,18 +154,18 @@ static size_t layout(const job* j, scratch* s, char* base) {
   return off;
 }
 
-/* Fills the border pixels of a padded row (interior at pixel ax) from its own interior. */
+/* Fills the border pixels of a padded row (its interior starts at pixel ax) from the interior:
+   the ax pixels left of it and the kw-1-ax right of it. */
 #define TG_DEFINE_PAD(NAME, T)                                                        \
+  static void NAME##_px(T* buf, const job* j, T zero, int64_t q) {                     \
+    const int64_t p = border_at(q, j->w, j->border);                                  \
+    T* d = buf + (q + j->ax) * j->c;                                                  \
+    if (p < 0) { for (int64_t k = 0; k < j->c; k++) d[k] = zero; }                    \
+    else memcpy(d, buf + (p + j->ax) * j->c, (size_t) j->c * sizeof(T));              \
+  }                                                                                   \
   static void NAME(T* buf, const job* j, T zero) {                                    \
-    const int64_t c = j->c, right = j->kw - 1 - j->ax;                                \
-    for (int64_t q = -j->ax; q < j->w + right; q++) {                                 \
-      if (q == 0) q = j->w;                                                           \
-      if (q >= j->w + right) break;                                                   \
-      const int64_t p = border_at(q, j->w, j->border);                                \
-      T* d = buf + (q + j->ax) * c;                                                   \
-      if (p < 0) { for (int64_t k = 0; k < c; k++) d[k] = zero; }                     \
-      else memcpy(d, buf + (p + j->ax) * c, (size_t) c * sizeof(T));                  \
-    }                                                                                 \
+    for (int64_t q = -j->ax; q < 0; q++) NAME##_px(buf, j, zero, q);                  \
+    for (int64_t q = j->w; q < j->w + j->kw - 1 - j->ax; q++) NAME##_px(buf, j, zero, q); \
   }
 TG_DEFINE_PAD(pad_i16, int16_t)
 TG_DEFINE_PAD(pad_u16, uint16_t)
