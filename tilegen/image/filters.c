@@ -412,10 +412,12 @@ static int run(job* j) {
   void* copy;
   if (detach_source(j, &copy)) return 1;
   j->per_task = layout(j, NULL, NULL);
-  j->scratch = aligned_alloc(64, j->per_task * (size_t) j->ntasks);
-  if (j->scratch == NULL) { free(copy); return 1; }
+  /* malloc, aligned here: aligned_alloc is missing from older Android C libraries */
+  char* block = malloc(j->per_task * (size_t) j->ntasks + 64);
+  if (block == NULL) { free(copy); return 1; }
+  j->scratch = block + (-(uintptr_t) block & 63);
   tg_parallel_run(j->ntasks, run_task, j);
-  free(j->scratch);
+  free(block);
   free(copy);
   return 0;
 }
