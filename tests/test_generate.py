@@ -185,7 +185,8 @@ def test_version(capsys):
 def test_help_shows_choices_and_defaults(capsys):
     assert main(["emit", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    for words in ("{gemm,gemv}", "{scalar,avx2,avx512,neon}", "{mask,temp}", "one of packed, rows",
+    from tilegen.dsl import ISAS, OPS
+    for words in ("{" + ",".join(OPS) + "}", "{" + ",".join(ISAS) + "}", "{mask,temp}", "one of packed, rows",
                   "(default packed)", "(default 0)"):
         assert words in out, words
 

@@ -83,6 +83,10 @@ def gemv_defines(s: KernelSpec) -> Dict[str, object]:
     return {"TG_MR": s.mr, "TG_KR": s.kr}
 
 
+def filter_defines(s: KernelSpec) -> Dict[str, object]:
+    return {"TG_KIND": f"TG_FILTER_KIND_{s.kind.upper()}", "TG_MR": s.mr, "TG_NR": s.nr}
+
+
 @dataclass(frozen=True)
 class Family:
     """A kernel family's tester: its C file, its own -D flags and the generated sources it links
@@ -96,6 +100,7 @@ class Family:
 FAMILIES = {
     "gemm": Family("gemm_ukernel_tester.c", gemm_defines, lambda s: [pack_path(s.dtype, s.isa)]),
     "gemv": Family("gemv_ukernel_tester.c", gemv_defines),
+    "filter": Family("filter_ukernel_tester.c", filter_defines),
 }
 
 CASES = [(e, t) for e in ENTRIES if e.spec.op in FAMILIES for t in targets(e.spec)]

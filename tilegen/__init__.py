@@ -22,6 +22,7 @@ if _core is not None:
     from .runtime import (get_cmake_dir, get_include, get_library, get_pkgconfig_dir,
                           runtime_info, show_config)
     from . import _threadpoolctl
+    from . import image  # tg.image.filter2d, gaussian_blur, box_blur, unsharp_mask
 
     _threadpoolctl.register()
 

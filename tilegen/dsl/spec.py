@@ -130,9 +130,11 @@ class KernelSpec:
         if "relu" in epi and "relu6" in epi:
             raise ValueError("epilogue: relu and relu6 are exclusive")
         isa = get_isa(self.isa)
-        tail = self.tail if self.tail is not None else isa.tail
         vec = isa.ops.get(self.dtype)
         allowed_tails = ("mask", "temp") if vec is not None and vec.mask_type else ("temp",)
+        # The ISA's default strategy where the dtype has it (integer types have no masks).
+        tail = self.tail if self.tail is not None else (
+            isa.tail if isa.tail in allowed_tails else "temp")
         _allowed("tail", tail, allowed_tails)
         object.__setattr__(self, "tail", tail)
         _allowed("kloop", self.kloop, family.kloops)

@@ -14,6 +14,330 @@
 extern "C" {
 #endif
 
+/* ======== filter ======== */
+/* Filter passes (the X rows' kind). */
+#define TG_FILTER_KIND_VFILT 0
+#define TG_FILTER_KIND_VSUM 1
+#define TG_FILTER_KIND_HFILT 2
+#define TG_FILTER_KIND_HSUM 3
+#define TG_FILTER_KIND_FILT2D 4
+#define TG_FILTER_KIND_TOF32 5
+#define TG_FILTER_KIND_FROUND 6
+#define TG_FILTER_KIND_SHARPEN 7
+#define TG_FILTER_KIND_VUPD 8
+#define TG_FILTER_KIND_COUNT 9
+
+/* The X rows hold every pass as this type; the driver casts back to the pass's own type. */
+typedef void (*tg_filter_any_fn)(void);
+
+/* out[x] = bias + sum_t coef[t] * rows[t][x] (int16, wrapping), x < n. */
+typedef void (*tg_u8_vfilt_fn)(int64_t n, int64_t taps, const uint8_t* const* rows,
+                               const int16_t* coef, int16_t bias, int16_t* out);
+/* out[x] = sum_t rows[t][x] (uint16, wrapping), x < n. */
+typedef void (*tg_u8_vsum_fn)(int64_t n, int64_t taps, const uint8_t* const* rows,
+                              uint16_t* out);
+
+/* hfilt's rounding: mode 0, sat_u8((S + add) >> 16); mode 1, sat_u8(round_even((S + add) * scale)). */
+typedef struct tg_u8_hfilt_params {
+  int32_t add;
+  float scale;
+  int32_t mode;
+} tg_u8_hfilt_params;
+/* S = sum_t coef[t] * in[x + t*step] in 32 bits, then the rounding above, x < n. coef has
+   taps rounded up to even entries (the padding entry 0); in has n + (taps-1)*step values. */
+typedef void (*tg_u8_hfilt_fn)(int64_t n, int64_t taps, int64_t step, const int16_t* in,
+                               const int16_t* coef, uint8_t* out, const tg_u8_hfilt_params* p);
+
+/* hsum's division: out = min(255, mulhi_u16(s + add, mul) >> shift), quotients below 2^15. */
+typedef struct tg_u8_hsum_params {
+  uint16_t add, mul;
+  int32_t shift;
+} tg_u8_hsum_params;
+/* s = sum_t in[x + t*step] (uint16, must not exceed 65535 - add), x < n. */
+typedef void (*tg_u8_hsum_fn)(int64_t n, int64_t taps, int64_t step, const uint16_t* in,
+                              uint8_t* out, const tg_u8_hsum_params* p);
+
+/* out[x] = prev[x] + add[x] - sub[x] (uint16, wrapping), x < n; out must not overlap prev. */
+typedef void (*tg_u8_vupd_fn)(int64_t n, const uint16_t* prev, const uint8_t* add,
+                              const uint8_t* sub, uint16_t* out);
+
+/* out[x] = (float) in[x], x < n. */
+typedef void (*tg_u8_tof32_fn)(int64_t n, const uint8_t* in, float* out);
+/* out[x] = round_even(clamp(in[x], 0, 255)), x < n. */
+typedef void (*tg_u8_fround_fn)(int64_t n, const float* in, uint8_t* out);
+
+/* sharpen: threshold is an integer (the floor of the caller's), amount a float. */
+typedef struct tg_u8_sharpen_params {
+  float amount;
+  int32_t threshold;
+} tg_u8_sharpen_params;
+/* d = in[x] - blur[x]; out[x] = |d| > threshold ? sat_u8(round_even(in[x] + amount * d)) : in[x]. */
+typedef void (*tg_u8_sharpen_fn)(int64_t n, const uint8_t* in, const uint8_t* blur, uint8_t* out,
+                                 const tg_u8_sharpen_params* params);
+
+/* out[r*out_stride + x] = sum_i sum_j coef[i*kw + j] * rows[r + i][x + j*step], r < m <= MR,
+   x < n; rows has m + kh - 1 entries. */
+typedef void (*tg_f32_filt2d_fn)(int64_t m, int64_t n, int64_t kh, int64_t kw, int64_t step,
+                                 const float* const* rows, const float* coef, float* out,
+                                 int64_t out_stride);
+
+#define TG_FILTER_BOX_DIVISORS(X) \
+  X(2, 2, 32768, 0) \
+  X(3, 1, 21846, 0) \
+  X(4, 3, 16384, 0) \
+  X(5, 2, 13108, 0) \
+  X(6, 4, 10922, 0) \
+  X(7, 3, 9363, 0) \
+  X(8, 5, 8192, 0) \
+  X(9, 4, 7282, 0) \
+  X(10, 5, 6554, 0) \
+  X(11, 5, 5958, 0) \
+  X(12, 6, 5462, 0) \
+  X(13, 6, 5042, 0) \
+  X(14, 8, 4681, 0) \
+  X(15, 7, 4370, 0) \
+  X(16, 9, 4096, 0) \
+  X(17, 8, 7711, 1) \
+  X(18, 9, 3641, 0) \
+  X(19, 9, 6899, 1) \
+  X(20, 11, 6553, 1) \
+  X(21, 10, 3121, 0) \
+  X(22, 12, 5957, 1) \
+  X(23, 12, 2849, 0) \
+  X(24, 13, 5461, 1) \
+  X(25, 13, 10485, 2) \
+  X(26, 13, 10083, 2) \
+  X(27, 14, 2427, 0) \
+  X(28, 15, 4681, 1) \
+  X(29, 15, 9039, 2) \
+  X(30, 16, 4369, 1) \
+  X(31, 16, 2114, 0) \
+  X(32, 17, 2048, 0) \
+  X(33, 17, 7943, 2) \
+  X(34, 17, 7711, 2) \
+  X(35, 17, 3745, 1) \
+  X(36, 18, 3641, 1) \
+  X(37, 19, 14169, 3) \
+  X(38, 19, 6899, 2) \
+  X(39, 19, 3361, 1) \
+  X(40, 21, 6553, 2) \
+  X(41, 21, 12787, 3) \
+  X(42, 21, 3121, 1) \
+  X(43, 21, 12193, 3) \
+  X(44, 23, 11915, 3) \
+  X(45, 22, 11651, 3) \
+  X(46, 24, 11397, 3) \
+  X(47, 24, 11155, 3) \
+  X(48, 24, 10923, 3) \
+  X(49, 25, 10699, 3) \
+  X(50, 26, 10485, 3) \
+  X(51, 25, 20561, 4) \
+  X(52, 27, 5041, 2) \
+  X(53, 26, 19785, 4) \
+  X(54, 27, 19419, 4) \
+  X(55, 28, 2383, 1) \
+  X(56, 28, 18725, 4) \
+  X(57, 28, 18397, 4) \
+  X(58, 30, 9039, 3) \
+  X(59, 29, 17773, 4) \
+  X(60, 31, 4369, 2) \
+  X(61, 31, 17189, 4) \
+  X(62, 32, 1057, 0) \
+  X(63, 31, 16645, 4) \
+  X(64, 33, 1024, 0) \
+  X(65, 32, 4033, 2) \
+  X(66, 34, 15887, 4) \
+  X(67, 34, 7825, 3) \
+  X(68, 34, 15421, 4) \
+  X(69, 35, 3799, 2) \
+  X(70, 36, 14979, 4) \
+  X(71, 36, 923, 0) \
+  X(72, 37, 14563, 4) \
+  X(73, 37, 3591, 2) \
+  X(74, 37, 7085, 3) \
+  X(75, 38, 13981, 4) \
+  X(76, 39, 13797, 4) \
+  X(77, 38, 6809, 3) \
+  X(78, 40, 13443, 4) \
+  X(79, 39, 26547, 5) \
+  X(80, 40, 26215, 5) \
+  X(81, 41, 12945, 4) \
+  X(82, 42, 12787, 4) \
+  X(83, 41, 6317, 3) \
+  X(84, 43, 12483, 4) \
+  X(85, 42, 24673, 5) \
+  X(86, 43, 12193, 4) \
+  X(87, 43, 12053, 4) \
+  X(88, 45, 23831, 5) \
+  X(89, 45, 23563, 5) \
+  X(90, 45, 11651, 4) \
+  X(91, 45, 11523, 4) \
+  X(92, 46, 5699, 3) \
+  X(93, 47, 11275, 4) \
+  X(94, 47, 22311, 5) \
+  X(95, 48, 22075, 5) \
+  X(96, 49, 21845, 5) \
+  X(97, 49, 5405, 3) \
+  X(98, 50, 21399, 5) \
+  X(99, 50, 21183, 5) \
+  X(100, 51, 20971, 5) \
+  X(101, 50, 5191, 3) \
+  X(102, 52, 1285, 1) \
+  X(103, 51, 20361, 5) \
+  X(104, 52, 20165, 5) \
+  X(105, 52, 19973, 5) \
+  X(106, 53, 19785, 5) \
+  X(107, 54, 19599, 5) \
+  X(108, 55, 9709, 4) \
+  X(109, 54, 2405, 2) \
+  X(110, 56, 19065, 5) \
+  X(111, 56, 18893, 5) \
+  X(112, 57, 4681, 3) \
+  X(113, 57, 37117, 6) \
+  X(114, 58, 4599, 3) \
+  X(115, 58, 4559, 3) \
+  X(116, 58, 18079, 5) \
+  X(117, 58, 35849, 6) \
+  X(118, 59, 17773, 5) \
+  X(119, 59, 35247, 6) \
+  X(120, 61, 4369, 3) \
+  X(121, 61, 34663, 6) \
+  X(122, 62, 34379, 6) \
+  X(123, 62, 8525, 4) \
+  X(124, 63, 1057, 1) \
+  X(125, 62, 33555, 6) \
+  X(126, 64, 4161, 3) \
+  X(127, 64, 16513, 5) \
+  X(128, 65, 512, 0) \
+  X(129, 64, 16257, 5) \
+  X(130, 65, 4033, 3) \
+  X(131, 66, 32017, 6) \
+  X(132, 67, 31775, 6) \
+  X(133, 67, 1971, 2) \
+  X(134, 67, 31301, 6) \
+  X(135, 67, 31069, 6) \
+  X(136, 68, 30841, 6) \
+  X(137, 68, 3827, 3) \
+  X(138, 70, 30393, 6) \
+  X(139, 69, 30175, 6) \
+  X(140, 70, 3745, 3) \
+  X(141, 70, 29747, 6) \
+  X(142, 71, 14769, 5) \
+  X(143, 71, 29331, 6) \
+  X(144, 73, 29127, 6) \
+  X(145, 73, 14463, 5) \
+  X(146, 74, 3591, 3) \
+  X(147, 74, 7133, 4) \
+  X(148, 74, 7085, 4) \
+  X(149, 75, 28149, 6) \
+  X(150, 76, 13981, 5) \
+  X(151, 75, 27777, 6) \
+  X(152, 77, 13797, 5) \
+  X(153, 76, 13707, 5) \
+  X(154, 78, 54471, 7) \
+  X(155, 78, 6765, 4) \
+  X(156, 79, 13443, 5) \
+  X(157, 78, 53431, 7) \
+  X(158, 80, 13273, 5) \
+  X(159, 79, 52759, 7) \
+  X(160, 80, 26215, 6) \
+  X(161, 81, 26051, 6) \
+  X(162, 81, 25891, 6) \
+  X(163, 81, 6433, 4) \
+  X(164, 83, 25575, 6) \
+  X(165, 83, 6355, 4) \
+  X(166, 83, 25267, 6) \
+  X(167, 84, 50231, 7) \
+  X(168, 85, 12483, 5) \
+  X(169, 84, 49637, 7) \
+  X(170, 85, 49345, 7) \
+  X(171, 86, 1533, 2) \
+  X(172, 86, 12193, 5) \
+  X(173, 87, 6061, 4) \
+  X(174, 88, 24105, 6) \
+  X(175, 87, 47935, 7) \
+  X(176, 88, 47663, 7) \
+  X(177, 89, 47393, 7) \
+  X(178, 90, 23563, 6) \
+  X(179, 89, 2929, 3) \
+  X(180, 91, 46603, 7) \
+  X(181, 90, 23173, 6) \
+  X(182, 92, 46091, 7) \
+  X(183, 92, 45839, 7) \
+  X(184, 93, 22795, 6) \
+  X(185, 92, 1417, 2) \
+  X(186, 94, 11275, 5) \
+  X(187, 93, 44859, 7) \
+  X(188, 95, 11155, 5) \
+  X(189, 95, 1387, 2) \
+  X(190, 95, 44151, 7) \
+  X(191, 96, 43919, 7) \
+  X(192, 96, 43691, 7) \
+  X(193, 97, 5433, 4) \
+  X(194, 98, 5405, 4) \
+  X(195, 97, 43019, 7) \
+  X(196, 99, 42799, 7) \
+  X(197, 98, 21291, 6) \
+  X(198, 99, 42367, 7) \
+  X(199, 99, 21077, 6) \
+  X(200, 101, 41943, 7) \
+  X(201, 101, 20867, 6) \
+  X(202, 101, 5191, 4) \
+  X(203, 102, 41323, 7) \
+  X(204, 102, 41121, 7) \
+  X(205, 103, 5115, 4) \
+  X(206, 104, 40721, 7) \
+  X(207, 103, 40525, 7) \
+  X(208, 104, 20165, 6) \
+  X(209, 104, 40137, 7) \
+  X(210, 105, 19973, 6) \
+  X(211, 106, 9939, 5) \
+  X(212, 106, 39569, 7) \
+  X(213, 107, 39383, 7) \
+  X(214, 108, 39199, 7) \
+  X(215, 107, 39017, 7) \
+  X(216, 109, 9709, 5) \
+  X(217, 109, 38657, 7) \
+  X(218, 109, 2405, 3) \
+  X(219, 110, 1197, 2) \
+  X(220, 111, 19065, 6) \
+  X(221, 110, 18979, 6) \
+  X(222, 111, 37787, 7) \
+  X(223, 112, 37617, 7) \
+  X(224, 113, 37449, 7) \
+  X(225, 112, 37283, 7) \
+  X(226, 113, 18559, 6) \
+  X(227, 114, 18477, 6) \
+  X(228, 115, 4599, 4) \
+  X(229, 115, 36631, 7) \
+  X(230, 116, 4559, 4) \
+  X(231, 116, 18157, 6) \
+  X(232, 116, 18079, 6) \
+  X(233, 116, 36003, 7) \
+  X(234, 117, 35849, 7) \
+  X(235, 118, 2231, 3) \
+  X(236, 118, 35545, 7) \
+  X(237, 118, 35395, 7) \
+  X(238, 120, 17623, 6) \
+  X(239, 119, 35099, 7) \
+  X(240, 120, 34953, 7) \
+  X(241, 120, 4351, 4) \
+  X(242, 121, 4333, 4) \
+  X(243, 122, 34521, 7) \
+  X(244, 122, 8595, 5) \
+  X(245, 123, 34239, 7) \
+  X(246, 124, 8525, 5) \
+  X(247, 123, 16981, 6) \
+  X(248, 125, 33825, 7) \
+  X(249, 125, 33689, 7) \
+  X(250, 126, 16777, 6) \
+  X(251, 125, 33421, 7) \
+  X(252, 127, 4161, 4) \
+  X(253, 126, 33157, 7) \
+  X(254, 128, 16513, 6) \
+  X(255, 127, 32897, 7) \
+  X(256, 129, 256, 0) \
+
 /* ======== gemm ======== */
 /* f32: C = alpha*A*B + beta*C, then the kernel's fused epilogue (bias, relu, relu6). */
 typedef struct tg_f32_gemm_params {
@@ -95,6 +419,24 @@ typedef void (*tg_f64_gemv_ukernel_fn)(
 
 
 #if TG_BUILD_ARCH == TG_ARCH_X86_64
+void tg_u8_vfilt_ukernel_1x64__avx512(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
+void tg_u8_vsum_ukernel_1x64__avx512(int64_t, int64_t, const uint8_t* const*, uint16_t*);
+void tg_u8_hfilt_ukernel_1x64__avx512(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
+void tg_u8_hsum_ukernel_1x64__avx512(int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*);
+void tg_f32_filt2d_ukernel_4x64__avx512(int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*, int64_t);
+void tg_u8_vfilt_ukernel_1x32__avx2(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
+void tg_u8_vsum_ukernel_1x32__avx2(int64_t, int64_t, const uint8_t* const*, uint16_t*);
+void tg_u8_hfilt_ukernel_1x32__avx2(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
+void tg_u8_hsum_ukernel_1x32__avx2(int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*);
+void tg_f32_filt2d_ukernel_4x16__avx2(int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*, int64_t);
+void tg_u8_tof32_ukernel_1x64__avx512(int64_t, const uint8_t*, float*);
+void tg_u8_fround_ukernel_1x64__avx512(int64_t, const float*, uint8_t*);
+void tg_u8_sharpen_ukernel_1x32__avx512(int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*);
+void tg_u8_tof32_ukernel_1x32__avx2(int64_t, const uint8_t*, float*);
+void tg_u8_fround_ukernel_1x32__avx2(int64_t, const float*, uint8_t*);
+void tg_u8_sharpen_ukernel_1x16__avx2(int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*);
+void tg_u8_vupd_ukernel_1x64__avx512(int64_t, const uint16_t*, const uint8_t*, const uint8_t*, uint16_t*);
+void tg_u8_vupd_ukernel_1x32__avx2(int64_t, const uint16_t*, const uint8_t*, const uint8_t*, uint16_t*);
 void tg_f32_gemm_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_14x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -164,6 +506,15 @@ double tg_f64_fma_probe__avx512(int64_t iters);
 #endif
 
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
+void tg_u8_vfilt_ukernel_1x32__neon(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
+void tg_u8_vsum_ukernel_1x32__neon(int64_t, int64_t, const uint8_t* const*, uint16_t*);
+void tg_u8_hfilt_ukernel_1x16__neon(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
+void tg_u8_hsum_ukernel_1x32__neon(int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*);
+void tg_f32_filt2d_ukernel_4x16__neon(int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*, int64_t);
+void tg_u8_tof32_ukernel_1x16__neon(int64_t, const uint8_t*, float*);
+void tg_u8_fround_ukernel_1x16__neon(int64_t, const float*, uint8_t*);
+void tg_u8_sharpen_ukernel_1x16__neon(int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*);
+void tg_u8_vupd_ukernel_1x32__neon(int64_t, const uint16_t*, const uint8_t*, const uint8_t*, uint16_t*);
 void tg_f32_gemm_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x12__neon_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -191,6 +542,15 @@ double tg_f64_fma_probe__neon(int64_t iters);
 #endif
 
 #if 1 /* portable kernels: built everywhere */
+void tg_u8_vfilt_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
+void tg_u8_vsum_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, uint16_t*);
+void tg_u8_hfilt_ukernel_1x2__scalar(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
+void tg_u8_hsum_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const uint16_t*, uint8_t*, const tg_u8_hsum_params*);
+void tg_f32_filt2d_ukernel_2x4__scalar(int64_t, int64_t, int64_t, int64_t, int64_t, const float* const*, const float*, float*, int64_t);
+void tg_u8_tof32_ukernel_1x4__scalar(int64_t, const uint8_t*, float*);
+void tg_u8_fround_ukernel_1x4__scalar(int64_t, const float*, uint8_t*);
+void tg_u8_sharpen_ukernel_1x4__scalar(int64_t, const uint8_t*, const uint8_t*, uint8_t*, const tg_u8_sharpen_params*);
+void tg_u8_vupd_ukernel_1x4__scalar(int64_t, const uint16_t*, const uint8_t*, const uint8_t*, uint16_t*);
 void tg_f32_gemm_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_2x4__scalar_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -212,6 +572,66 @@ void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t,
 double tg_f32_fma_probe__scalar(int64_t iters);
 double tg_f64_fma_probe__scalar(int64_t iters);
 #endif
+
+/* TG_FILTER_UKERNELS_<dtype>_<ARCH>(X): every filter kernel of that dtype built
+   for that architecture, registry order. X(isa id, kind (TG_FILTER_KIND_*), MR, NR, production, kernel, "name") */
+#define TG_FILTER_UKERNELS_u8_X86_64(X) \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_VFILT, 1, 64, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x64__avx512, "tg_u8_vfilt_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_VSUM, 1, 64, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x64__avx512, "tg_u8_vsum_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_HFILT, 1, 64, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x64__avx512, "tg_u8_hfilt_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_HSUM, 1, 64, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x64__avx512, "tg_u8_hsum_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_VFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__avx2, "tg_u8_vfilt_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_VSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__avx2, "tg_u8_vsum_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_HFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x32__avx2, "tg_u8_hfilt_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_HSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__avx2, "tg_u8_hsum_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_TOF32, 1, 64, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x64__avx512, "tg_u8_tof32_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_FROUND, 1, 64, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x64__avx512, "tg_u8_fround_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_SHARPEN, 1, 32, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x32__avx512, "tg_u8_sharpen_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_TOF32, 1, 32, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x32__avx2, "tg_u8_tof32_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_FROUND, 1, 32, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x32__avx2, "tg_u8_fround_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_SHARPEN, 1, 16, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x16__avx2, "tg_u8_sharpen_ukernel_1x16__avx2") \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_VUPD, 1, 64, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x64__avx512, "tg_u8_vupd_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_VUPD, 1, 32, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x32__avx2, "tg_u8_vupd_ukernel_1x32__avx2") \
+
+#define TG_FILTER_UKERNELS_u8_AARCH64(X) \
+  X(TG_ISA_NEON, TG_FILTER_KIND_VFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__neon, "tg_u8_vfilt_ukernel_1x32__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_VSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__neon, "tg_u8_vsum_ukernel_1x32__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_HFILT, 1, 16, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x16__neon, "tg_u8_hfilt_ukernel_1x16__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_HSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__neon, "tg_u8_hsum_ukernel_1x32__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_TOF32, 1, 16, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x16__neon, "tg_u8_tof32_ukernel_1x16__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_FROUND, 1, 16, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x16__neon, "tg_u8_fround_ukernel_1x16__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_SHARPEN, 1, 16, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x16__neon, "tg_u8_sharpen_ukernel_1x16__neon") \
+  X(TG_ISA_NEON, TG_FILTER_KIND_VUPD, 1, 32, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x32__neon, "tg_u8_vupd_ukernel_1x32__neon") \
+
+#define TG_FILTER_UKERNELS_u8_ANY(X) \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_VFILT, 1, 4, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x4__scalar, "tg_u8_vfilt_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_VSUM, 1, 4, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x4__scalar, "tg_u8_vsum_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_HFILT, 1, 2, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x2__scalar, "tg_u8_hfilt_ukernel_1x2__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_HSUM, 1, 4, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x4__scalar, "tg_u8_hsum_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_TOF32, 1, 4, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x4__scalar, "tg_u8_tof32_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_FROUND, 1, 4, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x4__scalar, "tg_u8_fround_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_SHARPEN, 1, 4, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x4__scalar, "tg_u8_sharpen_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_VUPD, 1, 4, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x4__scalar, "tg_u8_vupd_ukernel_1x4__scalar") \
+
+#define TG_FOREACH_FILTER_UKERNEL_u8(X) \
+  TG_IF_BUILT_X86_64(TG_FILTER_UKERNELS_u8_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_FILTER_UKERNELS_u8_AARCH64(X)) \
+  TG_FILTER_UKERNELS_u8_ANY(X)
+
+#define TG_FILTER_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, TG_FILTER_KIND_FILT2D, 4, 64, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x64__avx512, "tg_f32_filt2d_ukernel_4x64__avx512") \
+  X(TG_ISA_AVX2, TG_FILTER_KIND_FILT2D, 4, 16, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x16__avx2, "tg_f32_filt2d_ukernel_4x16__avx2") \
+
+#define TG_FILTER_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, TG_FILTER_KIND_FILT2D, 4, 16, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x16__neon, "tg_f32_filt2d_ukernel_4x16__neon") \
+
+#define TG_FILTER_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, TG_FILTER_KIND_FILT2D, 2, 4, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_2x4__scalar, "tg_f32_filt2d_ukernel_2x4__scalar") \
+
+#define TG_FOREACH_FILTER_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_FILTER_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_FILTER_UKERNELS_f32_AARCH64(X)) \
+  TG_FILTER_UKERNELS_f32_ANY(X)
 
 /* TG_GEMM_UKERNELS_<dtype>_<ARCH>(X): every gemm kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, unroll, epilogue flags, production, A layout (0 packed, 1 rows), kernel, packa, packr, packb, "name") */
@@ -326,6 +746,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_FOREACH_FAMILY_SELECT(X): X(fn) for each family whose driver fills dispatch tables;
    the dispatcher calls every fn() once it knows the usable ISAs (and again on re-selection). */
 #define TG_FOREACH_FAMILY_SELECT(X) \
+  X(tg_filter_select) \
   X(tg_gemm_select) \
 
 /* TG_FMA_PROBES_<ARCH>(X): X(isa id, dtype index (0 f32, 1 f64), probe, flops per iteration) */

@@ -150,13 +150,30 @@ class IntOps(_Spellings):
       narrow_sat(x)  full -> half: i16 -> u8 with unsigned saturation, i32 -> i16 signed
       srai(x, n)     arithmetic shift right by the constant n
     Lane order is preserved by every conversion.
+
+    Image filters' extras (empty where a table has no spelling):
+      i16: mulhi_u16(a, b)  the high 16 bits of the unsigned 16 x 16-bit products
+           srl(x, n)        logical shift right by a run-time count n
+      i32: mac2(lo, hi, x, y, k)  a statement: the products of two i16 vectors x and y (one full
+           i16 vector of values each) with the int16 pair k[0], k[1] (a pointer), summed per
+           value and added into 32-bit accumulators held as a split pair (lo, hi) of i32
+           vectors; the split's lane order is the ISA's own, and only pack2 reads it back:
+           pack2(lo, hi)    the split pair back to one i16 vector (signed saturation), values in
+                            their original order
+           load_u8(p)       lanes u8 values at p, zero-extended to one i32 vector
+           store_u8(p, x)   the i32 vector saturated to u8, lanes values stored at p
+           to_f32(x)        i32 -> f32 vector (the f32 VecOps type)
+           round_f32(x)     f32 -> i32, to nearest, ties to even
     """
 
     ARGS = {
         "zero": (), "load": ("p",), "store": ("p", "x"), "set1": ("x",), "add": ("a", "b"),
         "sub": ("a", "b"), "mullo": ("a", "b"), "max": ("a", "b"), "min": ("a", "b"),
         "srai": ("x", "n"), "load_half": ("p",), "store_half": ("p", "x"), "widen": ("x",),
-        "narrow_sat": ("x",),
+        "narrow_sat": ("x",), "mulhi_u16": ("a", "b"), "srl": ("x", "n"),
+        "mac2": ("lo", "hi", "x", "y", "k"), "pack2": ("lo", "hi"), "to_f32": ("x",),
+        "load_u8": ("p",), "store_u8": ("p", "x"),
+        "round_f32": ("x",),
     }
 
     ctype: str
@@ -177,6 +194,14 @@ class IntOps(_Spellings):
     store_half_: str
     widen_: str
     narrow_sat_: str
+    mulhi_u16_: str = ""
+    srl_: str = ""
+    mac2_: str = ""
+    pack2_: str = ""
+    to_f32_: str = ""
+    round_f32_: str = ""
+    load_u8_: str = ""
+    store_u8_: str = ""
     helpers: str = ""
 
     def zero(self) -> str:

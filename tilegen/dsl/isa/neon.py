@@ -38,14 +38,46 @@ def _int_ops(dtype: str) -> IntOps:
             mullo_="vmulq_s16({a}, {b})", max_="vmaxq_s16({a}, {b})", min_="vminq_s16({a}, {b})",
             srai_="vshrq_n_s16({x}, {n})", load_half_="vld1_u8({p})",
             store_half_="vst1_u8({p}, {x})", widen_="vreinterpretq_s16_u16(vmovl_u8({x}))",
-            narrow_sat_="vqmovun_s16({x})")
+            narrow_sat_="vqmovun_s16({x})",
+            mulhi_u16_="tg_mulhi_u16_neon({a}, {b})",
+            srl_="vreinterpretq_s16_u16(vshlq_u16(vreinterpretq_u16_s16({x}), vdupq_n_s16((int16_t) -({n}))))",
+            helpers=(
+                "static inline int16x8_t tg_mulhi_u16_neon(int16x8_t a, int16x8_t b) {\n"
+                "  const uint16x8_t ua = vreinterpretq_u16_s16(a), ub = vreinterpretq_u16_s16(b);\n"
+                "  const uint32x4_t l = vmull_u16(vget_low_u16(ua), vget_low_u16(ub));\n"
+                "  const uint32x4_t h = vmull_high_u16(ua, ub);\n"
+                "  return vreinterpretq_s16_u16(vcombine_u16(vshrn_n_u32(l, 16), vshrn_n_u32(h, 16)));\n"
+                "}\n"))
     return IntOps(
         ctype=DTYPES[dtype], vtype="int32x4_t", lanes=4, half_vtype="int16x4_t",
         zero_="vdupq_n_s32(0)", load_="vld1q_s32({p})", store_="vst1q_s32({p}, {x})",
         set1_="vdupq_n_s32({x})", add_="vaddq_s32({a}, {b})", sub_="vsubq_s32({a}, {b})",
         mullo_="vmulq_s32({a}, {b})", max_="vmaxq_s32({a}, {b})", min_="vminq_s32({a}, {b})",
         srai_="vshrq_n_s32({x}, {n})", load_half_="vld1_s16({p})",
-        store_half_="vst1_s16({p}, {x})", widen_="vmovl_s16({x})", narrow_sat_="vqmovn_s32({x})")
+        store_half_="vst1_s16({p}, {x})", widen_="vmovl_s16({x})", narrow_sat_="vqmovn_s32({x})",
+        # The split pair: lo holds the low half of the i16 values, hi the high half.
+        mac2_="tg_mac2_i16_neon(&{lo}, &{hi}, {x}, {y}, {k})",
+        pack2_="vcombine_s16(vqmovn_s32({lo}), vqmovn_s32({hi}))",
+        to_f32_="vcvtq_f32_s32({x})", round_f32_="vcvtnq_s32_f32({x})",
+        load_u8_="tg_load_u8x4_neon({p})", store_u8_="tg_store_u8x4_neon({p}, {x})",
+        helpers=(
+            "static inline void tg_mac2_i16_neon(int32x4_t* lo, int32x4_t* hi, int16x8_t x,\n"
+            "                                    int16x8_t y, const int16_t* k) {\n"
+            "  const int16x4_t k0 = vld1_dup_s16(k), k1 = vld1_dup_s16(k + 1);\n"
+            "  *lo = vmlal_s16(vmlal_s16(*lo, vget_low_s16(x), k0), vget_low_s16(y), k1);\n"
+            "  *hi = vmlal_s16(vmlal_s16(*hi, vget_high_s16(x), k0), vget_high_s16(y), k1);\n"
+            "}\n"
+            "static inline int32x4_t tg_load_u8x4_neon(const uint8_t* p) {\n"
+            "  uint32_t v;\n"
+            "  memcpy(&v, p, 4);\n"
+            "  const uint8x8_t b = vreinterpret_u8_u32(vdup_n_u32(v));\n"
+            "  return vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b))));\n"
+            "}\n"
+            "static inline void tg_store_u8x4_neon(uint8_t* p, int32x4_t x) {\n"
+            "  const uint16x4_t w = vqmovun_s32(x);\n"
+            "  const uint32_t v = vget_lane_u32(vreinterpret_u32_u8(vqmovn_u16(vcombine_u16(w, w))), 0);\n"
+            "  memcpy(p, &v, 4);\n"
+            "}\n"))
 
 
 ISA = Isa(

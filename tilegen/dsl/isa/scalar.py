@@ -20,6 +20,19 @@ def _vec_ops(dtype: str) -> VecOps:
     )
 
 
+# One value per "vector": the split pair of mac2 is just lo (hi is never read).
+_EXTRAS = {
+    "i16": dict(mulhi_u16_="((int16_t) (((uint32_t) (uint16_t) ({a}) * (uint16_t) ({b})) >> 16))",
+                srl_="((int16_t) ((uint16_t) ({x}) >> ({n})))"),
+    "i32": dict(mac2_="(void) {hi}, {lo} += (int32_t) ({x}) * ({k})[0] + (int32_t) ({y}) * ({k})[1]",
+                pack2_="((int16_t) ({lo} < -32768 ? -32768 : {lo} > 32767 ? 32767 : {lo}))",
+                to_f32_="((float) ({x}))",
+                round_f32_="((int32_t) __builtin_lrintf({x}))",
+                load_u8_="((int32_t) *({p}))",
+                store_u8_="(*({p}) = (uint8_t) ({x} < 0 ? 0 : {x} > 255 ? 255 : {x}))"),
+}
+
+
 def _int_ops(dtype: str) -> IntOps:
     ctype = DTYPES[dtype]
     lo, hi, narrow = _SAT[dtype]
@@ -32,6 +45,7 @@ def _int_ops(dtype: str) -> IntOps:
         srai_=f"(({ctype}) (({{x}}) >> ({{n}})))",
         load_half_="(*({p}))", store_half_="(*({p}) = ({x}))", widen_=f"(({ctype}) ({{x}}))",
         narrow_sat_=f"(({narrow}) (({{x}}) < {lo} ? {lo} : ({{x}}) > {hi} ? {hi} : ({{x}})))",
+        **_EXTRAS[dtype],
     )
 
 

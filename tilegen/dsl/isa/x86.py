@@ -121,7 +121,40 @@ def int_ops(bits: int, dtype: str) -> IntOps:
         else:
             narrow = ("_mm_packs_epi32(_mm256_castsi256_si128({x}), "
                       "_mm256_extracti128_si256({x}, 1))")
+    extras = {}
+    if dtype == "i16":
+        extras = dict(mulhi_u16_=f"{w}_mulhi_epu16({{a}}, {{b}})",
+                      srl_=f"{w}_srl_epi16({{x}}, _mm_cvtsi32_si128((int) ({{n}})))")
+    else:
+        fn = f"tg_mac2_i16_{'avx512' if bits == 512 else 'avx2'}"
+        extras = dict(
+            # pmaddwd on the values of x and y interleaved (in 128-bit lanes): packs_epi32
+            # interleaves back the same way, so pack2 restores the original order.
+            mac2_=f"{fn}(&{{lo}}, &{{hi}}, {{x}}, {{y}}, {{k}})",
+            pack2_=f"{w}_packs_epi32({{lo}}, {{hi}})",
+            to_f32_=f"{w}_cvtepi32_ps({{x}})",
+            load_u8_=(f"_mm512_cvtepu8_epi32(_mm_loadu_si128((const void*) ({{p}})))" if bits == 512
+                      else "_mm256_cvtepu8_epi32(_mm_loadl_epi64((const void*) ({p})))"),
+            store_u8_=(f"_mm_storeu_si128((void*) ({{p}}), _mm512_cvtusepi32_epi8("
+                       f"_mm512_max_epi32({{x}}, _mm512_setzero_si512())))" if bits == 512
+                       else "tg_store_u8_avx2({p}, {x})"),
+            round_f32_=f"{w}_cvtps_epi32({{x}})",  # MXCSR's mode: to nearest, ties to even
+            helpers=(
+                f"static inline void {fn}({vtype}* lo, {vtype}* hi, {vtype} x, {vtype} y,\n"
+                f"                                 const int16_t* k) {{\n"
+                f"  int32_t k01;\n"
+                f"  memcpy(&k01, k, sizeof(k01));\n"
+                f"  const {vtype} kk = {w}_set1_epi32(k01);\n"
+                f"  *lo = {w}_add_epi32(*lo, {w}_madd_epi16({w}_unpacklo_epi16(x, y), kk));\n"
+                f"  *hi = {w}_add_epi32(*hi, {w}_madd_epi16({w}_unpackhi_epi16(x, y), kk));\n"
+                f"}}\n" + ("" if bits == 512 else
+                "static inline void tg_store_u8_avx2(uint8_t* p, __m256i x) {\n"
+                "  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(x),\n"
+                "                                    _mm256_extracti128_si256(x, 1));\n"
+                "  _mm_storel_epi64((__m128i*) p, _mm_packus_epi16(w, w));\n"
+                "}\n")))
     return IntOps(
+        **extras,
         ctype=DTYPES[dtype], vtype=vtype, lanes=lanes, half_vtype=half,
         zero_=f"{w}_setzero_{si}()",
         load_=f"{w}_loadu_{si}((const void*) ({{p}}))",

@@ -1,0 +1,231 @@
+# cython: language_level=3
+"""Bindings to libtilegen's image filters (tilegen.h): argument checks, the GIL released around
+the C call. The public functions are re-exported by tilegen.image."""
+from libc.stdint cimport int64_t, uint8_t, intptr_t
+cimport numpy as cnp
+
+import math
+import numbers
+
+import numpy as np
+
+cnp.import_array()
+
+cdef extern from "tilegen.h" nogil:
+    int tilegen_filter2d_f32(const float* src, int64_t ss, float* dst, int64_t ds, int64_t h,
+                             int64_t w, int64_t c, const float* kernel, int64_t kh, int64_t kw,
+                             int border)
+    int tilegen_filter2d_u8(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds,
+                            int64_t h, int64_t w, int64_t c, const float* kernel, int64_t kh,
+                            int64_t kw, int border)
+    int tilegen_gaussian_blur_u8(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds,
+                                 int64_t h, int64_t w, int64_t c, int64_t ksize, double sigma,
+                                 int border)
+    int tilegen_gaussian_blur_f32(const float* src, int64_t ss, float* dst, int64_t ds,
+                                  int64_t h, int64_t w, int64_t c, int64_t ksize, double sigma,
+                                  int border)
+    int tilegen_box_blur_u8(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds, int64_t h,
+                            int64_t w, int64_t c, int64_t ksize, int border)
+    int tilegen_box_blur_f32(const float* src, int64_t ss, float* dst, int64_t ds, int64_t h,
+                             int64_t w, int64_t c, int64_t ksize, int border)
+    int tilegen_unsharp_mask_u8(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds,
+                                int64_t h, int64_t w, int64_t c, int64_t ksize, double sigma,
+                                double amount, double threshold, int border)
+    int tilegen_unsharp_mask_f32(const float* src, int64_t ss, float* dst, int64_t ds,
+                                 int64_t h, int64_t w, int64_t c, int64_t ksize, double sigma,
+                                 double amount, double threshold, int border)
+
+cdef extern from "tg_filter.h" nogil:
+    const char* tilegen_x_filter_kernel(int kind)
+
+# TILEGEN_BORDER_* of tilegen.h.
+BORDERS = {"reflect101": 0, "replicate": 1, "constant": 2}
+MAX_CHANNELS = 512
+BOX_U8_MAX_KSIZE = 257
+KINDS = ("vfilt", "vsum", "hfilt", "hsum", "filt2d", "tof32", "fround", "sharpen",
+         "vupd")  # TG_FILTER_KIND_* order
+
+
+def kernel_names():
+    """The kernel serving each pass, {kind: name} (tests, tilegen info)."""
+    return {k: tilegen_x_filter_kernel(i).decode() for i, k in enumerate(KINDS)}
+
+
+def _border(border):
+    if not isinstance(border, str):
+        raise TypeError(f"border: expected one of {', '.join(BORDERS)}, got "
+                        f"{type(border).__name__}")
+    try:
+        return BORDERS[border]
+    except KeyError:
+        raise ValueError(f"border: {border!r} is not supported; allowed values: "
+                         f"{', '.join(BORDERS)}") from None
+
+
+def _image(img):
+    """(array whose rows are contiguous, H, W, C, row stride in elements)."""
+    if not isinstance(img, np.ndarray):
+        raise TypeError(f"img: expected a NumPy array, got {type(img).__name__}")
+    if img.dtype != np.uint8 and img.dtype != np.float32:
+        raise TypeError(f"img: dtype {img.dtype} is not supported; allowed: uint8, float32")
+    if img.ndim not in (2, 3):
+        raise ValueError(f"img: expected an HxW or HxWxC image, got {img.ndim} dimensions "
+                         f"(shape {img.shape})")
+    h, w = img.shape[0], img.shape[1]
+    c = img.shape[2] if img.ndim == 3 else 1
+    if h < 1 or w < 1 or c < 1:
+        raise ValueError(f"img: every dimension must be positive, got shape {img.shape}")
+    if c > MAX_CHANNELS:
+        raise ValueError(f"img: at most {MAX_CHANNELS} channels, got {c}")
+    item = img.itemsize
+    inner_ok = (img.ndim == 2 and img.strides[1] == item) or (
+        img.ndim == 3 and img.strides[2] == item and img.strides[1] == c * item)
+    if (not inner_ok or img.strides[0] % item or
+            (h > 1 and abs(img.strides[0]) < w * c * item)):
+        img = np.ascontiguousarray(img)
+    return img, h, w, c, img.strides[0] // item
+
+
+def _size(name, value):
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        if value[0] != value[1]:
+            raise ValueError(f"{name}: only square kernels are supported, got {tuple(value)}")
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    return int(value)
+
+
+def _real(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        raise ValueError(f"{name}: expected a finite number, got {value}")
+    return value
+
+
+def _check(int rc, names):
+    if rc == 1:
+        raise MemoryError("tilegen image filter: out of memory")
+    if rc < 0:
+        raise ValueError(f"{names.get(-rc, 'argument %d' % -rc)}: rejected by the C library")
+
+
+cdef int64_t _addr(cnp.ndarray a):
+    return <int64_t> <intptr_t> cnp.PyArray_DATA(a)
+
+
+def filter2d(img, kernel, *, border="reflect101"):
+    """OpenCV's filter2D(img, -1, kernel, borderType=border): the correlation of img with
+    kernel (2-D), the anchor at the kernel's centre (k//2 for even sizes). uint8 results are
+    computed in float and rounded to nearest (ties to even), saturated."""
+    cdef int b = _border(border)
+    img, h, w, c, ss = _image(img)
+    k = np.asarray(kernel)
+    if k.dtype.kind not in "biuf":
+        raise TypeError(f"kernel: dtype {k.dtype} is not supported; expected real numbers")
+    if k.ndim != 2:
+        raise ValueError(f"kernel: expected a 2-D kernel, got {k.ndim} dimensions "
+                         f"(shape {k.shape})")
+    if k.shape[0] < 1 or k.shape[1] < 1:
+        raise ValueError(f"kernel: every dimension must be positive, got shape {k.shape}")
+    k = np.ascontiguousarray(k, dtype=np.float32)
+    out = np.empty(img.shape, img.dtype)
+    cdef int64_t src = _addr(img), dst = _addr(out), kp = _addr(k)
+    cdef int64_t hh = h, ww = w, cc = c, s0 = ss, d0 = w * c, kh = k.shape[0], kw = k.shape[1]
+    cdef int rc
+    if img.dtype == np.float32:
+        with nogil:
+            rc = tilegen_filter2d_f32(<const float*> src, s0, <float*> dst, d0, hh, ww, cc,
+                                      <const float*> kp, kh, kw, b)
+    else:
+        with nogil:
+            rc = tilegen_filter2d_u8(<const uint8_t*> src, s0, <uint8_t*> dst, d0, hh, ww, cc,
+                                     <const float*> kp, kh, kw, b)
+    _check(rc, {8: "kernel", 9: "kernel", 10: "kernel", 11: "border"})
+    return out
+
+
+def _gaussian_args(ksize, sigma):
+    ksize = _size("ksize", ksize)
+    if ksize < 1 or ksize % 2 == 0:
+        raise ValueError(f"ksize: a Gaussian kernel size must be odd and positive, got {ksize}")
+    return ksize, _real("sigma", sigma)
+
+
+def gaussian_blur(img, ksize, sigma, *, border="reflect101"):
+    """OpenCV's GaussianBlur(img, (ksize, ksize), sigma, borderType=border): its kernel (the
+    fixed tables for sigma <= 0 and ksize <= 9, else its formula, sigma <= 0 derived from
+    ksize) and, for uint8, its bit-exact fixed-point arithmetic."""
+    cdef int b = _border(border)
+    ks, sg = _gaussian_args(ksize, sigma)
+    img, h, w, c, ss = _image(img)
+    out = np.empty(img.shape, img.dtype)
+    cdef int64_t src = _addr(img), dst = _addr(out)
+    cdef int64_t hh = h, ww = w, cc = c, s0 = ss, d0 = w * c, k = ks
+    cdef double s = sg
+    cdef int rc
+    if img.dtype == np.float32:
+        with nogil:
+            rc = tilegen_gaussian_blur_f32(<const float*> src, s0, <float*> dst, d0, hh, ww, cc,
+                                           k, s, b)
+    else:
+        with nogil:
+            rc = tilegen_gaussian_blur_u8(<const uint8_t*> src, s0, <uint8_t*> dst, d0, hh, ww,
+                                          cc, k, s, b)
+    _check(rc, {8: "ksize", 9: "sigma", 10: "border"})
+    return out
+
+
+def box_blur(img, ksize, *, border="reflect101"):
+    """OpenCV's blur(img, (ksize, ksize), borderType=border): the normalised box filter, uint8
+    rounded as OpenCV rounds it (ksize at most 257 for uint8)."""
+    cdef int b = _border(border)
+    ks = _size("ksize", ksize)
+    if ks < 1:
+        raise ValueError(f"ksize: expected a positive kernel size, got {ks}")
+    img, h, w, c, ss = _image(img)
+    if img.dtype == np.uint8 and ks > BOX_U8_MAX_KSIZE:
+        raise ValueError(f"ksize: uint8 box filters take ksize <= {BOX_U8_MAX_KSIZE}, got {ks}")
+    out = np.empty(img.shape, img.dtype)
+    cdef int64_t src = _addr(img), dst = _addr(out)
+    cdef int64_t hh = h, ww = w, cc = c, s0 = ss, d0 = w * c, k = ks
+    cdef int rc
+    if img.dtype == np.float32:
+        with nogil:
+            rc = tilegen_box_blur_f32(<const float*> src, s0, <float*> dst, d0, hh, ww, cc, k, b)
+    else:
+        with nogil:
+            rc = tilegen_box_blur_u8(<const uint8_t*> src, s0, <uint8_t*> dst, d0, hh, ww, cc,
+                                     k, b)
+    _check(rc, {8: "ksize", 9: "border"})
+    return out
+
+
+def unsharp_mask(img, ksize=5, sigma=1.0, amount=1.0, threshold=0, *, border="reflect101"):
+    """saturate(img + amount * (img - gaussian_blur(img, ksize, sigma))) where
+    |img - gaussian_blur(img, ksize, sigma)| > threshold, else img (uint8: the blur is
+    gaussian_blur's uint8 result, the sum in float32 rounded to nearest, ties to even)."""
+    cdef int b = _border(border)
+    ks, sg = _gaussian_args(ksize, sigma)
+    am = _real("amount", amount)
+    th = _real("threshold", threshold)
+    if th < 0:
+        raise ValueError(f"threshold: expected a non-negative number, got {th}")
+    img, h, w, c, ss = _image(img)
+    out = np.empty(img.shape, img.dtype)
+    cdef int64_t src = _addr(img), dst = _addr(out)
+    cdef int64_t hh = h, ww = w, cc = c, s0 = ss, d0 = w * c, k = ks
+    cdef double s = sg, a = am, t = th
+    cdef int rc
+    if img.dtype == np.float32:
+        with nogil:
+            rc = tilegen_unsharp_mask_f32(<const float*> src, s0, <float*> dst, d0, hh, ww, cc,
+                                          k, s, a, t, b)
+    else:
+        with nogil:
+            rc = tilegen_unsharp_mask_u8(<const uint8_t*> src, s0, <uint8_t*> dst, d0, hh, ww,
+                                         cc, k, s, a, t, b)
+    _check(rc, {8: "ksize", 9: "sigma", 10: "amount", 11: "threshold", 12: "border"})
+    return out
