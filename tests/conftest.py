@@ -28,7 +28,8 @@ def reference(module: str):
         import importlib
 
         return importlib.import_module(module)
-    hint = {"cv2": "pip install opencv-python-headless", "torch": "pip install torch (CPU)"}
+    hint = {"cv2": "pip install opencv-python-headless", "torch": "pip install torch (CPU)",
+            "skimage.data": "pip install scikit-image"}
     return pytest.importorskip(module, reason=f"{module} is not installed ({hint.get(module, '')})")
 
 

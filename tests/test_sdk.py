@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import cprog
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, reference
 
 import tilegen as tg
 from tilegen import sdk
@@ -178,3 +178,119 @@ def test_aarch64_cross_build_under_qemu(sdk_dir, host_build, tmp_path):
         results = check_client(r.stdout, isa)
         for key, (_, c) in results.items():  # the x86-64 build's answer, float within 1e-5
             np.testing.assert_allclose(c, host[key][1], rtol=1e-5, atol=1e-6, err_msg=str(key))
+
+
+# ------------------------------------------------------------ the example client, and the size
+
+DEMO = REPO_ROOT / "examples" / "sdk_demo"
+COLOUR_MATRIX = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]],
+                         np.float32)
+COLOUR_OFFSET = np.array([-10.0, -5.0, 8.0], np.float32)
+SHARPEN = np.array([[0, -0.25, 0], [-0.25, 2, -0.25], [0, -0.25, 0]], np.float32)
+
+
+def demo_pipeline(img: np.ndarray) -> np.ndarray:
+    """examples/sdk_demo's pipeline through the Python API."""
+    x = img
+    if x.ndim == 3:
+        rgb = x.reshape(-1, 3).astype(np.float32)
+        toned = tg.gemm(rgb, COLOUR_MATRIX.T.copy(), bias=COLOUR_OFFSET)
+        x = np.clip(np.rint(toned), 0, 255).astype(np.uint8).reshape(img.shape)
+    x = tg.image.gaussian_blur(x, 5, 1.1)
+    x = tg.image.unsharp_mask(x, 5, 1.0, 1.5, 2)
+    return tg.image.filter2d(x, SHARPEN)
+
+
+def write_pnm(path: Path, img: np.ndarray) -> None:
+    kind = b"P6" if img.ndim == 3 else b"P5"
+    path.write_bytes(kind + b"\n# tilegen test\n%d %d\n255\n" % (img.shape[1], img.shape[0])
+                     + np.ascontiguousarray(img).tobytes())
+
+
+def read_pnm(path: Path) -> np.ndarray:
+    data = path.read_bytes()
+    kind, w, h, maxval, pixels = data.split(maxsplit=4)
+    assert maxval == b"255"
+    shape = (int(h), int(w), 3) if kind == b"P6" else (int(h), int(w))
+    return np.frombuffer(pixels, np.uint8).reshape(shape)
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory):
+    skimage_data = reference("skimage.data")
+    folder = tmp_path_factory.mktemp("photos")
+    out = {}
+    for name, img in (("astronaut.ppm", skimage_data.astronaut()[:301, :257]),
+                      ("camera.pgm", skimage_data.camera()[:203, :311])):
+        write_pnm(folder / name, img)
+        out[folder / name] = img
+    return out
+
+
+@pytest.fixture(scope="module")
+def image_sdk(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sdk-image") / "tilegen-sdk"
+    isas = ",".join(i for i in ("avx512", "avx2", "neon") if i in tg.blas._core.isas())
+    r = tilegen_cli("generate", "--sdk", "--isa", isas, "--ops", "gemm,image", "--out", out)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_sdk_demo_matches_the_python_api(image_sdk, photos, tmp_path):
+    """examples/sdk_demo built with CMake against the SDK, for this machine and for aarch64
+    (under qemu, 1 and 2 threads): the same pixels as the Python API, bit for bit."""
+    need("cmake")
+    host = cmake_build(DEMO, tmp_path / "host", f"-DTILEGEN_SDK={image_sdk}") / "sdk_demo"
+    runs = [([str(host)], "host")]
+    if host_arch() != "aarch64" and not [t for t in ("aarch64-linux-gnu-gcc", "qemu-aarch64")
+                                         if not shutil.which(t)]:
+        toolchain = tmp_path / "aarch64.cmake"
+        toolchain.write_text(TOOLCHAIN)
+        arm = cmake_build(DEMO, tmp_path / "arm", f"-DTILEGEN_SDK={image_sdk}",
+                          f"-DCMAKE_TOOLCHAIN_FILE={toolchain}", "-DCMAKE_EXE_LINKER_FLAGS=-static")
+        runs.append((["qemu-aarch64", str(arm / "sdk_demo")], "neon"))
+    elif os.environ.get("CI") and host_arch() != "aarch64":
+        pytest.fail("the aarch64 cross tools are missing")
+    for path, img in photos.items():
+        want = demo_pipeline(img)
+        for cmd, label in runs:
+            for threads in ("1", "2"):
+                out = tmp_path / f"{label}-{threads}-{path.name}"
+                r = subprocess.run([*cmd, str(path), str(out), threads], capture_output=True,
+                                   text=True, timeout=600, env=cprog.clean_env())
+                assert r.returncode == 0, r.stderr
+                assert label == "host" or " on neon," in r.stdout, r.stdout
+                got = read_pnm(out)
+                assert got.shape == want.shape
+                diff = np.argwhere(got != want)
+                assert diff.size == 0, f"{label} {threads}T {path.name}: {len(diff)} pixels differ"
+
+
+def test_sdk_size_budget():
+    """gemm and image, neon and scalar, add at most 300 KiB to a static aarch64 client
+    (benchmarks/sdk_size.py prints the per-op table)."""
+    need("cmake", "aarch64-linux-gnu-gcc", "aarch64-linux-gnu-size")
+    import importlib.util
+    import tempfile
+
+    spec = importlib.util.spec_from_file_location("sdk_size", REPO_ROOT / "benchmarks" / "sdk_size.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with tempfile.TemporaryDirectory() as work:  # its `python -m tilegen` runs there
+        size = mod.measure("neon,scalar", "gemm,image", "aarch64", work)
+    assert 20_000 < size <= 300 * 1024, size
+
+
+def test_sdk_speed_script(capsys):
+    """benchmarks/sdk_speed.py builds the SDK and the package client and compares them (its
+    figures are for the closing notes; here only that it runs and prints every case)."""
+    need("cmake")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("sdk_speed", REPO_ROOT / "benchmarks" / "sdk_speed.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--rounds", "1"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
+    assert [r[0] for r in rows] == ["gaussian5x5_u8x3", "box5x5_u8x3", "filter2d3x3_f32"]
+    assert all(float(r[1]) > 0 and float(r[2]) > 0 for r in rows)
