@@ -49,17 +49,50 @@ def build(src: str, out: Path, args: Sequence[str] = (), *, link_tilegen: bool =
     return out
 
 
-def reference_blas(workdir: Path) -> Optional[str]:
-    """None when a program can link the reference BLAS (-lblas), else why it cannot."""
-    probe = workdir / "probe_blas.c"
-    probe.write_text("void sgemm_(void); void cblas_sgemm(void);\n"
-                     "int main(void) { sgemm_(); cblas_sgemm(); return 0; }\n")
-    r = subprocess.run([cc(), str(probe), "-o", str(workdir / "probe_blas"), "-lblas"],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        why = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "link failed"
-        return f"the reference BLAS with CBLAS (-lblas) cannot be linked ({why}); install libblas-dev"
+def _multiarch() -> str:
+    r = subprocess.run([cc(), "-print-multiarch"], capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else ""
+
+
+def netlib_blas_dir() -> Optional[Path]:
+    """The folder of the netlib reference BLAS + CBLAS (Debian's libblas3:
+    /usr/lib/<multiarch>/blas/libblas.so.3), or None. Never `-lblas`: Debian's alternatives may
+    point that at OpenBLAS or BLIS, and a "reference" that is another optimised BLAS proves
+    nothing."""
+    candidates = [Path("/usr/lib") / _multiarch() / "blas"] if _multiarch() else []
+    candidates += sorted(Path("/usr/lib").glob("*/blas"))
+    for d in candidates:
+        lib = d / "libblas.so.3"
+        if lib.exists() and "openblas" not in str(lib.resolve()).lower():
+            return d
     return None
+
+
+def reference_blas_args() -> list:
+    """Link arguments for the netlib reference BLAS, by file name and with a run path, so the
+    program loads that file whatever the alternatives' libblas.so.3 is."""
+    d = netlib_blas_dir()
+    return [f"-L{d}", "-l:libblas.so.3", f"-Wl,-rpath,{d}"]
+
+
+def reference_blas(workdir: Path) -> Optional[str]:
+    """None when a program can link the netlib reference BLAS with CBLAS, else why it cannot
+    (a failure under CI=1, where the reference must be there)."""
+    why = None
+    if netlib_blas_dir() is None:
+        why = "the netlib reference BLAS (/usr/lib/<multiarch>/blas/libblas.so.3) is missing"
+    else:
+        probe = workdir / "probe_blas.c"
+        probe.write_text("void sgemm_(void); void cblas_sgemm(void);\n"
+                         "int main(void) { sgemm_(); cblas_sgemm(); return 0; }\n")
+        r = subprocess.run([cc(), str(probe), "-o", str(workdir / "probe_blas"),
+                            *reference_blas_args()], capture_output=True, text=True)
+        if r.returncode != 0:
+            why = ("the reference BLAS with CBLAS cannot be linked ("
+                   + (r.stderr.strip().splitlines() or ["link failed"])[-1] + ")")
+    if why and os.environ.get("CI"):
+        pytest.fail(why + "; CI installs libblas3", pytrace=False)
+    return why and why + "; install libblas3 (Debian)"
 
 
 def clean_env(**extra: str) -> Dict[str, str]:
@@ -76,13 +109,14 @@ def clean_env(**extra: str) -> Dict[str, str]:
 
 
 def run(cmd: Sequence[str], *, env: Optional[Dict[str, str]] = None, input: Optional[str] = None,
-        timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
+        timeout: float = TIMEOUT, cwd: Optional[Path] = None) -> subprocess.CompletedProcess:
     """Runs in the folder that holds the imported tilegen: `python -c` puts its working folder
-    first on sys.path, and from a source checkout that would be the unbuilt sources."""
+    first on sys.path, and from a source checkout that would be the unbuilt sources (pass cwd
+    for a program that writes files where it runs)."""
     try:
         return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, input=input,
                               env=env if env is not None else clean_env(), timeout=timeout,
-                              cwd=str(Path(tg.__file__).resolve().parent.parent))
+                              cwd=str(cwd or Path(tg.__file__).resolve().parent.parent))
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"{' '.join(map(str, cmd))} timed out after {timeout} s "
                     f"(a hang, not a slow machine)\n{e.stdout or ''}{e.stderr or ''}")
