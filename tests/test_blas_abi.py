@@ -178,6 +178,15 @@ def from_buffer(buf: np.ndarray, shape, ld: int, colmajor: bool) -> np.ndarray:
     return buf.reshape((r, ld))[:, :c]
 
 
+def trimmed(buf: np.ndarray, shape, ld: int, colmajor: bool) -> np.ndarray:
+    """An operand's buffer ending at its last element, not after the last column's (row's)
+    padding: the C drivers put it against a guard page, so a read past it faults."""
+    r, c = shape
+    if r == 0 or c == 0:
+        return buf[:0]
+    return buf[: (c - 1) * ld + r] if colmajor else buf[: (r - 1) * ld + c]
+
+
 def prepare(case: Case, rng) -> None:
     t = DTYPES[case.dt]
     colmajor = case.api == F77 or case.layout == COL
@@ -194,7 +203,8 @@ def prepare(case: Case, rng) -> None:
         c[...] = np.nan
     case.bufs = dict(
         a=a, b=b, c=c, lda=lda, ldb=ldb, ldc=ldc, colmajor=colmajor,
-        A=to_buffer(a, lda, colmajor, A_PAD), B=to_buffer(b, ldb, colmajor, A_PAD),
+        A=trimmed(to_buffer(a, lda, colmajor, A_PAD), sa, lda, colmajor),
+        B=trimmed(to_buffer(b, ldb, colmajor, A_PAD), sb, ldb, colmajor),
         C=to_buffer(c, ldc, colmajor, np.nan if case.nan_c else C_PAD))
 
 
