@@ -14,6 +14,14 @@ import pytest
 # Set before any test module imports tilegen; cprog.clean_env passes it on to children.
 os.environ["TILEGEN_TUNING"] = "off"
 
+# A run under TILEGEN_ISA=<isa> (README: `TILEGEN_ISA=avx2 pytest tests/test_matmul_numpy.py`)
+# tests the library capped to it: this process keeps the variable (tilegen reads it at import and
+# at every re-selection), and cprog.clean_env hands RUN_ISA_CAP on to the tilegen processes the
+# tests start, so that they run the same library as this one. TILEGEN_NUM_THREADS is cleared:
+# tests set their thread counts themselves.
+RUN_ISA_CAP = os.environ.get("TILEGEN_ISA") or None
+os.environ.pop("TILEGEN_NUM_THREADS", None)
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # (isa, run mode) -> {"cases": n, "kernels": n, "skipped": n}, filled by test_ukernels.py.

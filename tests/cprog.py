@@ -14,6 +14,7 @@ from typing import Dict, Optional, Sequence
 import pytest
 
 import tilegen as tg
+from conftest import RUN_ISA_CAP
 
 C_DIR = Path(__file__).resolve().parent / "c"
 TIMEOUT = 120
@@ -97,11 +98,14 @@ def reference_blas(workdir: Path) -> Optional[str]:
 
 def clean_env(**extra: str) -> Dict[str, str]:
     """The environment for a child: no TILEGEN_* / LD_PRELOAD leaking in from ours, the
-    tuning cache off (as in this process; pass TILEGEN_TUNING="on" to use one), and the
-    imported tilegen importable (whether installed or built in place)."""
+    tuning cache off (as in this process; pass TILEGEN_TUNING="on" to use one), the run's
+    TILEGEN_ISA cap if it has one (conftest.RUN_ISA_CAP: the child runs the library this process
+    runs), and the imported tilegen importable (whether installed or built in place)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TILEGEN_") and k not in ("LD_PRELOAD", "OMP_NUM_THREADS")}
     env["TILEGEN_TUNING"] = "off"
+    if RUN_ISA_CAP:
+        env["TILEGEN_ISA"] = RUN_ISA_CAP
     pkg_parent = str(Path(tg.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join([pkg_parent, *filter(None, [env.get("PYTHONPATH")])])
     env.update(extra)
