@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # Tests check tilegen's built-in choices: a `tilegen tune` cache of the developer's machine must
 # not change them (tests/test_tune.py turns tuning on explicitly, with a cache in tmp_path).
@@ -21,6 +22,14 @@ os.environ["TILEGEN_TUNING"] = "off"
 # tests set their thread counts themselves.
 RUN_ISA_CAP = os.environ.get("TILEGEN_ISA") or None
 os.environ.pop("TILEGEN_NUM_THREADS", None)
+
+# Hypothesis: under CI (CI set, as .ci/run and the CI runner do) a fixed, derandomized sequence
+# of examples, no deadline and no example database, so a run is reproducible and a failure is
+# the code's, not the draw's. Locally the default profile keeps exploring new examples.
+settings.register_profile("ci", derandomize=True, deadline=None, database=None,
+                          print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
