@@ -99,3 +99,18 @@ def numpy_products_forbidden(monkeypatch):
 
         monkeypatch.setattr(_core, name, spy)
     return calls
+
+
+def on_a_worker(call, tries: int = 200):
+    """call() repeated until a worker thread of tilegen's pool (not the calling thread) has run
+    part of it, as the pool's test counter shows; returns that call's result. A region's tasks
+    go to whoever claims them first, and the caller may claim them all before a worker wakes, so
+    a test of threaded results must prove a worker took part. Fails after `tries` calls."""
+    from tilegen.blas import _core
+
+    for _ in range(tries):
+        before = _core._worker_tasks()
+        result = call()
+        if _core._worker_tasks() > before:
+            return result
+    pytest.fail(f"no worker thread ran a task in {tries} calls: the product ran on one thread")

@@ -19,4 +19,10 @@ void tg_parallel_run(int want, tg_task_fn fn, void* ctx);
 
 int tg_threads_max(void);  /* the thread count in force: tilegen_set_num_threads or the default */
 
+/* Test hook (exported for tilegen's own tests): how many tasks worker threads, not the threads
+   that called tg_parallel_run, have run since the library was loaded. A test that means to
+   exercise threads proves with it that a worker computed part of the result. */
+#include <stdint.h>
+__attribute__((visibility("default"))) uint64_t tilegen_x_worker_tasks(void);
+
 #endif
