@@ -108,22 +108,27 @@ class BuildExt(build_ext):
         )
 
 
-extensions = [
-    Extension(
-        name,
-        [source],
-        include_dirs=INCLUDE_DIRS + [numpy.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O2"],
-    )
-    for name, source in _pyx_modules()
-]
+def extensions():
+    return [
+        Extension(
+            name,
+            [source],
+            include_dirs=INCLUDE_DIRS + [numpy.get_include()],
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            extra_compile_args=["-O2"],
+        )
+        for name, source in _pyx_modules()
+    ]
 
-setup(
-    ext_modules=cythonize(
-        extensions,
-        compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False,
-                             "cdivision": True, "embedsignature": True},
-    ),
-    cmdclass={"build_ext": BuildExt},
-)
+
+# Run by pip / `python -m build` (setuptools executes this file as __main__); importing it
+# (.ci/mutation_gate.py builds scratch copies of libtilegen from these lists) builds nothing.
+if __name__ == "__main__":
+    setup(
+        ext_modules=cythonize(
+            extensions(),
+            compiler_directives={"language_level": "3", "boundscheck": False,
+                                 "wraparound": False, "cdivision": True, "embedsignature": True},
+        ),
+        cmdclass={"build_ext": BuildExt},
+    )

@@ -91,6 +91,11 @@ def test_deep_products(dtype, m, k, n, order):
     assert_close(tg.gemm(a, b, c, alpha=-0.75, beta=0.5), want, scale, dtype, k)
     want, scale = reference(a, b)
     assert_close(tg.matmul(a, b), want, scale, dtype, k)
+    # the epilogue after the last of the KC blocks, not after the first
+    bias = rng.standard_normal(n).astype(dtype)
+    want, scale = reference(a, b, c, 2.0, -1.0)
+    got = tg.gemm(a, b, c, alpha=2.0, beta=-1.0, bias=bias, activation="relu")
+    assert_close(got, np.maximum(want + bias, 0), scale + np.abs(bias), dtype, k)
 
 
 # ------------------------------------------------------------------------------ special alpha, beta
@@ -210,7 +215,7 @@ def no_workspace():
 
 @pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("case", ["rows", "packed", "strided C", "x @ A", "strided x",
-                                  "stack", "bias relu"])
+                                  "stack", "bias relu", "alpha beta"])
 @pytest.mark.parametrize("nthreads", [1, 2])
 def test_without_workspace_memory(dtype, case, nthreads, no_workspace, threads):
     """Every request for packing memory fails (as when memory is exhausted): each path falls
@@ -229,6 +234,12 @@ def test_without_workspace_memory(dtype, case, nthreads, no_workspace, threads):
     if case == "strided C":
         out = np.full((sa[0], 2 * sb[1]), np.nan, dtype)[:, ::2]
         got = tg.matmul(a, b, out=out)
+    elif case == "alpha beta":
+        c = rng.standard_normal((sa[0], sb[1])).astype(dtype)
+        got = tg.gemm(a, b, c, alpha=-0.5, beta=2.0)
+        want, scale = reference(a, b, c, -0.5, 2.0)
+        assert_close(got, want, scale, dtype, sa[-1])
+        return
     elif case == "bias relu":
         bias = rng.standard_normal(sb[1]).astype(dtype)
         got = tg.gemm(a, b, bias=bias, activation="relu")
