@@ -11,82 +11,18 @@ every mutation's tests and be the library actually loaded; then each mutation is
 rebuilt and tested, and must fail (a test failure or a crash; not a collection error).
 """
 import argparse
-import importlib.util
-import json
 import os
 import re
-import shutil
+import shlex
 import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def load_setup():
-    """setup.py's lists (baseline sources, include dirs, flags); importing it builds nothing."""
-    sys.path.insert(0, str(ROOT))
-    spec = importlib.util.spec_from_file_location("tilegen_setup", ROOT / "setup.py")
-    mod = importlib.util.module_from_spec(spec)
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        os.chdir(cwd)
-    return mod
-
-
-class ScratchLibrary:
-    """libtilegen built in a scratch copy, object by object."""
-
-    def __init__(self, scratch: Path, setup):
-        self.scratch = scratch
-        self.objdir = scratch / "_objects"
-        self.libdir = scratch / "_lib"
-        self.objdir.mkdir()
-        self.libdir.mkdir()
-        manifest = json.loads((scratch / setup.MANIFEST).read_text())
-        arch = setup._isa_tables().host_arch()
-        self.units = [(src, []) for src in setup.BASELINE_SOURCES]
-        for _, isa in sorted(manifest["isas"].items()):
-            if isa["arch"] in (arch, "any"):
-                self.units += [(src, list(isa["cflags"])) for src in isa["sources"]]
-        self.flags = [*setup.C_FLAGS, "-fPIC", *(f"-I{scratch / d}" for d in setup.INCLUDE_DIRS)]
-
-    def _object(self, src: str) -> Path:
-        return self.objdir / (src.replace("/", "__") + ".o")
-
-    def _compile(self, unit):
-        src, cflags = unit
-        cmd = ["gcc", *self.flags, *cflags, "-c", str(self.scratch / src), "-o", str(self._object(src))]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)}\n{r.stderr}")
-
-    def build(self, changed=None):
-        """Compiles every unit (changed=None) or those that are or include `changed`; links."""
-        if changed is None:
-            todo = self.units
-        else:
-            name = Path(changed).name
-            todo = [u for u in self.units if u[0] == changed or
-                    re.search(rf'#include\s+"{re.escape(name)}"', (self.scratch / u[0]).read_text())]
-            if not todo:
-                raise RuntimeError(f"{changed}: no library source is or includes it")
-        with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-            list(pool.map(self._compile, todo))
-        objs = [str(self._object(src)) for src, _ in self.units]
-        cmd = ["gcc", "-shared", "-o", str(self.libdir / "libtilegen.so"), *objs,
-               "-Wl,-soname,libtilegen.so", "-Wl,--no-undefined", "-lm", "-lpthread"]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(f"link failed:\n{r.stderr}")
+from scratch_build import ROOT, ScratchLibrary, load_setup, scratch_copy
 
 
 def pytest_run(scratch: Path, selection: str, env) -> subprocess.CompletedProcess:
@@ -98,7 +34,6 @@ def pytest_run(scratch: Path, selection: str, env) -> subprocess.CompletedProces
 
 
 def _split(selection: str):
-    import shlex
     return shlex.split(selection)
 
 
@@ -130,20 +65,12 @@ def main() -> int:
         mutations = [m for m in mutations if m["id"] in wanted]
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="tilegen-mutants-") as tmp:
-        scratch = Path(tmp)
-        ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.o", "lib", ".hypothesis")
-        for d in ("tilegen", "tests"):
-            shutil.copytree(ROOT / d, scratch / d, ignore=ignore)
+        scratch = scratch_copy(Path(tmp))
         lib = ScratchLibrary(scratch, load_setup())
         lib.build()
-        env = dict(os.environ, LD_LIBRARY_PATH=os.pathsep.join(
-            [str(lib.libdir), *filter(None, [os.environ.get("LD_LIBRARY_PATH")])]))
-        probe = subprocess.run(
-            [sys.executable, "-c", "import tilegen; print(open('/proc/self/maps').read())"],
-            capture_output=True, text=True, env=env, cwd=scratch / "tests")
-        if str(lib.libdir / "libtilegen.so") not in probe.stdout:
-            print("mutation gate: the scratch libtilegen is not the one tilegen loads\n"
-                  + probe.stderr)
+        env = lib.env()
+        if not lib.loaded_by_python(env):
+            print("mutation gate: the scratch libtilegen is not the one tilegen loads")
             return 2
         # The unmutated copy passes every selection (so a failure below is the mutation's).
         for sel in dict.fromkeys(m["tests"] for m in mutations):

@@ -5,6 +5,7 @@ Programs find libtilegen and tilegen.h through the installed package (`tilegen.g
 `pip install .` produced.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,13 @@ from conftest import RUN_ISA_CAP
 C_DIR = Path(__file__).resolve().parent / "c"
 TIMEOUT = 120
 
+# The sanitizer job (.ci/sanitize.py) sets TILEGEN_TEST_SANITIZE=address,undefined: the C test
+# programs and kernel testers are built with those sanitizers, errors abort them, and the
+# sanitizer runtime this process was started with stays first in its children's LD_PRELOAD.
+SANITIZE = os.environ.get("TILEGEN_TEST_SANITIZE", "")
+SANITIZE_FLAGS = ([f"-fsanitize={SANITIZE}", "-fno-omit-frame-pointer",
+                   "-fno-sanitize-recover=all"] if SANITIZE else [])
+
 
 def cc() -> str:
     """The C compiler, or skip the test with the reason."""
@@ -29,7 +37,29 @@ def cc() -> str:
 
 
 def library() -> Path:
+    """The libtilegen this process runs: normally tg.get_library(), but the loader may have
+    found another first (LD_LIBRARY_PATH: the mutation gate's and the sanitizer job's builds),
+    and C programs and LD_PRELOAD must then use that one too."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                if line.rstrip().endswith("/libtilegen.so"):
+                    return Path(line.split()[-1])
+    except OSError:
+        pass
     return Path(tg.get_library())
+
+
+def sanitizer_runtimes() -> list:
+    """The sanitizer runtimes preloaded into this process (they must come first in a child's
+    LD_PRELOAD too)."""
+    return [x for x in os.environ.get("LD_PRELOAD", "").replace(":", " ").split()
+            if re.search(r"lib(asan|ubsan|tsan)", x)]
+
+
+def preload(lib: Path) -> str:
+    """LD_PRELOAD for a child that should run `lib`."""
+    return " ".join([*sanitizer_runtimes(), str(lib)])
 
 
 def tilegen_link_args() -> list:
@@ -40,7 +70,7 @@ def tilegen_link_args() -> list:
 def build(src: str, out: Path, args: Sequence[str] = (), *, link_tilegen: bool = False,
           libs: Sequence[str] = ()) -> Path:
     """Compiles tests/c/<src> into `out`; fails the test with the compiler's output."""
-    cmd = [cc(), "-std=gnu11", "-O1", "-g", "-Wall", "-Wno-unused-parameter",
+    cmd = [cc(), "-std=gnu11", "-O1", "-g", "-Wall", "-Wno-unused-parameter", *SANITIZE_FLAGS,
            f"-I{tg.get_include()}", *args, str(C_DIR / src), "-o", str(out)]
     if link_tilegen:
         cmd += tilegen_link_args()
@@ -103,6 +133,8 @@ def clean_env(**extra: str) -> Dict[str, str]:
     runs), and the imported tilegen importable (whether installed or built in place)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TILEGEN_") and k not in ("LD_PRELOAD", "OMP_NUM_THREADS")}
+    if sanitizer_runtimes():
+        env["LD_PRELOAD"] = " ".join(sanitizer_runtimes())
     env["TILEGEN_TUNING"] = "off"
     if RUN_ISA_CAP:
         env["TILEGEN_ISA"] = RUN_ISA_CAP

@@ -60,7 +60,7 @@ def progs(workdir, refblas):
 
 
 def preload_env():
-    return cprog.clean_env(LD_PRELOAD=str(cprog.library()))
+    return cprog.clean_env(LD_PRELOAD=cprog.preload(cprog.library()))
 
 
 def whoami(prog, env=None) -> dict:

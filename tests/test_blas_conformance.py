@@ -61,8 +61,8 @@ def gemm_only_input(text: str, gemm: str) -> str:
 
 
 def run_program(blas_dir: Path, prog: str, stdin: str, workdir: Path) -> str:
-    env = cprog.clean_env(LD_PRELOAD=str(cprog.library()), LD_LIBRARY_PATH=str(blas_dir),
-                          TILEGEN_VERBOSE="1")
+    env = cprog.clean_env(LD_PRELOAD=cprog.preload(cprog.library()),
+                          LD_LIBRARY_PATH=str(blas_dir), TILEGEN_VERBOSE="1")
     r = cprog.run([blas_dir / prog], env=env, input=stdin, cwd=workdir)
     assert r.returncode == 0, f"{prog}: exit {r.returncode}\n{r.stdout[-3000:]}{r.stderr[-3000:]}"
     assert "tilegen:" in r.stderr, f"{prog}: libtilegen was not loaded\n{r.stderr[-2000:]}"

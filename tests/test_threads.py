@@ -125,7 +125,7 @@ def test_threadpoolctl_sees_tilegen(threadpoolctl, threads):
     (ours,) = info
     assert ours["user_api"] == "blas"
     assert ours["num_threads"] == 3
-    assert os.path.realpath(ours["filepath"]) == os.path.realpath(tg.get_library())
+    assert os.path.realpath(ours["filepath"]) == os.path.realpath(cprog.library())
     assert ours["version"] == tg.__version__
     assert ours["architecture"] == tg.runtime_info()["kernels"]["gemm"]["f32"]["isa"]
 
