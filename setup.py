@@ -221,16 +221,23 @@ def _cythonized(pyx):
     return c_file
 
 
-extensions = [
-    Extension(
-        name,
-        [_cythonized(source)],
-        include_dirs=INCLUDE_DIRS + [numpy.get_include()],
-        # TG_XAPI_CLIENT: the library's private hooks are reached through tilegen_private_symbol.
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"), ("TG_XAPI_CLIENT", "1")],
-        extra_compile_args=["-O2"],
-    )
-    for name, source in _pyx_modules()
-]
+def extensions():
+    return [
+        Extension(
+            name,
+            [_cythonized(source)],
+            include_dirs=INCLUDE_DIRS + [numpy.get_include()],
+            # TG_XAPI_CLIENT: the library's private hooks are reached through
+            # tilegen_private_symbol.
+            define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"),
+                           ("TG_XAPI_CLIENT", "1")],
+            extra_compile_args=["-O2"],
+        )
+        for name, source in _pyx_modules()
+    ]
 
-setup(ext_modules=extensions, cmdclass={"build_ext": BuildExt})
+
+# Run by pip / `python -m build` (setuptools executes this file as __main__); importing it
+# (.ci/mutation_gate.py builds scratch copies of libtilegen from these lists) builds nothing.
+if __name__ == "__main__":
+    setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

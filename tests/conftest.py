@@ -8,11 +8,28 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 # Tests check tilegen's built-in choices: a `tilegen tune` cache of the developer's machine must
 # not change them (tests/test_tune.py turns tuning on explicitly, with a cache in tmp_path).
 # Set before any test module imports tilegen; cprog.clean_env passes it on to children.
 os.environ["TILEGEN_TUNING"] = "off"
+
+# A run under TILEGEN_ISA=<isa> (README: `TILEGEN_ISA=avx2 pytest tests/test_matmul_numpy.py`)
+# tests the library capped to it: this process keeps the variable (tilegen reads it at import and
+# at every re-selection), and cprog.clean_env hands RUN_ISA_CAP on to the tilegen processes the
+# tests start, so that they run the same library as this one. TILEGEN_NUM_THREADS is cleared:
+# tests set their thread counts themselves.
+RUN_ISA_CAP = os.environ.get("TILEGEN_ISA") or None
+os.environ.pop("TILEGEN_NUM_THREADS", None)
+
+# Hypothesis: under CI (CI set, as .ci/run and the CI runner do) a fixed, derandomized sequence
+# of examples, no deadline and no example database, so a run is reproducible and a failure is
+# the code's, not the draw's. Locally the default profile keeps exploring new examples.
+settings.register_profile("ci", derandomize=True, deadline=None, database=None,
+                          print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -83,3 +100,18 @@ def numpy_products_forbidden(monkeypatch):
 
         monkeypatch.setattr(_core, name, spy)
     return calls
+
+
+def on_a_worker(call, tries: int = 200):
+    """call() repeated until a worker thread of tilegen's pool (not the calling thread) has run
+    part of it, as the pool's test counter shows; returns that call's result. A region's tasks
+    go to whoever claims them first, and the caller may claim them all before a worker wakes, so
+    a test of threaded results must prove a worker took part. Fails after `tries` calls."""
+    from tilegen.blas import _core
+
+    for _ in range(tries):
+        before = _core._worker_tasks()
+        result = call()
+        if _core._worker_tasks() > before:
+            return result
+    pytest.fail(f"no worker thread ran a task in {tries} calls: the product ran on one thread")

@@ -6,6 +6,8 @@
   float64 reference: |got - ref| <= tol(dtype) * sqrt(K) * scale, where scale is the matching
   product of absolute values (sum |a||b| for each element).
 - `same_error(call_numpy, call_tilegen)`: both raise an exception of the same type and message.
+- `outside_guard(out)`: a snapshot of the memory around an output view (the gaps of a step-2
+  view, the rest of the buffer it is a window of); `.check()` asserts that only the view changed.
 - `dims()` / `small_dims()`: hypothesis strategies of sizes 0..300, mostly small, with primes.
 - `examples(n)`: n hypothesis examples, times $TILEGEN_TEST_EXAMPLES_SCALE (default 1) for a
   longer hunt, e.g. TILEGEN_TEST_EXAMPLES_SCALE=20 python -m pytest tests/test_matmul_numpy.py.
@@ -123,6 +125,42 @@ def same_error(call_numpy, call_tilegen) -> Exception:
         assert str(e) == str(expected), f"message {str(e)!r} vs NumPy's {str(expected)!r}"
         return expected
     raise AssertionError(f"tilegen accepted a call NumPy rejects with {expected!r}")
+
+
+class outside_guard:
+    """The bytes of the array that `out` is a view of, outside the view itself, remembered now;
+    check() asserts they are still the same bits (a write into a gap or a neighbour fails)."""
+
+    def __init__(self, out):
+        root = out
+        while isinstance(getattr(root, "base", None), np.ndarray):
+            root = root.base
+        self.root = root if isinstance(out, np.ndarray) and root is not out and \
+            (root.flags.c_contiguous or root.flags.f_contiguous) else None
+        if self.root is None:
+            return
+        start = self.root.__array_interface__["data"][0]
+        offsets = np.zeros((), np.int64) + (out.__array_interface__["data"][0] - start)
+        for axis, (size, stride) in enumerate(zip(out.shape, out.strides)):
+            shape = [1] * out.ndim
+            shape[axis] = size
+            offsets = offsets + (np.arange(size, dtype=np.int64) * stride).reshape(shape)
+        self.inside = np.zeros(self.root.nbytes, bool)
+        if out.size:
+            byte = offsets.reshape(-1, 1) + np.arange(out.itemsize)
+            self.inside[byte.ravel()] = True
+        self.before = self._bytes().copy()
+
+    def _bytes(self) -> np.ndarray:
+        return self.root.reshape(-1, order="A").view(np.uint8)
+
+    def check(self) -> None:
+        if self.root is None:
+            return
+        changed = (self._bytes() != self.before) & ~self.inside
+        assert not changed.any(), (
+            f"{int(changed.sum())} bytes outside the output view were written (first at byte "
+            f"{int(np.argmax(changed))} of its {self.root.nbytes}-byte buffer)")
 
 
 PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 61, 97, 127, 131, 251, 257, 293)

@@ -27,20 +27,30 @@ def test_gemm_batched_into_rejects_read_only_c():
     assert not frozen.any()
 
 
+def close(got, want, scale, dtype):
+    """Within the project's tolerance of the float64 result: 1e-5 (float32) or 1e-12 (float64)
+    relative to sum |a||b| (times sqrt(K)); not NumPy's allclose, whose atol = rtol = 1e-5
+    would let a float64 result be wrong in its sixth digit."""
+    tol = (1e-5 if dtype == np.float32 else 1e-12) * np.sqrt(7)
+    return bool((np.abs(got.astype(np.float64) - want) <= tol * scale + 1e-300).all())
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_gemm_into_blas_rules(dtype):
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (9, 7)).astype(dtype)
     b = rng.uniform(-1, 1, (7, 11)).astype(dtype)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    scale = np.abs(a64) @ np.abs(b64)
     c = np.full((9, 11), np.nan, dtype)
     _core.gemm_into(a, b, c, 1.0, 0.0)            # beta = 0: C is not read
-    assert np.allclose(c, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    assert close(c, a64 @ b64, scale, dtype)
     nan_a = np.full_like(a, np.nan)
     _core.gemm_into(nan_a, b, c, 0.0, 2.0)        # alpha = 0: A is not read
-    assert np.allclose(c, 2 * (a.astype(np.float64) @ b), rtol=1e-5, atol=1e-5)
+    assert close(c, 2 * (a64 @ b64), 2 * scale, dtype)
     bias = rng.uniform(-1, 1, 11).astype(dtype)
     _core.gemm_into(a, b, c, 1.0, 0.0, bias, "relu")
-    want = np.maximum(a.astype(np.float64) @ b + bias, 0)
-    assert np.allclose(c, want, rtol=1e-5, atol=1e-5)
+    want = np.maximum(a64 @ b64 + bias, 0)
+    assert close(c, want, scale + np.abs(bias), dtype)
     with pytest.raises(ValueError, match="allowed"):
         _core.gemm_into(a, b, c, act="tanh")

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 import npcompat
-from npcompat import (F32, F64, LAYOUTS, LAYOUTS_1D, assert_close, dims, examples, relayout,
-                      same_error, small_dims, values)
+from npcompat import (F32, F64, LAYOUTS, LAYOUTS_1D, assert_close, dims, examples, outside_guard,
+                      relayout, same_error, small_dims, values)
 
 import tilegen as tg
 
@@ -91,6 +91,7 @@ def test_out_matches_numpy(ab, mode):
     except Exception:  # noqa: BLE001 -- NumPy refuses this out: so must tilegen, identically
         same_error(lambda: np.dot(a, b, out=out_np), lambda: tg.dot(a, b, out=out))
         return
+    around = outside_guard(out)
     got = tg.dot(a, b, out=out)
     assert type(got) is type(expected)
     if isinstance(expected, np.ndarray):
@@ -98,6 +99,7 @@ def test_out_matches_numpy(ab, mode):
     ref, scale, k = reference(a, b)
     assert_close(out, ref, scale, k, plain.dtype, out.dtype)
     assert_close(got, ref, scale, k, plain.dtype, out.dtype)
+    around.check()
 
 
 def test_out_rules_are_numpys():

@@ -14,6 +14,7 @@ import pytest
 
 import cprog
 import tilegen as tg
+from conftest import on_a_worker
 
 THREADED = [(512, 512, 512), (300, 257, 310), (1000, 37, 200), (37, 1000, 200)]
 
@@ -30,6 +31,20 @@ def threads():
 def operands(m, k, n, dtype, seed=0):
     rng = np.random.default_rng(seed)
     return (rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype))
+
+
+def reference(a, b):
+    """float64 NumPy result and the error scale sum |a||b| (an independent reference)."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    return a64 @ b64, np.abs(a64) @ np.abs(b64)
+
+
+def assert_matches_reference(got, a, b):
+    want, scale = reference(a, b)
+    tol = (1e-5 if a.dtype == np.float32 else 1e-12) * np.sqrt(a.shape[-1])
+    assert got.shape == want.shape and got.dtype == a.dtype
+    bad = ~(np.abs(got - want) <= tol * scale + 1e-30)
+    assert not bad.any(), f"{int(bad.sum())} of {bad.size} elements off the float64 reference"
 
 
 def default_threads():
@@ -131,7 +146,7 @@ def test_threadpoolctl_sees_tilegen(threadpoolctl, threads):
     (ours,) = info
     assert ours["user_api"] == "blas"
     assert ours["num_threads"] == 3
-    assert os.path.realpath(ours["filepath"]) == os.path.realpath(tg.get_library())
+    assert os.path.realpath(ours["filepath"]) == os.path.realpath(cprog.library())
     assert ours["version"] == tg.__version__
     assert ours["architecture"] == tg.runtime_info()["kernels"]["gemm"]["f32"]["isa"]
 
@@ -166,6 +181,10 @@ FORK = textwrap.dedent("""
     ref = tg.matmul(a, b)                   # the pool's workers are running from here on
     d = rng.standard_normal((300, 300))
     ref_d = tg.matmul(d, d)
+    # the answers children and parent must reproduce are right, not just tilegen's own
+    a64 = a.astype(np.float64)
+    assert (abs(ref - a64 @ b) <= 1e-5 * np.sqrt(512) * (abs(a64) @ abs(b))).all()
+    assert (abs(ref_d - d @ d) <= 1e-12 * (abs(d) @ abs(d))).all()
 
     def wait(pid, deadline=30.0):
         end = time.monotonic() + deadline
@@ -226,10 +245,8 @@ def test_multi_threaded_equals_single_threaded(threads):
             threads(1)
             one = tg.matmul(a, b)
             threads(2)
-            two = tg.matmul(a, b)
-            tol = 1e-5 * np.sqrt(k) if dtype == np.float32 else 1e-12
-            scale = np.abs(a).astype(np.float64) @ np.abs(b)
-            assert (np.abs(one - two) <= tol * scale).all(), (dtype, m, k, n)
+            two = on_a_worker(lambda: tg.matmul(a, b))
+            assert_matches_reference(two, a, b)
             # Today the split never changes the summation order, so they are identical.
             assert np.array_equal(one, two), (dtype, m, k, n)
 
@@ -258,6 +275,8 @@ def test_concurrent_callers_match_single_threaded(threads):
     jobs.append(tuple(np.ascontiguousarray(x.T).T for x in operands(200, 100, 300, np.float32)))
     threads(1)
     want = [tg.matmul(a, b) for a, b in jobs]
+    for (a, b), w in zip(jobs, want):
+        assert_matches_reference(w, a, b)
     threads(2)
     errors = []
     barrier = threading.Barrier(4)
@@ -281,6 +300,129 @@ def test_concurrent_callers_match_single_threaded(threads):
         t.join(timeout=120)
     assert not any(t.is_alive() for t in ts), "a caller hung"
     assert not errors, "\n".join(errors[:10])
+
+
+# Products the driver threads, each by another path: blocks of C, a row vector times a matrix
+# and a matrix times a vector past the 1 MB GEMV threshold, a stack split by items.
+THREADED_PATHS = {
+    "blocks": ((300, 257), (257, 310)),
+    "x @ A, 2.8 MB": ((1, 700), (700, 1024)),
+    "A @ x, 2.8 MB": ((1024, 700), (700, 1)),
+    "A.T @ x, 2.8 MB": ((1024, 700), (700, 1)),
+    "stack": ((8, 128, 96), (8, 96, 128)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("path", list(THREADED_PATHS))
+def test_threaded_paths_match_an_independent_reference(threads, dtype, path):
+    """With a worker proven to have computed part of it, each threaded path gives the float64
+    reference's answer (and, bit for bit, the one-thread answer)."""
+    sa, sb = THREADED_PATHS[path]
+    rng = np.random.default_rng(len(path))
+    a, b = rng.standard_normal(sa).astype(dtype), rng.standard_normal(sb).astype(dtype)
+    if path.startswith("A.T"):
+        a = np.asfortranarray(a)   # columns contiguous: streamed as x^T A^T
+    threads(1)
+    one = tg.matmul(a, b)
+    threads(2)
+    two = on_a_worker(lambda: tg.matmul(a, b))
+    assert_matches_reference(two, a, b)
+    assert np.array_equal(one, two)
+
+
+def test_callers_while_the_thread_count_changes(threads):
+    """Python threads calling tg.matmul and tg.gemm at once while another thread keeps changing
+    set_num_threads: every result is bitwise the one the same call gives alone, which is right
+    against the float64 reference; workers did take part."""
+    rng = np.random.default_rng(11)
+    calls = []  # (a, b, c or None): tg.gemm(a, b, c, alpha=-0.5, beta=2) when c is given
+    for i, (m, k, n) in enumerate([(512, 300, 400), (300, 257, 310), (1, 900, 1000),
+                                   (1000, 600, 1), (64, 64, 64), (129, 65, 257)]):
+        for dtype in (np.float32, np.float64):
+            a = rng.standard_normal((m, k)).astype(dtype)
+            b = rng.standard_normal((k, n)).astype(dtype)
+            calls.append((a, b, None))
+            if i % 2 == 0:
+                calls.append((a, b, rng.standard_normal((m, n)).astype(dtype)))
+
+    def run(a, b, c):
+        return tg.matmul(a, b) if c is None else tg.gemm(a, b, c, alpha=-0.5, beta=2.0)
+
+    threads(1)
+    serial = [run(*call) for call in calls]
+    for (a, b, c), want in zip(calls, serial):
+        ref, scale = reference(a, b)
+        if c is not None:
+            ref, scale = -0.5 * ref + 2.0 * c, 0.5 * scale + 2.0 * np.abs(c)
+        tol = (1e-5 if a.dtype == np.float32 else 1e-12) * np.sqrt(a.shape[1])
+        assert (np.abs(want - ref) <= tol * scale + 1e-30).all(), (a.shape, b.shape, c is None)
+    errors, stop = [], threading.Event()
+    workers_before = tg.blas._core._worker_tasks()
+
+    def changer():
+        n = 0
+        while not stop.is_set():
+            tg.set_num_threads((1, 2, 3, 0)[n % 4])
+            n += 1
+
+    def caller(tid):
+        try:
+            for rep in range(4):
+                for j in range(len(calls)):
+                    idx = (j * 7 + tid * 3 + rep) % len(calls)
+                    if not np.array_equal(run(*calls[idx]), serial[idx]):
+                        errors.append(f"caller {tid}, call {idx}: differs from the serial result")
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(f"caller {tid}: {e!r}")
+
+    threads(2)
+    ch = threading.Thread(target=changer)
+    ts = [threading.Thread(target=caller, args=(t,)) for t in range(4)]
+    ch.start()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(timeout=180)
+    stop.set()
+    ch.join(timeout=10)
+    assert not any(t.is_alive() for t in ts), "a caller hung"
+    assert not errors, "\n".join(errors[:10])
+    assert tg.blas._core._worker_tasks() > workers_before, "no worker thread ran a task"
+
+
+INTERRUPT = textwrap.dedent("""
+    import os, signal, threading, time
+    import numpy as np
+    import tilegen as tg
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2500, 2500))
+    t0 = time.monotonic()
+    want = tg.matmul(a, a)                      # how long one product takes here
+    took = time.monotonic() - t0
+    threading.Timer(took / 4, os.kill, (os.getpid(), signal.SIGINT)).start()
+    t0 = time.monotonic()
+    try:
+        got = tg.matmul(a, a)
+        time.sleep(5)                           # a late signal would land here
+        print("no KeyboardInterrupt")
+    except KeyboardInterrupt:
+        raised = time.monotonic() - t0
+        # raised as the call returned: its result was never bound, and not before it ended
+        print("interrupted", "got" in dir(), raised >= took / 4, raised < took * 3 + 1)
+    small = rng.standard_normal((300, 200)), rng.standard_normal((200, 100))
+    ok = np.allclose(tg.matmul(*small), small[0] @ small[1], rtol=1e-12, atol=1e-12)
+    print("usable", ok and np.array_equal(tg.matmul(a, a), want))
+""")
+
+
+def test_ctrl_c_during_a_long_product():
+    """SIGINT while a product runs (GIL released): KeyboardInterrupt is raised once the call
+    returns, and the library then computes right, threaded products included."""
+    r = cprog.run([sys.executable, "-c", INTERRUPT], timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines == ["interrupted False True True", "usable True"], r.stdout + r.stderr
 
 
 # ------------------------------------------------------------------------------ C-level
@@ -315,11 +457,12 @@ def test_pool_stress(tmp_path, sanitizer):
     """tests/c/threads_stress.c against the pool's source (shipped in the package): concurrent
     regions from several threads, nested regions, thread-count changes; under ThreadSanitizer
     too when the toolchain has it."""
-    blas_dir = os.path.join(os.path.dirname(tg.__file__), "blas")
-    source = os.path.join(blas_dir, "threads.c")
-    if not os.path.isfile(source):
-        pytest.skip(f"{source} is not installed with the package")
-    args = [f"-I{blas_dir}", source]
+    runtime_dir = os.path.join(os.path.dirname(tg.__file__), "runtime")
+    source = os.path.join(runtime_dir, "threads.c")
+    # The package ships its C sources (pyproject package-data): missing is a packaging bug.
+    assert os.path.isfile(source), f"{source} is not installed with the package"
+    dispatch_dir = os.path.join(os.path.dirname(tg.__file__), "dispatch")  # tg_xapi.h
+    args = [f"-I{runtime_dir}", f"-I{dispatch_dir}", source]
     if sanitizer == "thread":
         probe = tmp_path / "probe.c"
         probe.write_text("int main(void) { return 0; }\n")

@@ -7,7 +7,8 @@
  *   whoami                  which library serves sgemm_ and cblas_sgemm (dladdr), and whether
  *                           a tilegen-only symbol is visible
  *   run IN OUT              the GEMM calls described in IN (written by the test); every C
- *                           buffer, padding included, goes to OUT
+ *                           buffer, padding included, goes to OUT. Each operand sits against a
+ *                           guard page (guard_pages.h), behind or in front, alternating
  *   f77err                  stdin lines "dt ta tb m n k lda ldb ldc": invalid Fortran calls;
  *                           prints "routine|info|calls|C untouched" (needs -DRECORD_ERRORS)
  *   cblaserr                stdin lines "dt layout ta tb m n k lda ldb ldc": the same for CBLAS
@@ -23,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "guard_pages.h"
 
 void sgemm_(const char*, const char*, const int*, const int*, const int*, const float*,
             const float*, const int*, const float*, const int*, const float*, float*, const int*);
@@ -97,9 +100,13 @@ static int run(const char* in_path, const char* out_path) {
     const int api = h[0], dt = h[1], layout = h[2], ta = h[3], tb = h[4];
     const int m = h[5], n = h[6], k = h[7], lda = h[8], ldb = h[9], ldc = h[10];
     const size_t esz = dt ? sizeof(double) : sizeof(float);
-    void* a = malloc(len[0] * esz + 8);
-    void* b = malloc(len[1] * esz + 8);
-    void* c = malloc(len[2] * esz + 8);
+    /* Every operand against a guard page: behind it in one call, in front in the next. */
+    static int front = 0;
+    front ^= 1;
+    region ra, rb, rc;
+    void* a = guarded_bytes(len[0] * esz, front, &ra);
+    void* b = guarded_bytes(len[1] * esz, front, &rb);
+    void* c = guarded_bytes(len[2] * esz, front, &rc);
     read_exact(in, a, len[0] * esz);
     read_exact(in, b, len[1] * esz);
     read_exact(in, c, len[2] * esz);
@@ -115,9 +122,9 @@ static int run(const char* in_path, const char* out_path) {
       cblas_dgemm(layout, ta, tb, m, n, k, ab[0], a, lda, b, ldb, ab[1], c, ldc);
     }
     fwrite(c, esz, len[2], out);
-    free(a);
-    free(b);
-    free(c);
+    release(&ra);
+    release(&rb);
+    release(&rc);
   }
   fclose(in);
   return fclose(out) == 0 ? 0 : 3;

@@ -3,12 +3,14 @@
  * tests/test_blas_abi.py.
  *
  *   run IN OUT   the calls described in IN; for each, int32 return code then the C buffer
+ *                (every operand against a guard page, behind or in front, alternating)
  *   errors       stdin lines "dt layout ta tb m n k lda ldb ldc act": prints "rc|C untouched"
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "guard_pages.h"
 #include "tilegen.h"
 
 static void read_exact(FILE* f, void* p, size_t bytes) {
@@ -31,9 +33,13 @@ static int run(const char* in_path, const char* out_path) {
     read_exact(in, ab, sizeof(ab));
     read_exact(in, len, sizeof(len));
     const size_t esz = h[0] ? sizeof(double) : sizeof(float);
+    /* Every operand against a guard page: behind it in one call, in front in the next. */
+    static int front = 0;
+    front ^= 1;
     void* buf[4];
+    region r[4];
     for (int i = 0; i < 4; i++) {
-      buf[i] = malloc(len[i] * esz + 8);
+      buf[i] = guarded_bytes(len[i] * esz, front, &r[i]);
       read_exact(in, buf[i], len[i] * esz);
     }
     const void* bias = h[11] ? buf[3] : NULL;
@@ -46,7 +52,7 @@ static int run(const char* in_path, const char* out_path) {
                             h[8], ab[1], buf[2], h[9], bias, h[10]);
     fwrite(&rc, sizeof(rc), 1, out);
     fwrite(buf[2], esz, len[2], out);
-    for (int i = 0; i < 4; i++) free(buf[i]);
+    for (int i = 0; i < 4; i++) release(&r[i]);
   }
   fclose(in);
   return fclose(out) == 0 ? 0 : 3;

@@ -13,9 +13,11 @@
  *
  * Cases: every m <= MR and n <= NR; k in {0, 1, unroll-1, unroll, unroll+1, 2*unroll+1, 300};
  * A and B packed from row- and column-major sources with prime leading dimensions; B also read
- * unpacked (prime row stride); small-MR kernels reading panels packed with a wider stride; C with a
- * prime row stride and sentinels in every gap; beta in {0 with NaN in C, 1, 0.5} and alpha in
- * {1, -1.5, 0}. All buffers end at a PROT_NONE page, so any over-read or over-write faults.
+ * unpacked (prime row stride); panels read with a wider stride (NaN in the gaps; rows kernels: a
+ * row copy with a prime stride); C with a prime row stride and sentinels in every gap; beta in
+ * {0 with NaN in C, 1, 0.5} and alpha in {1, -1.5, 0}. Every buffer holds exactly what the
+ * kernel may touch and sits against a PROT_NONE page, behind it or in front of it (alternating
+ * case by case), so any access past either end faults.
  *
  * Prints "CASES <n> FAILED <f>"; exits 0 when all pass, 1 on failure, 77 when the CPU lacks the ISA.
  */
@@ -49,12 +51,13 @@ enum { B_PACKED_ROW = 0, B_PACKED_COL = 1, B_DIRECT = 2 };
 static void run_case(int m, int n, int k, double alpha, double beta, int a_layout, int b_mode,
                      int a_pad) {
   region ra, rb, rpa, rpb, rc, rbias;
+  guard_alternate();
   /* A: rows x k source, row-major (rs=prime >= k) or column-major (cs=prime >= rows). The
      "rows" kernels read all MR rows, so their source has MR rows (the extra ones not stored). */
   const int rows = TG_ROWS ? TG_MR : m;
   const int64_t lda = a_layout == A_ROW ? next_prime(k + 1) : next_prime(rows + 1);
   const int64_t a_rs = a_layout == A_ROW ? lda : 1, a_cs = a_layout == A_ROW ? 1 : lda;
-  const size_t a_count = (size_t) (a_layout == A_ROW ? (rows - 1) * lda + k : (k > 0 ? (k - 1) * lda + rows : 0)) + 1;
+  const size_t a_count = (size_t) (k == 0 ? 0 : a_layout == A_ROW ? (rows - 1) * lda + k : (k - 1) * lda + rows);
   T* a = guarded(a_count, &ra);
   for (size_t i = 0; i < a_count; i++) a[i] = (T) uniform();
 
@@ -62,7 +65,7 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
   const int64_t ldb = b_mode == B_PACKED_COL ? next_prime(k + 1) : next_prime(TG_NR + 1);
   const int64_t b_rs = b_mode == B_PACKED_COL ? 1 : ldb, b_cs = b_mode == B_PACKED_COL ? ldb : 1;
   const int64_t b_cols = b_mode == B_DIRECT ? TG_NR : n;  /* the kernel reads NR per row */
-  const size_t b_count = (size_t) (b_mode == B_PACKED_COL ? (n - 1) * ldb + k : (k > 0 ? (k - 1) * ldb + b_cols : 0)) + 1;
+  const size_t b_count = (size_t) (k == 0 ? 0 : b_mode == B_PACKED_COL ? (n - 1) * ldb + k : (k - 1) * ldb + b_cols);
   T* b = guarded(b_count, &rb);
   for (size_t i = 0; i < b_count; i++) b[i] = (T) uniform();
 
@@ -71,7 +74,7 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
   int64_t a_stride;
 #if TG_ROWS
   const int64_t ld_p = next_prime(k + 2);
-  T* pa = guarded((size_t) TG_MR * (size_t) ld_p, &rpa);
+  T* pa = guarded((size_t) ((TG_MR - 1) * ld_p + k), &rpa);
   if (a_pad == 0 && a_layout == A_ROW) {  /* in place */
     ak = a; a_stride = lda;
   } else {
@@ -86,7 +89,7 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
   }
 #else
   const int64_t cs_a = TG_MR + a_pad;
-  T* pa = guarded((size_t) (k > 0 ? k : 1) * (size_t) cs_a, &rpa);
+  T* pa = guarded((size_t) (k > 0 ? (k - 1) * cs_a + TG_MR : 0), &rpa);
   if (a_pad == 0) {
     TG_PACKA(m, k, a, a_rs, a_cs, pa);
     for (int64_t kk = 0; kk < k; kk++)  /* check the packed layout itself, padding included */
@@ -95,10 +98,11 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
         if (memcmp(&pa[kk * TG_MR + i], &want, sizeof(T)) != 0)
           report("packa", m, n, k, alpha, beta, (int) i, (int) kk, pa[kk * TG_MR + i], want, 0);
       }
-  } else {  /* a panel with a wider stride: fill by hand, stride MR + pad */
+  } else {  /* a panel with a wider stride (column-major A read in place): MR values per k
+               step, then a_pad NaNs that a kernel ignoring the stride would read */
     for (int64_t kk = 0; kk < k; kk++)
-      for (int64_t i = 0; i < cs_a; i++)
-        pa[kk * cs_a + i] = i < m ? a[i * a_rs + kk * a_cs] : (T) 0;
+      for (int64_t i = 0; i < cs_a && kk * cs_a + i < (k - 1) * cs_a + TG_MR; i++)
+        pa[kk * cs_a + i] = i < m ? a[i * a_rs + kk * a_cs] : i < TG_MR ? (T) 0 : (T) NAN;
   }
   ak = pa; a_stride = cs_a;
 #endif
@@ -225,7 +229,12 @@ int main(void) {
         run_case(m, n, k, ab[0][0], ab[0][1], A_ROW, B_PACKED_ROW, 0);   /* beta 0, NaN in C */
         run_case(m, n, k, ab[1][0], ab[1][1], A_COL, B_PACKED_COL, 0);   /* alpha -1.5, beta 1 */
         if (n == TG_NR) run_case(m, n, k, ab[2][0], ab[2][1], A_ROW, B_DIRECT, 0);
-        if (k == 300 || k == u) run_case(m, n, k, ab[3][0], ab[3][1], A_ROW, B_PACKED_ROW, 3);
+        if (k == 300 || k == u) {
+          run_case(m, n, k, ab[3][0], ab[3][1], A_ROW, B_PACKED_ROW, 0);  /* alpha 0 */
+          /* A through the wider panel stride (packed kernels) or a row copy (rows kernels),
+             with its values reaching C */
+          run_case(m, n, k, -1.5, 0.5, A_ROW, B_PACKED_ROW, 3);
+        }
       }
     }
   }

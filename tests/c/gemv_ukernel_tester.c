@@ -31,6 +31,7 @@ static void fail(const char* what, int m, int k, double alpha, double beta, int 
 
 static void run_case(int m, int k, double alpha, double beta) {
   region ra, rx, ry;
+  guard_alternate();
   const int64_t rs_a = next_prime(k + 1);
   const size_t a_count = (size_t) ((m - 1) * rs_a + k);
   T* a = guarded(a_count, &ra);

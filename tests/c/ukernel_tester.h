@@ -1,6 +1,7 @@
 /*
  * What the micro-kernel testers share: guarded allocations (an object ends exactly where a
- * PROT_NONE page starts, so any over-read or over-write faults), deterministic inputs, prime
+ * PROT_NONE page starts, or starts right where one ends, so any access past either end faults;
+ * buffers hold exactly the elements a kernel may touch), deterministic inputs, prime
  * strides, the relative tolerance, and the run-time ISA check (exit 77 when the CPU lacks it).
  * Each tester defines T (the element type) before including this file.
  */
@@ -11,10 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "cpu_features.h"
+#include "guard_pages.h"
 #include "tg_isa.h"
 
 #define CAT_(a, b) a##b
@@ -25,20 +25,18 @@
 /* Relative tolerance per sqrt(k), against the sum of |products|. */
 #define TOL (sizeof(T) == 8 ? 1e-12 : 1e-5)
 
-typedef struct { void* base; size_t len; } region;
-
-static inline T* guarded(size_t count, region* r) {
-  const size_t page = (size_t) sysconf(_SC_PAGESIZE);
-  const size_t bytes = (count ? count : 1) * sizeof(T);
-  const size_t body = (bytes + page - 1) / page * page;
-  r->len = body + page;
-  r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (r->base == MAP_FAILED) { perror("mmap"); exit(2); }
-  if (mprotect((char*) r->base + body, page, PROT_NONE) != 0) { perror("mprotect"); exit(2); }
-  return (T*) ((char*) r->base + body - bytes);
+/* Where guarded() puts the next object (guard_pages.h): against the page behind it (0) or the
+   one in front of it (1). guard_alternate() flips it call by call, so that over a tester's case
+   matrix every buffer is checked both ways. */
+static int guard_front = 0;
+static inline void guard_alternate(void) {
+  static long calls = 0;
+  guard_front = (int) (calls++ & 1);
 }
 
-static inline void release(region* r) { munmap(r->base, r->len); }
+static inline T* guarded(size_t count, region* r) {
+  return (T*) guarded_bytes((count ? count : 1) * sizeof(T), guard_front, r);
+}
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static inline double uniform(void) {  /* U(-1, 1) */

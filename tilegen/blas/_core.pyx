@@ -6,7 +6,7 @@ minimal overhead and hands everything else to tilegen.numpy_api, which implement
 semantics on top of `gemm_into` / `gemm_batched_into`.
 """
 cimport numpy as cnp
-from libc.stdint cimport int64_t, uint32_t, intptr_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t, intptr_t
 
 import numpy as np
 
@@ -59,6 +59,12 @@ cdef extern from "tg_gemm_dispatch.h" nogil:
     int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc)
     int tilegen_x_set_gemm_main_kernel(int dtype, const char* name)
     const char* tilegen_x_gemv_kernel(int dtype)
+
+cdef extern from "tg_threads.h" nogil:
+    uint64_t tilegen_x_worker_tasks()
+
+cdef extern from "tg_workspace.h" nogil:
+    void tilegen_x_workspace_fail(int on)
 
 if tilegen_init() != 0:
     raise ImportError("tilegen: " + tilegen_init_error().decode())
@@ -177,6 +183,16 @@ def _reinit(fake_features=None):
                 raise ValueError(f"fake_features: unknown feature {f!r}; allowed: {names}")
             mask |= 1u << names.index(f)
     return tilegen_x_reinit(0 if fake_features is None else 1, mask)
+
+
+def _worker_tasks():
+    """Test hook: tasks worker threads (not callers) have run since load (proof of threading)."""
+    return tilegen_x_worker_tasks()
+
+
+def _workspace_fail(bint on):
+    """Test hook: while on, the C core cannot get workspace memory (its fallbacks run)."""
+    tilegen_x_workspace_fail(1 if on else 0)
 
 
 MAX_THREADS = 256  # the pool's limit (runtime/threads.c TG_MAX_THREADS)

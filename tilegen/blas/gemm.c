@@ -103,14 +103,14 @@ static int check_ex(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
       int64_t cs_a, const T* b, int64_t rs_b, int64_t cs_b, T beta, T* c, int64_t rs_c,         \
       int64_t cs_c) {                                                                           \
     if (ndim < 0) return -1;                                                                    \
-    if (m < 0) return -6;                                                                       \
-    if (n < 0) return -7;                                                                       \
-    if (k < 0) return -8;                                                                       \
     int64_t count = 1;                                                                          \
     for (int64_t d = 0; d < ndim; d++) {                                                        \
       if (shape[d] < 0) return -2;                                                              \
       count *= shape[d];                                                                        \
     }                                                                                           \
+    if (m < 0) return -6;                                                                       \
+    if (n < 0) return -7;                                                                       \
+    if (k < 0) return -8;                                                                       \
     if (count == 0 || m == 0 || n == 0) return 0;                                               \
     batch_##DT bt;                                                                              \
     bt.count = count; bt.ndim = ndim; bt.shape = shape; bt.sa = sa; bt.sb = sb; bt.sc = sc;     \

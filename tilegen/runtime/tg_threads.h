@@ -11,6 +11,10 @@
 #ifndef TG_THREADS_H
 #define TG_THREADS_H
 
+#include <stdint.h>
+
+#include "tg_xapi.h"
+
 /* Runs fn(ctx, task, ntasks) once for every task in [0, ntasks), where ntasks <= want is what
    the pool could provide (1 when busy), each on whichever thread claims it. Workers inherit the
    caller's floating-point control state. */
@@ -18,5 +22,10 @@ typedef void (*tg_task_fn)(void* ctx, int task, int ntasks);
 void tg_parallel_run(int want, tg_task_fn fn, void* ctx);
 
 int tg_threads_max(void);  /* the thread count in force: tilegen_set_num_threads or the default */
+
+/* Test hook (a private hook, for tilegen's own tests): how many tasks worker threads, not the threads
+   that called tg_parallel_run, have run since the library was loaded. A test that means to
+   exercise threads proves with it that a worker computed part of the result. */
+TG_XAPI_FN(uint64_t, tilegen_x_worker_tasks, (void))
 
 #endif

@@ -5,11 +5,19 @@
 #ifndef TG_WORKSPACE_H
 #define TG_WORKSPACE_H
 
+#include <stdint.h>
+
+#include "tg_xapi.h"
+
 #include <stddef.h>
 
 #define TG_WS_SLOTS 8
 
 /* A buffer of at least `bytes` for this thread and slot, or NULL if memory is exhausted. */
 void* tg_workspace(int slot, size_t bytes);
+
+/* Test hook (exported for tilegen's own tests): while on, every tg_workspace call returns NULL,
+   so the callers' fallbacks for exhausted memory can be checked. */
+TG_XAPI_FN(void, tilegen_x_workspace_fail, (int on))
 
 #endif

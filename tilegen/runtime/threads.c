@@ -58,6 +58,7 @@ static struct {
 };
 
 static atomic_int requested_threads; /* 0: default */
+static atomic_uint_fast64_t worker_tasks; /* tasks run by workers, not callers (a test hook) */
 static int default_threads;
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -102,6 +103,10 @@ void tilegen_set_num_threads(int n) {
 
 int tilegen_get_num_threads(void) { return tg_threads_max(); }
 
+uint64_t tilegen_x_worker_tasks(void) {
+  return atomic_load_explicit(&worker_tasks, memory_order_relaxed);
+}
+
 static inline uint64_t ticket_of(uint64_t generation, int ntasks) {
   return (generation << 32) | ((uint64_t) ntasks << 16);
 }
@@ -120,6 +125,7 @@ static void run_tasks(uint64_t generation, int set_fp_state) {
       continue;
     if (set_fp_state) TG_FP_STATE_SET(pool.fp_state);
     pool.fn(pool.ctx, index, ntasks);
+    if (set_fp_state) atomic_fetch_add_explicit(&worker_tasks, 1, memory_order_relaxed);
     if (atomic_fetch_sub_explicit(&pool.pending, 1, memory_order_acq_rel) == 1) {
       pthread_mutex_lock(&pool.mu);  /* the last task: the caller may be asleep */
       pthread_cond_signal(&pool.done);

@@ -32,7 +32,12 @@ __attribute__((destructor(101))) static void ws_unload(void) {
   if (atomic_exchange(&ws_ready, 0)) pthread_key_delete(ws_key);
 }
 
+static atomic_int ws_fail;  /* test hook: every request fails, as when memory is exhausted */
+
+void tilegen_x_workspace_fail(int on) { atomic_store(&ws_fail, on != 0); }
+
 void* tg_workspace(int slot, size_t bytes) {
+  if (atomic_load_explicit(&ws_fail, memory_order_relaxed)) return NULL;
   pthread_once(&ws_once, ws_make_key);
   if (!atomic_load_explicit(&ws_ready, memory_order_acquire)) return NULL;
   workspace* ws = pthread_getspecific(ws_key);

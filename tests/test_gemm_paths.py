@@ -1,0 +1,258 @@
+"""GEMM paths and values the NumPy-compatibility suites do not reach, each against an
+independent reference (float64 NumPy, or a plain double loop in C):
+
+- tilegen_?gemm_strided / _batched from C: negative strides, alpha/beta on stacks, error codes
+  (tests/c/gemm_native_api.c);
+- depths past 1000 (several KC blocks, deepened KC for narrow products, long GEMV rows);
+- beta = -0.0 (C not read, as for +0.0), alpha = -0.0 (A and B not read), NaN and Inf as
+  alpha or beta;
+- NaN and Inf in A and B through packed kernels, packed B and threads: exactly the elements
+  IEEE arithmetic says become NaN/Inf do;
+- the fallback when no workspace memory can be had (tilegen's test hook).
+"""
+import numpy as np
+import pytest
+
+import cprog
+import tilegen as tg
+from conftest import on_a_worker
+from tilegen.blas import _core
+
+F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+TOL = {F32: 1e-5, F64: 1e-12}
+
+
+@pytest.fixture
+def threads():
+    try:
+        yield tg.set_num_threads
+    finally:
+        tg.set_num_threads(None)
+
+
+def reference(a, b, c=None, alpha=1.0, beta=0.0):
+    """BLAS semantics in float64: alpha = 0 or K = 0 leaves beta*C; beta = 0 does not read C.
+    Returns (result, error scale)."""
+    a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    m, n = a64.shape[0], b64.shape[1]
+    with np.errstate(invalid="ignore", over="ignore"):
+        if alpha != 0 and a64.shape[1] > 0:
+            out, scale = alpha * (a64 @ b64), abs(alpha) * (np.abs(a64) @ np.abs(b64))
+        else:
+            out, scale = np.zeros((m, n)), np.zeros((m, n))
+        if beta != 0:
+            c64 = np.asarray(c, np.float64)
+            out, scale = out + beta * c64, scale + np.abs(beta * c64)
+    return out, scale
+
+
+def assert_close(got, want, scale, dtype, k):
+    tol = TOL[np.dtype(dtype)] * np.sqrt(max(k, 1))
+    bad = ~(np.abs(got.astype(np.float64) - want) <= tol * scale + 1e-300)
+    assert not bad.any(), (f"{int(bad.sum())} of {bad.size} elements off; first at "
+                           f"{tuple(np.argwhere(bad)[0])}")
+
+
+def assert_same_specials(got, want):
+    """The same elements NaN, +Inf and -Inf."""
+    for name, f in (("NaN", np.isnan), ("+Inf", np.isposinf), ("-Inf", np.isneginf)):
+        diff = f(got) != f(want)
+        assert not diff.any(), (f"{int(diff.sum())} elements differ in being {name}; first at "
+                                f"{tuple(np.argwhere(diff)[0])}: got {got[tuple(np.argwhere(diff)[0])]}")
+
+
+# ------------------------------------------------------------------------------ the C API
+
+def test_strided_and_batched_from_c(tmp_path):
+    exe = cprog.build("gemm_native_api.c", tmp_path / "gemm_native_api", link_tilegen=True)
+    r = cprog.run([exe], timeout=120)
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr[-4000:]}"
+    words = r.stdout.split()
+    cases, fails, workers = int(words[1]), int(words[3]), int(words[5])
+    assert fails == 0 and cases > 200, r.stdout
+    assert workers > 0, "no batched or strided product ran on a worker thread"
+
+
+# ------------------------------------------------------------------------------ K > 1000
+
+DEEP = [(37, 1500, 45), (200, 2100, 96), (8, 3000, 700), (1, 3000, 200), (300, 3000, 1),
+        (64, 1200, 20)]   # the last: few columns, KC deepened
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("m,k,n", DEEP)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_deep_products(dtype, m, k, n, order):
+    rng = np.random.default_rng(m + k + n)
+    a = np.asarray(rng.standard_normal((m, k)), dtype, order=order)
+    b = np.asarray(rng.standard_normal((k, n)), dtype, order=order)
+    c = rng.standard_normal((m, n)).astype(dtype)
+    want, scale = reference(a, b, c, -0.75, 0.5)
+    assert_close(tg.gemm(a, b, c, alpha=-0.75, beta=0.5), want, scale, dtype, k)
+    want, scale = reference(a, b)
+    assert_close(tg.matmul(a, b), want, scale, dtype, k)
+    # the epilogue after the last of the KC blocks, not after the first
+    bias = rng.standard_normal(n).astype(dtype)
+    want, scale = reference(a, b, c, 2.0, -1.0)
+    got = tg.gemm(a, b, c, alpha=2.0, beta=-1.0, bias=bias, activation="relu")
+    assert_close(got, np.maximum(want + bias, 0), scale + np.abs(bias), dtype, k)
+
+
+# ------------------------------------------------------------------------------ special alpha, beta
+
+SHAPES = [(5, 7, 3), (70, 45, 90), (300, 257, 310), (1, 300, 700), (600, 400, 1)]
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("m,k,n", SHAPES)
+def test_negative_zero_alpha_and_beta(dtype, m, k, n):
+    """-0.0 == 0: beta = -0.0 does not read C (NaN there vanishes), alpha = -0.0 does not read
+    A or B (NaN there vanishes)."""
+    rng = np.random.default_rng(k)
+    a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    c_nan = np.full((m, n), np.nan, dtype)
+    want, scale = reference(a, b, alpha=1.5)
+    got = tg.gemm(a, b, c_nan, alpha=1.5, beta=-0.0)
+    assert np.isfinite(got).all()
+    assert_close(got, want, scale, dtype, k)
+    c = rng.standard_normal((m, n)).astype(dtype)
+    nan_a, nan_b = np.full_like(a, np.nan), np.full_like(b, np.inf)
+    got = tg.gemm(nan_a, nan_b, c, alpha=-0.0, beta=2.0)
+    assert np.array_equal(got, (2.0 * c.astype(np.float64)).astype(dtype))
+    got = tg.gemm(nan_a, nan_b, c_nan, alpha=-0.0, beta=-0.0)
+    assert not got.any() and np.isfinite(got).all()
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("m,k,n", SHAPES)
+def test_nan_and_inf_alpha_beta(dtype, m, k, n, threads):
+    """NaN as alpha or beta makes every element NaN; Inf as beta gives Inf of beta*C's sign
+    (C has no zeros); Inf as alpha leaves no element finite (NaN where partial sums of both
+    signs meet: the order of the sum decides, in any BLAS)."""
+    threads(2)
+    rng = np.random.default_rng(n)
+    a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    c = (rng.uniform(0.5, 1.0, (m, n)) * rng.choice([-1, 1], (m, n))).astype(dtype)
+    assert np.isnan(tg.gemm(a, b, c, alpha=np.nan, beta=0.0)).all()
+    assert np.isnan(tg.gemm(a, b, c, alpha=1.0, beta=np.nan)).all()
+    assert np.isnan(tg.gemm(a, b, c, alpha=np.nan, beta=1.0)).all()
+    for beta in (np.inf, -np.inf):
+        got = tg.gemm(a, b, c, alpha=1.0, beta=beta)
+        assert np.array_equal(got, np.where(beta * c.astype(np.float64) > 0, np.inf, -np.inf))
+    for alpha in (np.inf, -np.inf):
+        assert not np.isfinite(tg.gemm(a, b, c, alpha=alpha, beta=0.5)).any()
+        assert not np.isfinite(tg.gemm(a, b, alpha=alpha)).any()
+    # k = 0 or alpha = 0: C = beta*C, alpha never applied (the reference BLAS's rule)
+    empty_a, empty_b = np.ones((m, 0), dtype), np.ones((0, n), dtype)
+    assert np.array_equal(tg.gemm(empty_a, empty_b, c, alpha=np.nan, beta=2.0),
+                          (2.0 * c.astype(np.float64)).astype(dtype))
+
+
+# ------------------------------------------------------------------------------ NaN/Inf inputs
+
+def ieee_specials(a, b):
+    """Which elements of a @ b IEEE arithmetic makes NaN, +Inf, -Inf (any summation order):
+    a NaN term, or +Inf and -Inf terms, give NaN; otherwise an infinite term gives its Inf.
+    Returned as a float64 array: NaN / +-Inf there, 0 elsewhere."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    one = lambda x: x.astype(np.float64)  # noqa: E731
+    nan = (one(np.isnan(a)) @ one(~np.isnan(b)) + one(~np.isnan(a)) @ one(np.isnan(b))
+           + one(np.isinf(a)) @ one(b == 0) + one(a == 0) @ one(np.isinf(b))
+           + one(np.isnan(a)) @ one(np.isnan(b)))
+    pos = (one(a == np.inf) @ one(b > 0) + one(a == -np.inf) @ one(b < 0)
+           + one(fa & (a > 0)) @ one(b == np.inf) + one(fa & (a < 0)) @ one(b == -np.inf))
+    neg = (one(a == np.inf) @ one(b < 0) + one(a == -np.inf) @ one(b > 0)
+           + one(fa & (a > 0)) @ one(b == -np.inf) + one(fa & (a < 0)) @ one(b == np.inf))
+    del fb
+    out = np.zeros(nan.shape)
+    out[pos > 0] = np.inf
+    out[neg > 0] = -np.inf
+    out[(nan > 0) | ((pos > 0) & (neg > 0))] = np.nan
+    return out
+
+
+LAYOUTS = {  # how A and B are stored: which kernels and packing they meet
+    "rows kernels, B packed": ("C", "C"),
+    "packed kernels (A column-major)": ("F", "C"),
+    "B transposed (packed from columns)": ("C", "F"),
+}
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("m,k,n", [(300, 257, 310), (129, 600, 257), (1, 700, 1024),
+                                   (1024, 700, 1)])
+def test_nan_and_inf_inputs_threaded(dtype, layout, m, k, n, threads):
+    rng = np.random.default_rng(m * 7 + k)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    for x in (a, b):   # a few of each special, and zeros to meet Inf
+        flat = x.reshape(-1)
+        for value in (np.nan, np.inf, -np.inf, 0.0):
+            flat[rng.integers(0, flat.size, 3)] = value
+    oa, ob = LAYOUTS[layout]
+    a, b = np.asarray(a, order=oa), np.asarray(b, order=ob)
+    threads(2)
+    got = on_a_worker(lambda: tg.matmul(a, b))
+    specials = ieee_specials(a, b)
+    assert_same_specials(got, specials)
+    finite = specials == 0
+    want, scale = reference(np.where(np.isfinite(a), a, 0), np.where(np.isfinite(b), b, 0))
+    assert_close(np.where(finite, got, 0), np.where(finite, want, 0), scale, dtype, k)
+
+
+# ------------------------------------------------------------------------------ no memory
+
+@pytest.fixture
+def no_workspace():
+    _core._workspace_fail(True)
+    try:
+        yield
+    finally:
+        _core._workspace_fail(False)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("case", ["rows", "packed", "strided C", "x @ A", "strided x",
+                                  "stack", "bias relu", "alpha beta"])
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_without_workspace_memory(dtype, case, nthreads, no_workspace, threads):
+    """Every request for packing memory fails (as when memory is exhausted): each path falls
+    back to computing unpacked, and gets the right answer."""
+    threads(nthreads)
+    rng = np.random.default_rng(len(case))
+    shapes = {"x @ A": ((1, 700), (700, 1024)), "strided x": ((1024, 700), (1400,)),
+              "stack": ((4, 150, 130), (4, 130, 170))}
+    sa, sb = shapes.get(case, ((300, 257), (257, 310)))
+    a = rng.standard_normal(sa).astype(dtype)
+    b = rng.standard_normal(sb).astype(dtype)
+    if case == "packed":
+        a = np.asfortranarray(a)
+    if case == "strided x":
+        b = b[::2]
+    if case == "strided C":
+        out = np.full((sa[0], 2 * sb[1]), np.nan, dtype)[:, ::2]
+        got = tg.matmul(a, b, out=out)
+    elif case == "alpha beta":
+        c = rng.standard_normal((sa[0], sb[1])).astype(dtype)
+        got = tg.gemm(a, b, c, alpha=-0.5, beta=2.0)
+        want, scale = reference(a, b, c, -0.5, 2.0)
+        assert_close(got, want, scale, dtype, sa[-1])
+        return
+    elif case == "bias relu":
+        bias = rng.standard_normal(sb[1]).astype(dtype)
+        got = tg.gemm(a, b, bias=bias, activation="relu")
+        want, scale = reference(a, b)
+        assert_close(got, np.maximum(want + bias, 0), scale + np.abs(bias), dtype, sa[-1])
+        return
+    else:
+        got = tg.matmul(a, b)
+    if case == "stack":
+        for i in range(sa[0]):
+            want, scale = reference(a[i], b[i])
+            assert_close(got[i], want, scale, dtype, sa[-1])
+        return
+    b2 = b if b.ndim == 2 else b[:, None]
+    want, scale = reference(a, b2)
+    assert_close(got.reshape(want.shape), want, scale, dtype, sa[-1])
