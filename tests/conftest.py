@@ -102,16 +102,22 @@ def numpy_products_forbidden(monkeypatch):
     return calls
 
 
-def on_a_worker(call, tries: int = 200):
+def on_a_worker(call, seconds: float = 20.0):
     """call() repeated until a worker thread of tilegen's pool (not the calling thread) has run
     part of it, as the pool's test counter shows; returns that call's result. A region's tasks
-    go to whoever claims them first, and the caller may claim them all before a worker wakes, so
-    a test of threaded results must prove a worker took part. Fails after `tries` calls."""
+    go to whoever claims them first, and the caller may claim them all before a worker wakes (on
+    a loaded machine a worker may wait long for a core), so a test of threaded results must prove
+    a worker took part. Fails after `seconds` of trying (at least 200 calls)."""
+    import time
+
     from tilegen.blas import _core
 
-    for _ in range(tries):
+    deadline, tries = time.monotonic() + seconds, 0
+    while tries < 200 or time.monotonic() < deadline:
+        tries += 1
         before = _core._worker_tasks()
         result = call()
         if _core._worker_tasks() > before:
             return result
-    pytest.fail(f"no worker thread ran a task in {tries} calls: the product ran on one thread")
+    pytest.fail(f"no worker thread ran a task in {tries} calls ({seconds} s): the product ran "
+                "on one thread")

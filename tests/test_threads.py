@@ -363,7 +363,7 @@ def test_callers_while_the_thread_count_changes(threads):
     def changer():
         n = 0
         while not stop.is_set():
-            tg.set_num_threads((1, 2, 3, 0)[n % 4])
+            tg.set_num_threads((1, 2, 3, None)[n % 4])
             n += 1
 
     def caller(tid):
