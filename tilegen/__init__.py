@@ -14,13 +14,13 @@ from . import tuning as _tuning
 _tuning.apply_cache()  # the `tilegen tune` cache, if this machine has one
 from .blas._core import matmul, set_num_threads, get_num_threads
 from .numpy_api import dot, gemm
-from .nn._attention import attention
+from .nn._attention import attention, paged_attention
 from .runtime import get_include, get_library, runtime_info, show_config
 from . import _threadpoolctl
 
 _threadpoolctl.register()
 
 __all__ = [
-    "__version__", "attention", "dot", "gemm", "get_include", "get_library", "get_num_threads", "matmul",
-    "runtime_info", "set_num_threads", "show_config",
+    "__version__", "attention", "dot", "gemm", "get_include", "get_library", "get_num_threads",
+    "matmul", "paged_attention", "runtime_info", "set_num_threads", "show_config",
 ]

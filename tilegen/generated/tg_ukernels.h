@@ -47,6 +47,33 @@ typedef void (*tg_f32_attention_ukernel_fn)(int64_t n, const tg_f32_attention_ar
 typedef void (*tg_f32_attention_exp_fn)(int64_t n, const float* x, float* y);
 
 
+/* ======== attndecode ======== */
+/* One call: MR query heads against n cached tokens, 1 <= n <= NR, updating their
+   online-softmax state. The driver owns every buffer:
+     q       MR rows at q + h*rs_q, pre-scaled, zero past d up to rs_q (a multiple of the
+             vector width; heads of a partial group are zero rows)
+     k_rows  token t's key row (d contiguous) for t < n + PREFETCH: rows past n are only
+             prefetched (the driver repeats its last real row there); v_rows likewise
+     o       MR rows at o + h*rs_o of the unnormalised output, each padded to a multiple of the
+             kernel's PV chunk (CW floats); m, l: MR running maxima (-INFINITY at the start) and
+             sums (0); work: scratch of the kernel's work-floats size
+   The result of head h is o[h] / l[h] after the last token (zeros when l[h] == 0). */
+typedef struct {
+  int64_t d;
+  const float* q;
+  int64_t rs_q;
+  const float* const* k_rows;
+  const float* const* v_rows;
+  float* o;
+  int64_t rs_o;
+  float* m;
+  float* l;
+  float* work;
+} tg_f32_attndecode_args;
+
+typedef void (*tg_f32_attndecode_ukernel_fn)(int64_t n, const tg_f32_attndecode_args* args);
+
+
 /* ======== gemm ======== */
 /* f32: C = alpha*A*B + beta*C, then the kernel's fused epilogue (bias, relu, relu6). */
 typedef struct tg_f32_gemm_params {
@@ -133,6 +160,9 @@ void tg_f32_attention_ukernel_32x12__avx512_temp(int64_t, const tg_f32_attention
 void tg_f32_attention_ukernel_16x6__avx2_pv4x2(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_exp__avx2(int64_t, const float*, float*);
 void tg_f32_attention_exp__avx512(int64_t, const float*, float*);
+void tg_f32_attndecode_ukernel_4x64__avx512(int64_t, const tg_f32_attndecode_args*);
+void tg_f32_attndecode_ukernel_4x64__avx512_temp(int64_t, const tg_f32_attndecode_args*);
+void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_gemm_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_14x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -204,6 +234,7 @@ double tg_f64_fma_probe__avx512(int64_t iters);
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
 void tg_f32_attention_ukernel_16x6__neon(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_exp__neon(int64_t, const float*, float*);
+void tg_f32_attndecode_ukernel_4x64__neon(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_gemm_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x12__neon_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -233,6 +264,7 @@ double tg_f64_fma_probe__neon(int64_t iters);
 #if 1 /* portable kernels: built everywhere */
 void tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_exp__scalar(int64_t, const float*, float*);
+void tg_f32_attndecode_ukernel_4x16__scalar_pv2(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_gemm_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_2x4__scalar_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -272,6 +304,24 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_IF_BUILT_X86_64(TG_ATTENTION_UKERNELS_f32_X86_64(X)) \
   TG_IF_BUILT_AARCH64(TG_ATTENTION_UKERNELS_f32_AARCH64(X)) \
   TG_ATTENTION_UKERNELS_f32_ANY(X)
+
+/* TG_ATTNDECODE_UKERNELS_<dtype>_<ARCH>(X): every attndecode kernel of that dtype built
+   for that architecture, registry order. X(isa id, MR, NR, PV chunk floats, work floats, prefetch distance, production, kernel, "name") */
+#define TG_ATTNDECODE_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, 4, 64, 64, 340, 8, 1, tg_f32_attndecode_ukernel_4x64__avx512, "tg_f32_attndecode_ukernel_4x64__avx512") \
+  X(TG_ISA_AVX512, 4, 64, 64, 340, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_temp, "tg_f32_attndecode_ukernel_4x64__avx512_temp") \
+  X(TG_ISA_AVX2, 4, 64, 16, 284, 8, 1, tg_f32_attndecode_ukernel_4x64__avx2_pv2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2") \
+
+#define TG_ATTNDECODE_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, 4, 64, 16, 280, 8, 1, tg_f32_attndecode_ukernel_4x64__neon, "tg_f32_attndecode_ukernel_4x64__neon") \
+
+#define TG_ATTNDECODE_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 16, 2, 71, 0, 1, tg_f32_attndecode_ukernel_4x16__scalar_pv2, "tg_f32_attndecode_ukernel_4x16__scalar_pv2") \
+
+#define TG_FOREACH_ATTNDECODE_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_ATTNDECODE_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_ATTNDECODE_UKERNELS_f32_AARCH64(X)) \
+  TG_ATTNDECODE_UKERNELS_f32_ANY(X)
 
 /* TG_GEMM_UKERNELS_<dtype>_<ARCH>(X): every gemm kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, unroll, epilogue flags, production, A layout (0 packed, 1 rows), kernel, packa, packr, packb, "name") */

@@ -27,6 +27,12 @@ static void publish(const tg_attention_config* c) {
     c.cw = (CW); c.work = (WORK); c.name = NAME;                                           \
   }
 
+#define TG_COLLECT_DECODE(ISA, MR, NR, CW, WORK, PF, PROD, FN, NAME)                         \
+  if ((ISA) == isa && (PROD) && c.dec_fn == NULL) {                                        \
+    c.dec_isa = (ISA); c.dec_fn = FN; c.dec_mr = (MR); c.dec_nr = (NR); c.dec_cw = (CW);    \
+    c.dec_work = (WORK); c.dec_prefetch = (PF); c.dec_name = NAME;                         \
+  }
+
 void tg_attention_select(void) {
   int order[TG_ISA_COUNT];
   const int n = tg_isa_candidates(order);
@@ -36,12 +42,19 @@ void tg_attention_select(void) {
     const int isa = order[i];
     TG_FOREACH_ATTENTION_UKERNEL_f32(TG_COLLECT_ATTN)
   }
+  for (int i = 0; i < n && c.dec_fn == NULL; i++) {
+    const int isa = order[i];
+    TG_FOREACH_ATTNDECODE_UKERNEL_f32(TG_COLLECT_DECODE)
+  }
   publish(&c);
   tg_dispatch_report("attention", "f32", c.isa, c.name);
   tg_dispatch_report("attention", "f64", TG_ISA_SCALAR, "plain C (libm exp)");
+  tg_dispatch_report("paged_attention", "f32", c.dec_isa, c.dec_name);
+  tg_dispatch_report("paged_attention", "f64", TG_ISA_SCALAR, "plain C (libm exp)");
   if (tg_dispatch_verbose())
-    fprintf(stderr, "tilegen: f32 attention: %s, %s (%dx%d, %d keys per call)\n",
-            tg_isa_name_of(c.isa), c.name, c.mr, c.nr, c.kb);
+    fprintf(stderr, "tilegen: f32 attention: %s, %s (%dx%d, %d keys per call); paged: %s, %s\n",
+            tg_isa_name_of(c.isa), c.name, c.mr, c.nr, c.kb, tg_isa_name_of(c.dec_isa),
+            c.dec_name);
 }
 
 const tg_attention_config* tg_attention_cfg(void) {
@@ -49,7 +62,9 @@ const tg_attention_config* tg_attention_cfg(void) {
   return atomic_load_explicit(&current, memory_order_acquire);
 }
 
-const char* tilegen_x_attention_kernel(void) { return tg_attention_cfg()->name; }
+const char* tilegen_x_attention_kernel(int decode) {
+  return decode ? tg_attention_cfg()->dec_name : tg_attention_cfg()->name;
+}
 
 void tilegen_x_attention_force_plain(int on) { atomic_store(&force_plain, on != 0); }
 

@@ -23,6 +23,12 @@ typedef struct tg_attention_config {
   int mr, nr, kb, cw, work;           /* queries per tile, keys per S tile / per call, PV chunk
                                          floats (O rows are padded to it), scratch floats */
   const char* name;
+  /* paged attention (decode) */
+  int dec_isa;
+  tg_f32_attndecode_ukernel_fn dec_fn;
+  int dec_mr, dec_nr, dec_cw, dec_work, dec_prefetch;  /* heads and tokens per call, PV chunk
+                                                          floats, scratch floats, tokens ahead */
+  const char* dec_name;
 } tg_attention_config;
 
 /* The current table (initialising the dispatch on first use). */
@@ -32,8 +38,8 @@ const tg_attention_config* tg_attention_cfg(void);
 void tg_attention_select(void);
 
 /* ---- test hooks ---- */
-/* The prefill kernel in use for float32, or NULL. */
-TG_XAPI const char* tilegen_x_attention_kernel(void);
+/* The prefill (0) or decode (1) kernel in use for float32, or NULL. */
+TG_XAPI const char* tilegen_x_attention_kernel(int decode);
 /* 1: every call runs the plain C path (the allocation-free fallback), 0: the kernels. */
 TG_XAPI void tilegen_x_attention_force_plain(int on);
 int tg_attention_plain_forced(void);
