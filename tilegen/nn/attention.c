@@ -13,6 +13,7 @@
 
 #define TG_ATTN_PLAIN_ROWS 16            /* query rows per unit of the plain path */
 #define TG_ATTN_PARALLEL_MIN_FLOPS 2.0e6 /* below this a call runs on one thread */
+#define TG_ATTN_MAX_KB 512               /* keys per kernel call (the family refuses more) */
 
 /* Shapes and strides (in elements) of one call, the dtype aside. */
 typedef struct {

@@ -31,11 +31,19 @@ typedef struct {
   T scale;
 } F(problem_);
 
-/* The score of query row qr against key row kr (d elements each), scaled. */
+/* The score of query row qr against key row kr (d elements each), scaled. Four partial sums:
+   one would wait on each add's latency. */
 static inline T F(dot_)(const T* qr, const T* kr, int64_t d, T scale) {
-  T acc = 0;
-  for (int64_t x = 0; x < d; x++) acc += qr[x] * kr[x];
-  return acc * scale;
+  T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  int64_t x = 0;
+  for (; x + 4 <= d; x += 4) {
+    a0 += qr[x] * kr[x];
+    a1 += qr[x + 1] * kr[x + 1];
+    a2 += qr[x + 2] * kr[x + 2];
+    a3 += qr[x + 3] * kr[x + 3];
+  }
+  for (; x < d; x++) a0 += qr[x] * kr[x];
+  return ((a0 + a1) + (a2 + a3)) * scale;
 }
 
 /* Rows [i0, i1) of (batch bi, head h), one at a time, accumulating in the output row. */
@@ -83,6 +91,29 @@ static int F(bias_tile_)(const F(problem_)* p, const tg_attn_offsets* o, int mr,
                          int64_t m, int64_t j0, int64_t n, T* tile) {
   const tg_attn_shape* s = &p->s;
   int live = 0, nonzero = 0;
+  const int masked = p->keep != NULL || p->add != NULL;
+  if (masked && s->mask_row == 0 && !s->causal) {
+    /* One value per key (a key-padding mask): decide from the n values, fill rows only if
+       the block needs a bias. */
+    T vals[TG_ATTN_MAX_KB];
+    for (int64_t jj = 0; jj < n; jj++) {
+      const int64_t mi = o->mask + (j0 + jj) * s->mask_col;
+      T x = p->keep && !p->keep[mi] ? (T) -INFINITY : (T) 0;
+      if (p->add) x += p->add[mi];
+      vals[jj] = x;
+      live |= x != (T) -INFINITY;
+      nonzero |= x != 0;
+    }
+    if (!live) return TG_BIAS_ALL_MASKED;
+    if (!nonzero) return TG_BIAS_NONE;
+    for (int64_t jj = 0; jj < n; jj++) {
+      const T x = vals[jj];
+      T* row = tile + jj * mr;
+      for (int64_t i = 0; i < m; i++) row[i] = x;
+      for (int64_t i = m; i < mr; i++) row[i] = 0;
+    }
+    return TG_BIAS_SOME;
+  }
   for (int64_t jj = 0; jj < n; jj++) {
     const int64_t j = j0 + jj;
     T* row = tile + jj * mr;
@@ -90,21 +121,11 @@ static int F(bias_tile_)(const F(problem_)* p, const tg_attn_offsets* o, int mr,
     for (int64_t i = 0; i < mr; i++) row[i] = 0;
     if (p->keep) {
       const uint8_t* kp = p->keep + mbase;
-      if (s->mask_row == 0) {
-        const T x = kp[0] ? (T) 0 : (T) -INFINITY;
-        for (int64_t i = 0; i < m; i++) row[i] = x;
-      } else {
-        for (int64_t i = 0; i < m; i++) row[i] = kp[i * s->mask_row] ? (T) 0 : (T) -INFINITY;
-      }
+      for (int64_t i = 0; i < m; i++) row[i] = kp[i * s->mask_row] ? (T) 0 : (T) -INFINITY;
     }
     if (p->add) {
       const T* ap = p->add + mbase;
-      if (s->mask_row == 0) {
-        const T x = ap[0];
-        for (int64_t i = 0; i < m; i++) row[i] += x;
-      } else {
-        for (int64_t i = 0; i < m; i++) row[i] += ap[i * s->mask_row];
-      }
+      for (int64_t i = 0; i < m; i++) row[i] += ap[i * s->mask_row];
     }
     if (s->causal) {  /* query i0 + i sees key j when j <= i0 + i + off */
       int64_t hidden = j - s->off - i0;
@@ -152,13 +173,18 @@ static void F(tiled_unit_)(const F(problem_)* p, const tg_attention_config* c, T
   tg_attn_locate(s, bi, h, &o);
   const int64_t i0 = tile * mr, m = s->sq - i0 < mr ? s->sq - i0 : mr;
 
-  for (int64_t i = 0; i < mr; i++) {
-    if (i < m) {
-      const T* qr = p->q + o.q + (i0 + i) * s->q_row;
-      for (int64_t x = 0; x < s->d; x++) qt[x * mr + i] = qr[x] * p->scale;
-    } else {
-      for (int64_t x = 0; x < s->d; x++) qt[x * mr + i] = 0;
+  {
+    /* Q^T, scaled: rows of mr queries, written whole (the strided side is the reads). */
+    const T scale = p->scale;
+    const T* restrict qb = p->q + o.q + i0 * s->q_row;
+    const int64_t q_row = s->q_row, d = s->d;
+    for (int64_t x = 0; x < d; x++) {
+      T* restrict dst = qt + x * mr;
+      for (int64_t i = 0; i < m; i++) dst[i] = qb[i * q_row + x] * scale;
+      for (int64_t i = m; i < mr; i++) dst[i] = 0;
     }
+  }
+  for (int64_t i = 0; i < mr; i++) {
     mbuf[i] = (T) -INFINITY;
     lbuf[i] = 0;
   }
@@ -191,13 +217,14 @@ static void F(tiled_unit_)(const F(problem_)* p, const tg_attention_config* c, T
   }
 
   for (int64_t i = 0; i < m; i++) {
-    T* orow = p->out + o.out + (i0 + i) * s->out_row;
-    const T* src = obuf + i * rs_o;
+    T* restrict orow = p->out + o.out + (i0 + i) * s->out_row;
+    const T* restrict src = obuf + i * rs_o;
+    const int64_t dv = s->dv;
     if (lbuf[i] == 0) {  /* every key masked */
-      for (int64_t x = 0; x < s->dv; x++) orow[x] = 0;
+      for (int64_t x = 0; x < dv; x++) orow[x] = 0;
     } else {
       const T inv = (T) 1 / lbuf[i];
-      for (int64_t x = 0; x < s->dv; x++) orow[x] = src[x] * inv;
+      for (int64_t x = 0; x < dv; x++) orow[x] = src[x] * inv;
     }
   }
 }

@@ -30,6 +30,7 @@ from .gemm import row_addressing
 
 GENERATED = os.path.join("tilegen", "generated")
 EXP_TEMPLATE = "attention/exp.c.j2"
+MAX_KB = 512  # keys per call the driver's per-key scratch holds (TG_ATTN_MAX_KB, nn/attention.c)
 
 
 def exp_name(dtype: str, isa: str) -> str:
@@ -108,6 +109,8 @@ class Attention(OpFamily):
         if spec.kr != 1:
             raise ValueError(f"kr: attention kernels take KR=1, got KR={spec.kr}")
         self.check_multiple("mr", spec.mr, spec, "MR (queries per tile)")
+        if spec.kb > MAX_KB:
+            raise ValueError(f"kb: {spec.kb} keys per call is over the driver's limit of {MAX_KB}")
         if spec.kb % spec.nr:
             raise ValueError(f"kb: {spec.kb} keys per call is not a multiple of NR={spec.nr}; "
                              f"allowed: multiples of {spec.nr}")
