@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tg_attention.h"
@@ -14,6 +15,10 @@
 #define TG_ATTN_PLAIN_ROWS 16            /* query rows per unit of the plain path */
 #define TG_ATTN_PARALLEL_MIN_FLOPS 2.0e6 /* below this a call runs on one thread */
 #define TG_ATTN_MAX_KB 512               /* keys per kernel call (the family refuses more) */
+#ifndef TG_ATTN_TILES_PER_UNIT
+#define TG_ATTN_TILES_PER_UNIT 4         /* query tiles sharing each key block's reads */
+#define TG_ATTN_UNITS_PER_THREAD 4       /* ... unless there would be fewer units a thread */
+#endif
 
 /* Shapes and strides (in elements) of one call, the dtype aside. */
 typedef struct {

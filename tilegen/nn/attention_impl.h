@@ -140,40 +140,46 @@ static int F(bias_tile_)(const F(problem_)* p, const tg_attn_offsets* o, int mr,
   return !live ? TG_BIAS_ALL_MASKED : nonzero ? TG_BIAS_SOME : TG_BIAS_NONE;
 }
 
-/* Scratch floats of a unit: Q^T, O, m, l, the bias tile, the kernel's work and a realigned
-   copy of a V block, each aligned to a cache line. */
-static inline int64_t F(scratch_floats_)(const tg_attention_config* c, int64_t d, int64_t dv,
-                                         int64_t rs_o) {
-  return tg_attn_align(d * c->mr) + tg_attn_align(c->mr * rs_o) + 2 * tg_attn_align(c->mr) +
-         tg_attn_align((int64_t) c->kb * c->mr) + tg_attn_align(c->work) +
-         c->kb * tg_attn_align(dv);
+/* Scratch of a unit of `tiles` query tiles: per tile Q^T, O, m and l; shared, the bias tile,
+   the kernel's work and a realigned copy of a V block; each aligned to a cache line. */
+static inline int64_t F(tile_floats_)(const tg_attention_config* c, int64_t d, int64_t rs_o) {
+  return tg_attn_align(d * c->mr) + tg_attn_align(c->mr * rs_o) + 2 * tg_attn_align(c->mr);
 }
 
-/* V rows that start inside a cache line would make every vector load of the PV phase, which
-   reads each block once per PV_ROWS queries, a split load (about 10% of the whole call on
-   AVX-512); a block of such rows is copied to aligned scratch first (a few % of the call). */
+static inline int64_t F(scratch_floats_)(const tg_attention_config* c, int64_t tiles, int64_t d,
+                                         int64_t dv, int64_t rs_o) {
+  return tiles * F(tile_floats_)(c, d, rs_o) + tg_attn_align((int64_t) c->kb * c->mr) +
+         tg_attn_align(c->work) + c->kb * tg_attn_align(dv);
+}
+
+/* V rows that start inside a cache line make every vector load of the PV phase (which reads a
+   block once per PV_ROWS queries of each tile) a split load, about 9% of a call on AVX-512; a
+   unit copies each such block to aligned scratch once for all its tiles. */
 static inline int F(v_misaligned_)(const T* v, int64_t rs_v) {
   return ((uintptr_t) v % 64) != 0 || (rs_v * (int64_t) sizeof(T)) % 64 != 0;
 }
 
+/* Query tiles [t0, t1) of (batch bi, head h): every key block is read (and realigned) once and
+   serves all the tiles that see it. */
 static void F(tiled_unit_)(const F(problem_)* p, const tg_attention_config* c, T* ws,
-                           int64_t bi, int64_t h, int64_t tile) {
+                           int64_t bi, int64_t h, int64_t t0, int64_t t1) {
   const tg_attn_shape* s = &p->s;
   const int mr = c->mr;
-  const int64_t rs_o = tg_attn_round_up(s->dv, c->cw);
-  T* qt = ws;
-  T* obuf = qt + tg_attn_align(s->d * mr);
-  T* mbuf = obuf + tg_attn_align(mr * rs_o);
-  T* lbuf = mbuf + tg_attn_align(mr);
-  T* bias = lbuf + tg_attn_align(mr);
+  const int64_t rs_o = tg_attn_round_up(s->dv, c->cw), nt = t1 - t0;
+  const int64_t slot = F(tile_floats_)(c, s->d, rs_o);
+  T* bias = ws + nt * slot;
   T* work = bias + tg_attn_align((int64_t) c->kb * mr);
   T* vblk = work + tg_attn_align(c->work);
   const int64_t rs_vb = tg_attn_align(s->dv);
   tg_attn_offsets o;
   tg_attn_locate(s, bi, h, &o);
-  const int64_t i0 = tile * mr, m = s->sq - i0 < mr ? s->sq - i0 : mr;
 
-  {
+  for (int64_t t = 0; t < nt; t++) {
+    T* qt = ws + t * slot;
+    T* obuf = qt + tg_attn_align(s->d * mr);
+    T* mbuf = obuf + tg_attn_align(mr * rs_o);
+    T* lbuf = mbuf + tg_attn_align(mr);
+    const int64_t i0 = (t0 + t) * mr, m = s->sq - i0 < mr ? s->sq - i0 : mr;
     /* Q^T, scaled: rows of mr queries, written whole (the strided side is the reads). */
     const T scale = p->scale;
     const T* restrict qb = p->q + o.q + i0 * s->q_row;
@@ -183,48 +189,73 @@ static void F(tiled_unit_)(const F(problem_)* p, const tg_attention_config* c, T
       for (int64_t i = 0; i < m; i++) dst[i] = qb[i * q_row + x] * scale;
       for (int64_t i = m; i < mr; i++) dst[i] = 0;
     }
+    for (int64_t i = 0; i < mr; i++) {
+      mbuf[i] = (T) -INFINITY;
+      lbuf[i] = 0;
+    }
+    memset(obuf, 0, sizeof(T) * (size_t) (mr * rs_o));
   }
-  for (int64_t i = 0; i < mr; i++) {
-    mbuf[i] = (T) -INFINITY;
-    lbuf[i] = 0;
-  }
-  memset(obuf, 0, sizeof(T) * (size_t) (mr * rs_o));
 
   F(args_t_) a;
-  a.d = s->d; a.dv = s->dv; a.qt = qt; a.rs_k = s->k_row; a.rs_v = s->v_row;
-  a.o = obuf; a.rs_o = rs_o; a.m = mbuf; a.l = lbuf; a.work = work;
-  const int64_t jend = tg_attn_keys_seen(s, i0 + m - 1);
+  a.d = s->d; a.dv = s->dv; a.rs_k = s->k_row; a.rs_o = rs_o; a.work = work;
   const int masked = p->keep != NULL || p->add != NULL;
   const int realign = s->dv >= 16 && F(v_misaligned_)(p->v + o.v, s->v_row);
-  for (int64_t j0 = 0; j0 < jend; j0 += c->kb) {
-    const int64_t n = jend - j0 < c->kb ? jend - j0 : c->kb;
-    a.bias = NULL;
-    /* The block's last key is past the first query's causal limit: some are hidden. */
-    if (masked || (s->causal && j0 + n - 1 > i0 + s->off)) {
-      const int kind = F(bias_tile_)(p, &o, mr, i0, m, j0, n, bias);
-      if (kind == TG_BIAS_ALL_MASKED) continue;
-      if (kind == TG_BIAS_SOME) a.bias = bias;
+  const int64_t last = t1 * mr < s->sq ? t1 * mr : s->sq;
+  const int64_t jmax = tg_attn_keys_seen(s, last - 1);
+  for (int64_t j0 = 0; j0 < jmax; j0 += c->kb) {
+    const T* v = p->v + o.v + j0 * s->v_row;
+    int64_t rs_v = s->v_row;
+    int copied = 0;
+    for (int64_t t = 0; t < nt; t++) {
+      const int64_t i0 = (t0 + t) * mr, m = s->sq - i0 < mr ? s->sq - i0 : mr;
+      const int64_t jend = tg_attn_keys_seen(s, i0 + m - 1);
+      if (j0 >= jend) continue;
+      const int64_t n = jend - j0 < c->kb ? jend - j0 : c->kb;
+      a.bias = NULL;
+      /* The block's last key is past the first query's causal limit: some are hidden. */
+      if (masked || (s->causal && j0 + n - 1 > i0 + s->off)) {
+        const int kind = F(bias_tile_)(p, &o, mr, i0, m, j0, n, bias);
+        if (kind == TG_BIAS_ALL_MASKED) continue;
+        if (kind == TG_BIAS_SOME) a.bias = bias;
+      }
+      if (realign && !copied) {
+        const int64_t nb = jmax - j0 < c->kb ? jmax - j0 : c->kb;
+        if (s->v_row == rs_vb) {  /* contiguous rows: one copy */
+          memcpy(vblk, v, sizeof(T) * (size_t) (nb * rs_vb));
+        } else {
+          for (int64_t jj = 0; jj < nb; jj++)
+            memcpy(vblk + jj * rs_vb, v + jj * s->v_row, sizeof(T) * (size_t) s->dv);
+        }
+        v = vblk;
+        rs_v = rs_vb;
+        copied = 1;
+      }
+      T* qt = ws + t * slot;
+      a.qt = qt;
+      a.o = qt + tg_attn_align(s->d * mr);
+      a.m = a.o + tg_attn_align(mr * rs_o);
+      a.l = a.m + tg_attn_align(mr);
+      a.k = p->k + o.k + j0 * s->k_row;
+      a.v = v;
+      a.rs_v = rs_v;
+      c->fn(n, &a);
     }
-    a.k = p->k + o.k + j0 * s->k_row;
-    a.v = p->v + o.v + j0 * s->v_row;
-    if (realign) {
-      for (int64_t jj = 0; jj < n; jj++)
-        memcpy(vblk + jj * rs_vb, a.v + jj * s->v_row, sizeof(T) * (size_t) s->dv);
-      a.v = vblk;
-      a.rs_v = rs_vb;
-    }
-    c->fn(n, &a);
   }
 
-  for (int64_t i = 0; i < m; i++) {
-    T* restrict orow = p->out + o.out + (i0 + i) * s->out_row;
-    const T* restrict src = obuf + i * rs_o;
-    const int64_t dv = s->dv;
-    if (lbuf[i] == 0) {  /* every key masked */
-      for (int64_t x = 0; x < dv; x++) orow[x] = 0;
-    } else {
-      const T inv = (T) 1 / lbuf[i];
-      for (int64_t x = 0; x < dv; x++) orow[x] = src[x] * inv;
+  for (int64_t t = 0; t < nt; t++) {
+    const T* obuf = ws + t * slot + tg_attn_align(s->d * mr);
+    const T* lbuf = obuf + tg_attn_align(mr * rs_o) + tg_attn_align(mr);
+    const int64_t i0 = (t0 + t) * mr, m = s->sq - i0 < mr ? s->sq - i0 : mr;
+    for (int64_t i = 0; i < m; i++) {
+      T* restrict orow = p->out + o.out + (i0 + i) * s->out_row;
+      const T* restrict src = obuf + i * rs_o;
+      const int64_t dv = s->dv;
+      if (lbuf[i] == 0) {  /* every key masked */
+        for (int64_t x = 0; x < dv; x++) orow[x] = 0;
+      } else {
+        const T inv = (T) 1 / lbuf[i];
+        for (int64_t x = 0; x < dv; x++) orow[x] = src[x] * inv;
+      }
     }
   }
 }
@@ -233,8 +264,10 @@ static void F(tiled_unit_)(const F(problem_)* p, const tg_attention_config* c, T
 typedef struct {
   const F(problem_)* p;
   const tg_attention_config* cfg;  /* NULL: the plain path */
-  int64_t rows;                    /* query rows per unit */
-  int64_t tiles;                   /* units per (batch, head) */
+  int64_t rows;                    /* query rows per tile */
+  int64_t tiles;                   /* tiles per (batch, head) */
+  int64_t per_unit;                /* tiles per unit */
+  int64_t groups;                  /* units per (batch, head) */
   int64_t units;
   atomic_llong next;
 } F(ctx_);
@@ -246,24 +279,26 @@ static void F(task_)(void* vctx, int task, int ntasks) {
   T* ws = NULL;
   if (x->cfg != NULL) {
     const int64_t rs_o = tg_attn_round_up(s->dv, x->cfg->cw);
-    ws = tg_workspace(TG_ATTN_WS_SLOT,
-                      sizeof(T) * (size_t) F(scratch_floats_)(x->cfg, s->d, s->dv, rs_o));
+    ws = tg_workspace(TG_ATTN_WS_SLOT, sizeof(T) * (size_t) F(scratch_floats_)(
+                                           x->cfg, x->per_unit, s->d, s->dv, rs_o));
   }
 #endif
   for (;;) {
     const int64_t u = atomic_fetch_add_explicit(&x->next, 1, memory_order_relaxed);
     if (u >= x->units) break;
-    const int64_t bh = u / x->tiles, r = u % x->tiles;
-    const int64_t tile = s->causal ? x->tiles - 1 - r : r;  /* causal: most keys first */
+    const int64_t bh = u / x->groups, r = u % x->groups;
+    const int64_t g = s->causal ? x->groups - 1 - r : r;  /* causal: most keys first */
     const int64_t bi = bh / s->hq, h = bh % s->hq;
+    const int64_t t0 = g * x->per_unit;
+    const int64_t t1 = t0 + x->per_unit < x->tiles ? t0 + x->per_unit : x->tiles;
 #if TG_ATTN_TILED
     if (ws != NULL) {
-      F(tiled_unit_)(x->p, x->cfg, ws, bi, h, tile);
+      F(tiled_unit_)(x->p, x->cfg, ws, bi, h, t0, t1);
       continue;
     }
 #endif
-    const int64_t i0 = tile * x->rows, i1 = i0 + x->rows < s->sq ? i0 + x->rows : s->sq;
-    F(plain_rows_)(x->p, bi, h, i0, i1);
+    const int64_t i1 = t1 * x->rows < s->sq ? t1 * x->rows : s->sq;
+    F(plain_rows_)(x->p, bi, h, t0 * x->rows, i1);
   }
   (void) task;
   (void) ntasks;
@@ -275,18 +310,26 @@ static void F(run_)(const F(problem_)* p) {
   x.p = p;
   x.cfg = NULL;
   x.rows = TG_ATTN_PLAIN_ROWS;
+  x.per_unit = 1;
 #if TG_ATTN_TILED
   if (!tg_attention_plain_forced()) {
     x.cfg = tg_attention_cfg();
     x.rows = x.cfg->mr;
+    x.per_unit = TG_ATTN_TILES_PER_UNIT;
   }
 #endif
   x.tiles = (s->sq + x.rows - 1) / x.rows;
-  x.units = s->nbatch * s->hq * x.tiles;
+  const int64_t nbh = s->nbatch * s->hq;
+  const int want = tg_attn_threads(s, nbh * x.tiles);
+  /* Fewer tiles per unit when the units would be too few to share among the threads. */
+  while (x.per_unit > 1 && nbh * ((x.tiles + x.per_unit - 1) / x.per_unit) <
+                               TG_ATTN_UNITS_PER_THREAD * want)
+    x.per_unit /= 2;
+  x.groups = (x.tiles + x.per_unit - 1) / x.per_unit;
+  x.units = nbh * x.groups;
   atomic_init(&x.next, 0);
   if (x.units == 0) return;
-  int want = tg_attn_threads(s, x.units);
-  tg_parallel_run(want, F(task_), &x);
+  tg_parallel_run(want < x.units ? want : (int) x.units, F(task_), &x);
 }
 
 #undef F
