@@ -114,6 +114,18 @@ static int F(bias_tile_)(const F(problem_)* p, const tg_attn_offsets* o, int mr,
     }
     return TG_BIAS_SOME;
   }
+  if (!masked) {  /* the causal edge alone: query i0 + i sees key j when i >= j - off - i0 */
+    for (int64_t jj = 0; jj < n; jj++) {
+      int64_t hidden = j0 + jj - s->off - i0;
+      hidden = hidden < 0 ? 0 : (hidden > m ? m : hidden);
+      T* row = tile + jj * mr;
+      for (int64_t i = 0; i < hidden; i++) row[i] = (T) -INFINITY;
+      for (int64_t i = hidden; i < mr; i++) row[i] = 0;
+      live |= hidden < m;
+      nonzero |= hidden > 0;
+    }
+    return !live ? TG_BIAS_ALL_MASKED : nonzero ? TG_BIAS_SOME : TG_BIAS_NONE;
+  }
   for (int64_t jj = 0; jj < n; jj++) {
     const int64_t j = j0 + jj;
     T* row = tile + jj * mr;
