@@ -81,6 +81,17 @@ def test_matches_gather_reference(block_size, hq, hkv, path):
     assert not got[1].any()  # seq_len 0: zeros
 
 
+@pytest.mark.parametrize("hq,hkv,block_size", [(32, 1, 16), (40, 1, 32), (48, 2, 13), (24, 1, 1)])
+@pytest.mark.parametrize("d", [24, 128])
+def test_large_groups(hq, hkv, block_size, d, path):
+    """Groups of 16 query heads and more (multi-query) run on the fused-attention kernel, the
+    group's heads along its lanes, a block's tokens per call."""
+    k, v, bt, lens = make_cache([300, 0, 61, 17], block_size, hkv, d)
+    q = RNG.standard_normal((4, hq, d)).astype(np.float32)
+    got = tg.paged_attention(q, k, v, bt, lens)
+    np.testing.assert_allclose(got, ref_paged(q, k, v, bt, lens), rtol=0, atol=tol(np.float32, d))
+
+
 @pytest.mark.parametrize("d", [1, 40, 128, 130, 256])
 def test_head_dims(d, path):
     k, v, bt, lens = make_cache([70, 3, 200], 16, 2, d)
@@ -94,17 +105,23 @@ def test_long_sequences_split_across_threads(path):
     softmax states are merged; the answer is the one thread's."""
     k, v, bt, lens = make_cache([9000, 1500], 16, 1, 64)
     q = RNG.standard_normal((2, 4, 64)).astype(np.float32) * 3
+    q_mqa = RNG.standard_normal((2, 32, 64)).astype(np.float32)
     before = tg.get_num_threads()
     try:
         tg.set_num_threads(1)
         one = tg.paged_attention(q, k, v, bt, lens)
+        one_mqa = tg.paged_attention(q_mqa, k, v, bt, lens)
         tg.set_num_threads(2)
         two = tg.paged_attention(q, k, v, bt, lens)
+        two_mqa = tg.paged_attention(q_mqa, k, v, bt, lens)
     finally:
         tg.set_num_threads(before)
     want = ref_paged(q, k, v, bt, lens)
     np.testing.assert_allclose(one, want, rtol=0, atol=2e-5)
     np.testing.assert_allclose(two, want, rtol=0, atol=2e-5)
+    want = ref_paged(q_mqa, k, v, bt, lens)
+    np.testing.assert_allclose(one_mqa, want, rtol=0, atol=2e-5)
+    np.testing.assert_allclose(two_mqa, want, rtol=0, atol=2e-5)
 
 
 def test_large_scores_and_scale(path):

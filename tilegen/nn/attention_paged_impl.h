@@ -7,7 +7,9 @@
  * group of query heads reads each cached key and value row of the part once (the kernel takes
  * MR heads per call; a larger group makes several calls, the rows still in cache). The unit
  * walks its tokens in chunks of TG_PAGED_CHUNK, each chunk for all its kv heads in turn, so a
- * token's heads -- one page of the cache -- are read close together. Threads claim units from
+ * token's heads -- one page of the cache -- are read close together. Groups of half the
+ * fused-attention kernel's MR heads or more (multi-query) use that kernel instead (see
+ * paged_wide_). Threads claim units from
  * a shared counter. A sequence longer than the part length (set when there are few sequences for
  * the threads) is split; its parts leave unnormalised partial states (O, m, l) that a merge
  * combines after the parallel region. Only tokens below a sequence's length are ever read, and
@@ -166,6 +168,93 @@ static void F(paged_kernel_unit_)(const F(paged_problem_)* p, const tg_attention
     }
   }
 }
+/* Groups of at least half the prefill kernel's MR query heads (multi-query attention, say)
+   with blocks of at least NR tokens go to the fused-attention kernel instead: its queries run
+   along the lanes, so a group's heads share every broadcast key element, where the decode
+   kernel would reduce one dot product per head. The tokens of a call (KB of them, from as
+   many blocks as it takes) are gathered into contiguous scratch first: blocks of 16 would
+   leave the kernel's 12-key tiles and per-call softmax mostly idle. */
+static inline int F(paged_wide_)(const tg_attention_config* c, const tg_paged_shape* s) {
+  return c->fn != NULL && 2 * s->group >= c->mr;
+}
+
+static inline int64_t F(wide_floats_)(const tg_attention_config* c, const tg_paged_shape* s) {
+  const int64_t slices = (s->group + c->mr - 1) / c->mr, rs_o = tg_paged_round_up(s->d, c->cw);
+  const int64_t slot = tg_paged_round_up(s->d * c->mr, 16) + tg_paged_round_up(c->mr * rs_o, 16) +
+                       2 * tg_paged_round_up(c->mr, 16);
+  return s->heads_per_unit * slices * slot + tg_paged_round_up(c->work, 16) +
+         2 * c->kb * tg_paged_round_up(s->d, 16);
+}
+
+static void F(paged_wide_unit_)(const F(paged_problem_)* p, const tg_attention_config* c, T* ws,
+                                const tg_paged_unit* un) {
+  const tg_paged_shape* s = &p->s;
+  const int64_t d = s->d, mr = c->mr, nkv = un->g1 - un->g0;
+  const int64_t slices = (s->group + mr - 1) / mr, rs_o = tg_paged_round_up(d, c->cw);
+  const int64_t qsz = tg_paged_round_up(d * mr, 16), osz = tg_paged_round_up(mr * rs_o, 16);
+  const int64_t msz = tg_paged_round_up(mr, 16), slot = qsz + osz + 2 * msz;
+  T* work = ws + nkv * slices * slot;
+  const int64_t rsb = tg_paged_round_up(d, 16);
+  T* kbuf = work + tg_paged_round_up(c->work, 16);
+  T* vbuf = kbuf + c->kb * rsb;
+  for (int64_t g = 0; g < nkv; g++)
+    for (int64_t sl = 0; sl < slices; sl++) {
+      T* qt = ws + (g * slices + sl) * slot;
+      T* m = qt + qsz + osz;
+      for (int64_t i = 0; i < mr; i++) {
+        const int64_t member = sl * mr + i;
+        if (member < s->group) {
+          const T* src = p->q + un->b * s->q_sb + ((un->g0 + g) * s->group + member) * s->q_sh;
+          for (int64_t x = 0; x < d; x++) qt[x * mr + i] = src[x] * p->scale;
+        } else {
+          for (int64_t x = 0; x < d; x++) qt[x * mr + i] = 0;
+        }
+        m[i] = (T) -INFINITY;
+        m[msz + i] = 0;
+      }
+      memset(qt + qsz, 0, sizeof(T) * (size_t) osz);
+    }
+  TG_CAT(TG_CAT(tg_, DT), _attention_args) a;
+  a.d = d; a.dv = d; a.rs_k = rsb; a.rs_v = rsb; a.bias = NULL; a.k = kbuf; a.v = vbuf;
+  a.rs_o = rs_o; a.work = work;
+  for (int64_t t = un->t0; t < un->t1; t += c->kb) {
+    const int64_t n = un->t1 - t < c->kb ? un->t1 - t : c->kb;
+    for (int64_t g = 0; g < nkv; g++) {
+      for (int64_t x = 0; x < n; x++) {
+        memcpy(kbuf + x * rsb, p->k + tg_paged_row(s, un->b, un->g0 + g, t + x, 0),
+               sizeof(T) * (size_t) d);
+        memcpy(vbuf + x * rsb, p->v + tg_paged_row(s, un->b, un->g0 + g, t + x, 1),
+               sizeof(T) * (size_t) d);
+      }
+      for (int64_t sl = 0; sl < slices; sl++) {
+        T* qt = ws + (g * slices + sl) * slot;
+        a.qt = qt;
+        a.o = qt + qsz;
+        a.m = qt + qsz + osz;
+        a.l = a.m + msz;
+        c->fn(n, &a);
+      }
+    }
+  }
+  for (int64_t i = 0; i < nkv * s->group; i++) {
+    const int64_t g = i / s->group, member = i % s->group;
+    const T* qt = ws + (g * slices + member / mr) * slot;
+    const T* src = qt + qsz + (member % mr) * rs_o;
+    const T mv = qt[qsz + osz + member % mr], lv = qt[qsz + osz + msz + member % mr];
+    int split;
+    T* o = F(paged_dest_)(p, un, i, &split);
+    if (split) {
+      memcpy(o, src, sizeof(T) * (size_t) d);
+      o[d] = mv;
+      o[d + 1] = lv;
+    } else if (lv == 0) {
+      for (int64_t x = 0; x < d; x++) o[x] = 0;
+    } else {
+      const T inv = (T) 1 / lv;
+      for (int64_t x = 0; x < d; x++) o[x] = src[x] * inv;
+    }
+  }
+}
 #endif
 
 typedef struct {
@@ -181,7 +270,10 @@ static void F(paged_task_)(void* vctx, int task, int ntasks) {
   T* ws = NULL;
   F(dec_layout_) y;
   const T** rows = NULL;
-  if (x->cfg != NULL) {
+  const int wide = x->cfg != NULL && F(paged_wide_)(x->cfg, s);
+  if (wide) {
+    ws = tg_workspace(TG_ATTN_WS_SLOT, sizeof(T) * (size_t) F(wide_floats_)(x->cfg, s));
+  } else if (x->cfg != NULL) {
     y = F(dec_layout_of_)(x->cfg, s);
     const int64_t nptr = 2 * (TG_PAGED_CHUNK + x->cfg->dec_prefetch);
     ws = tg_workspace(TG_ATTN_WS_SLOT, sizeof(T) * (size_t) y.floats + sizeof(T*) * (size_t) nptr);
@@ -195,7 +287,10 @@ static void F(paged_task_)(void* vctx, int task, int ntasks) {
     tg_paged_unit_of(s, u, &un);
 #if TG_PAGED_KERNELS
     if (ws != NULL) {
-      F(paged_kernel_unit_)(x->p, x->cfg, &y, ws, rows, &un);
+      if (wide)
+        F(paged_wide_unit_)(x->p, x->cfg, ws, &un);
+      else
+        F(paged_kernel_unit_)(x->p, x->cfg, &y, ws, rows, &un);
       continue;
     }
 #endif
