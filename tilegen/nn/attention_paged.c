@@ -94,26 +94,35 @@ static void tg_paged_no_split(tg_paged_shape* s) {
 }
 
 /* Picks the thread count and the split. One thread: a unit per sequence, all its kv heads.
-   Several: sequences are cut into kv-head ranges until there are TG_PAGED_UNITS_PER_THREAD
-   units per thread, and if that is not enough, sequences longer than the part length (that
-   many units' worth of tokens, at least TG_PAGED_MIN_PART) into parts as well. Returns the
-   thread count. */
+   Several: sequences longer than the part length (the tokens of TG_PAGED_UNITS_PER_THREAD
+   units per thread, at least TG_PAGED_MIN_PART) are cut into parts, which keeps a unit's
+   reads a token's whole page of heads at a time; only if that still leaves too few units are
+   the kv heads cut into ranges as well. Returns the thread count. */
 static int tg_paged_plan(tg_paged_shape* s) {
   int64_t tokens = 0;
   for (int64_t b = 0; b < s->batch; b++) tokens += s->lens[b];
   const double bytes = 2.0 * (double) tokens * (double) s->hkv * (double) s->d * (double) s->elem;
   int threads = bytes < TG_PAGED_PARALLEL_MIN_BYTES ? 1 : tg_threads_max();
   const int64_t want = TG_PAGED_UNITS_PER_THREAD * (int64_t) threads;
-  int64_t ranges = threads == 1 || s->batch >= want ? 1 : (want + s->batch - 1) / s->batch;
-  ranges = ranges < s->hkv ? ranges : s->hkv;
-  s->heads_per_unit = (s->hkv + ranges - 1) / ranges;
-  s->ranges = (s->hkv + s->heads_per_unit - 1) / s->heads_per_unit;
+  s->heads_per_unit = s->hkv;
+  s->ranges = 1;
   tg_paged_no_split(s);
-  if (threads > 1 && s->batch * s->ranges < want) {
-    int64_t part = (tokens * s->ranges + want - 1) / want;
+  if (threads > 1) {
+    int64_t part = (tokens + want - 1) / want;
     part = tg_paged_round_up(part < TG_PAGED_MIN_PART ? TG_PAGED_MIN_PART : part, 64);
-    int need = 0;
-    for (int64_t b = 0; b < s->batch; b++) need |= s->lens[b] > part;
+    int64_t seq_units = 0, need = 0;
+    for (int64_t b = 0; b < s->batch; b++) {
+      const int64_t parts = (s->lens[b] + part - 1) / part;
+      seq_units += parts > 1 ? parts : 1;
+      need |= parts > 1;
+    }
+    if (seq_units < want) {  /* kv-head ranges too */
+      int64_t ranges = (want + seq_units - 1) / seq_units;
+      ranges = ranges < s->hkv ? ranges : s->hkv;
+      s->heads_per_unit = (s->hkv + ranges - 1) / ranges;
+      s->ranges = (s->hkv + s->heads_per_unit - 1) / s->heads_per_unit;
+      s->units = s->batch * s->ranges;
+    }
     if (need && (s->first = malloc(sizeof(int64_t) * (size_t) (s->batch + 1))) != NULL) {
       s->split = 1;
       s->part = part;
