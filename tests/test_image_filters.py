@@ -338,15 +338,19 @@ def _aarch64_build(tmp_path):
     for tool, pkg in (("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"), ("qemu-aarch64", "qemu-user")):
         if not shutil.which(tool):
             pytest.skip(f"{tool} not found; install {pkg}")
+    import sys
+
     root = REPO_ROOT
+    sys.path.insert(0, str(root / ".ci"))
+    from scratch_build import load_setup  # setup.py's own source lists and include folders
+
+    setup = load_setup()
     manifest = json.loads((root / "tilegen/generated/build_manifest.json").read_text())
-    units = [(str(p), []) for d in ("dispatch", "runtime", "blas", "image")
-             for p in sorted((root / "tilegen" / d).glob("*.c")) if not p.name.startswith("_")]
+    units = [(str(root / src), []) for src in setup.BASELINE_SOURCES]
     for isa in manifest["isas"].values():
         if isa["arch"] in ("aarch64", "any"):
             units += [(str(root / src), isa["cflags"]) for src in isa["sources"]]
-    inc = [f"-I{root / d}" for d in ("tilegen/include", "tilegen/generated", "tilegen/dispatch",
-                                      "tilegen/runtime", "tilegen/blas", "tilegen/image")]
+    inc = [f"-I{root / d}" for d in setup.INCLUDE_DIRS]
 
     def compile_one(i_unit):
         i, (src, flags) = i_unit

@@ -22,6 +22,8 @@ from cprog import SANITIZE_FLAGS
 
 from tilegen.dsl import DTYPES, ISAS, KernelSpec, load_registry, registry_path
 from tilegen.dsl.isa import host_arch
+from tilegen.dsl.ops.attention import exp_name, exp_path, work_floats
+from tilegen.dsl.ops.attndecode import decode_work_floats
 from tilegen.dsl.ops.gemm import epilogue_flags, pack_path, packa_name, packb_name, packr_name
 from tilegen.dsl.render import GENERATED_RELPATH, kernel_path
 
@@ -90,6 +92,26 @@ def filter_defines(s: KernelSpec) -> Dict[str, object]:
     return {"TG_KIND": f"TG_FILTER_KIND_{s.kind.upper()}", "TG_MR": s.mr, "TG_NR": s.nr}
 
 
+# The attention exp's error bound in ULPs (templates/attention/exp.j2): 1 with fused
+# multiply-adds, 1.5 on the scalar fallback, whose multiply-adds round twice.
+ATTENTION_EXP_ULP = {"scalar": 1.5}
+
+
+def attention_defines(s: KernelSpec) -> Dict[str, object]:
+    lanes = ISAS[s.isa].lanes(s.dtype)
+    cw = s.pv_vecs * lanes
+    return {"TG_EXP": exp_name(s.dtype, s.isa), "TG_MR": s.mr, "TG_NR": s.nr, "TG_KB": s.kb,
+            "TG_CW": cw, "TG_WORK": work_floats(s.mr, s.kb, cw),
+            "TG_EXP_ULP": ATTENTION_EXP_ULP.get(s.isa, 1.0)}
+
+
+def attndecode_defines(s: KernelSpec) -> Dict[str, object]:
+    lanes = ISAS[s.isa].lanes(s.dtype)
+    cw = s.pv_vecs * lanes
+    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_CW": cw, "TG_LANES": lanes, "TG_PF": s.prefetch,
+            "TG_WORK": decode_work_floats(s.mr, s.nr, cw, lanes)}
+
+
 @dataclass(frozen=True)
 class Family:
     """A kernel family's tester: its C file, its own -D flags and the generated sources it links
@@ -104,6 +126,11 @@ FAMILIES = {
     "gemm": Family("gemm_ukernel_tester.c", gemm_defines, lambda s: [pack_path(s.dtype, s.isa)]),
     "gemv": Family("gemv_ukernel_tester.c", gemv_defines),
     "filter": Family("filter_ukernel_tester.c", filter_defines),
+
+
+    "attention": Family("attention_ukernel_tester.c", attention_defines,
+                        lambda s: [exp_path(s.dtype, s.isa)]),
+    "attndecode": Family("attndecode_ukernel_tester.c", attndecode_defines),
 }
 
 CASES = [(e, t) for e in ENTRIES if e.spec.op in FAMILIES for t in targets(e.spec)]

@@ -14,6 +14,66 @@
 extern "C" {
 #endif
 
+/* ======== attention ======== */
+/* One call: a tile of MR queries (along the lanes) against n keys, 1 <= n <= KB, updating the
+   tile's online-softmax state. The driver owns every buffer:
+     qt    Q^T of the tile, pre-scaled: element (dd, i) at qt[dd*MR + i], dd < d; queries of a
+           partial tile are zero columns
+     k, v  key / value j at k + j*rs_k (d contiguous) / v + j*rs_v (dv contiguous)
+     bias  NULL, or additive scores for the block: (key j, query i) at bias[j*MR + i]
+           (-INFINITY masks; 0 in the columns of absent queries)
+     o     MR rows at o + i*rs_o of the unnormalised output, each padded to a multiple of the
+           kernel's PV chunk (CW floats); m, l: MR running maxima (-INFINITY at the start) and
+           sums (0); work: scratch of the kernel's work-floats size
+   After the last block, row i of the result is o[i] / l[i] (zeros when l[i] == 0: every key
+   masked). */
+typedef struct {
+  int64_t d, dv;
+  const float* qt;
+  const float* k;
+  int64_t rs_k;
+  const float* v;
+  int64_t rs_v;
+  const float* bias;
+  float* o;
+  int64_t rs_o;
+  float* m;
+  float* l;
+  float* work;
+} tg_f32_attention_args;
+
+typedef void (*tg_f32_attention_ukernel_fn)(int64_t n, const tg_f32_attention_args* args);
+/* y[i] = exp(x[i]) for x[i] <= 0, the kernels' polynomial (error bound: templates/attention/exp.j2). */
+typedef void (*tg_f32_attention_exp_fn)(int64_t n, const float* x, float* y);
+
+
+/* ======== attndecode ======== */
+/* One call: MR query heads against n cached tokens, 1 <= n <= NR, updating their
+   online-softmax state. The driver owns every buffer:
+     q       MR rows at q + h*rs_q, pre-scaled, zero past d up to rs_q (a multiple of the
+             vector width; heads of a partial group are zero rows)
+     k_rows  token t's key row (d contiguous) for t < n + PREFETCH: rows past n are only
+             prefetched (the driver repeats its last real row there); v_rows likewise
+     o       MR rows at o + h*rs_o of the unnormalised output, each padded to a multiple of the
+             kernel's PV chunk (CW floats); m, l: MR running maxima (-INFINITY at the start) and
+             sums (0); work: scratch of the kernel's work-floats size
+   The result of head h is o[h] / l[h] after the last token (zeros when l[h] == 0). */
+typedef struct {
+  int64_t d;
+  const float* q;
+  int64_t rs_q;
+  const float* const* k_rows;
+  const float* const* v_rows;
+  float* o;
+  int64_t rs_o;
+  float* m;
+  float* l;
+  float* work;
+} tg_f32_attndecode_args;
+
+typedef void (*tg_f32_attndecode_ukernel_fn)(int64_t n, const tg_f32_attndecode_args* args);
+
+
 /* ======== filter ======== */
 /* Filter passes (the X rows' kind). */
 #define TG_FILTER_KIND_VFILT 0
@@ -419,6 +479,14 @@ typedef void (*tg_f64_gemv_ukernel_fn)(
 
 
 #if TG_BUILD_ARCH == TG_ARCH_X86_64
+void tg_f32_attention_ukernel_32x12__avx512(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_32x12__avx512_temp(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_16x6__avx2_pv4x2(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_exp__avx2(int64_t, const float*, float*);
+void tg_f32_attention_exp__avx512(int64_t, const float*, float*);
+void tg_f32_attndecode_ukernel_4x64__avx512(int64_t, const tg_f32_attndecode_args*);
+void tg_f32_attndecode_ukernel_4x64__avx512_temp(int64_t, const tg_f32_attndecode_args*);
+void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t, const tg_f32_attndecode_args*);
 void tg_u8_vfilt_ukernel_1x64__avx512(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
 void tg_u8_vsum_ukernel_1x64__avx512(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x64__avx512(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
@@ -506,6 +574,9 @@ double tg_f64_fma_probe__avx512(int64_t iters);
 #endif
 
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
+void tg_f32_attention_ukernel_16x6__neon(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_exp__neon(int64_t, const float*, float*);
+void tg_f32_attndecode_ukernel_4x64__neon(int64_t, const tg_f32_attndecode_args*);
 void tg_u8_vfilt_ukernel_1x32__neon(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
 void tg_u8_vsum_ukernel_1x32__neon(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x16__neon(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
@@ -542,6 +613,9 @@ double tg_f64_fma_probe__neon(int64_t iters);
 #endif
 
 #if 1 /* portable kernels: built everywhere */
+void tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_exp__scalar(int64_t, const float*, float*);
+void tg_f32_attndecode_ukernel_4x16__scalar_pv2(int64_t, const tg_f32_attndecode_args*);
 void tg_u8_vfilt_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
 void tg_u8_vsum_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x2__scalar(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
@@ -572,6 +646,42 @@ void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t,
 double tg_f32_fma_probe__scalar(int64_t iters);
 double tg_f64_fma_probe__scalar(int64_t iters);
 #endif
+
+/* TG_ATTENTION_UKERNELS_<dtype>_<ARCH>(X): every attention kernel of that dtype built
+   for that architecture, registry order. X(isa id, MR, NR, KB, PV chunk floats, work floats, production, kernel, exp over an array, "name") */
+#define TG_ATTENTION_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, 32, 12, 48, 64, 4640, 1, tg_f32_attention_ukernel_32x12__avx512, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512") \
+  X(TG_ISA_AVX512, 32, 12, 48, 64, 4640, 0, tg_f32_attention_ukernel_32x12__avx512_temp, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_temp") \
+  X(TG_ISA_AVX2, 16, 6, 48, 16, 1552, 1, tg_f32_attention_ukernel_16x6__avx2_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_16x6__avx2_pv4x2") \
+
+#define TG_ATTENTION_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, 16, 6, 48, 16, 1552, 1, tg_f32_attention_ukernel_16x6__neon, tg_f32_attention_exp__neon, "tg_f32_attention_ukernel_16x6__neon") \
+
+#define TG_ATTENTION_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 2, 16, 2, 100, 1, tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2, tg_f32_attention_exp__scalar, "tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2") \
+
+#define TG_FOREACH_ATTENTION_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_ATTENTION_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_ATTENTION_UKERNELS_f32_AARCH64(X)) \
+  TG_ATTENTION_UKERNELS_f32_ANY(X)
+
+/* TG_ATTNDECODE_UKERNELS_<dtype>_<ARCH>(X): every attndecode kernel of that dtype built
+   for that architecture, registry order. X(isa id, MR, NR, PV chunk floats, work floats, prefetch distance, production, kernel, "name") */
+#define TG_ATTNDECODE_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, 4, 64, 64, 340, 8, 1, tg_f32_attndecode_ukernel_4x64__avx512, "tg_f32_attndecode_ukernel_4x64__avx512") \
+  X(TG_ISA_AVX512, 4, 64, 64, 340, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_temp, "tg_f32_attndecode_ukernel_4x64__avx512_temp") \
+  X(TG_ISA_AVX2, 4, 64, 16, 284, 8, 1, tg_f32_attndecode_ukernel_4x64__avx2_pv2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2") \
+
+#define TG_ATTNDECODE_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, 4, 64, 16, 280, 8, 1, tg_f32_attndecode_ukernel_4x64__neon, "tg_f32_attndecode_ukernel_4x64__neon") \
+
+#define TG_ATTNDECODE_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 16, 2, 71, 0, 1, tg_f32_attndecode_ukernel_4x16__scalar_pv2, "tg_f32_attndecode_ukernel_4x16__scalar_pv2") \
+
+#define TG_FOREACH_ATTNDECODE_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_ATTNDECODE_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_ATTNDECODE_UKERNELS_f32_AARCH64(X)) \
+  TG_ATTNDECODE_UKERNELS_f32_ANY(X)
 
 /* TG_FILTER_UKERNELS_<dtype>_<ARCH>(X): every filter kernel of that dtype built
    for that architecture, registry order. X(isa id, kind (TG_FILTER_KIND_*), MR, NR, production, kernel, "name") */
@@ -746,6 +856,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_FOREACH_FAMILY_SELECT(X): X(fn) for each family whose driver fills dispatch tables;
    the dispatcher calls every fn() once it knows the usable ISAs (and again on re-selection). */
 #define TG_FOREACH_FAMILY_SELECT(X) \
+  X(tg_attention_select) \
   X(tg_filter_select) \
   X(tg_gemm_select) \
 

@@ -118,6 +118,79 @@ TILEGEN_API int tilegen_dgemm_batched(int64_t batch_ndim, const int64_t* batch_s
 
 /* ---- attention (tilegen/nn/) ---- */
 
+/* @op attention: fused and paged attention */
+#define TILEGEN_ATTENTION_MAX_BATCH_NDIM 8
+
+/*
+ * Scaled dot-product attention, fused (online softmax; the sq x sk scores are never stored):
+ *   out[b, h, i, :] = sum_j softmax_j(scale * q[b, h, i, :] . k[b, h/g, j, :] + mask[b, h, i, j])
+ *                     * v[b, h/g, j, :]
+ * over a batch of batch_ndim dimensions (extents batch_shape[]) and heads_q query heads; key and
+ * value head h/g serves query head h, g = heads_q / heads_kv (grouped-query attention; 1: one
+ * head per head, heads_q: multi-query). Rows are contiguous: element x of row i of head h of
+ * batch index (b_0, ..) is at q[sum_t b_t*q_strides[t] + h*q_strides[batch_ndim] +
+ * i*q_strides[batch_ndim+1] + x], likewise k, v and out (batch_ndim + 2 strides each, in
+ * elements; 0 broadcasts). Masks (optional, both may be given; batch_ndim + 3 strides: batch
+ * dims, head, query row, key column): mask_keep[...] == 0 hides key j from query i,
+ * mask_add[...] is added to the score. causal = 1 hides key j from query i when
+ * j > i + sk - sq (the diagonal aligned bottom-right, torch's is_causal when sq == sk).
+ * scale is used as given (1/sqrt(d) is the usual). A query that sees no key gets zeros.
+ * out must not overlap the inputs. Returns 0, or -p when parameter p (1-based) is invalid, and
+ * then writes nothing. float32 runs the generated kernels; float64 a plain C path.
+ */
+TILEGEN_API int tilegen_attention_f32(int64_t batch_ndim, const int64_t* batch_shape,
+                                      int64_t heads_q, int64_t heads_kv, int64_t sq, int64_t sk,
+                                      int64_t d, int64_t dv, const float* q,
+                                      const int64_t* q_strides, const float* k,
+                                      const int64_t* k_strides, const float* v,
+                                      const int64_t* v_strides, const uint8_t* mask_keep,
+                                      const float* mask_add, const int64_t* mask_strides,
+                                      int causal, float scale, float* out,
+                                      const int64_t* out_strides);
+TILEGEN_API int tilegen_attention_f64(int64_t batch_ndim, const int64_t* batch_shape,
+                                      int64_t heads_q, int64_t heads_kv, int64_t sq, int64_t sk,
+                                      int64_t d, int64_t dv, const double* q,
+                                      const int64_t* q_strides, const double* k,
+                                      const int64_t* k_strides, const double* v,
+                                      const int64_t* v_strides, const uint8_t* mask_keep,
+                                      const double* mask_add, const int64_t* mask_strides,
+                                      int causal, double scale, double* out,
+                                      const int64_t* out_strides);
+
+/*
+ * Decode attention over a paged KV cache (FlashAttention's block_table layout, vLLM's):
+ * one new query token per sequence b < batch, heads_q query heads; sequence b attends to its
+ * first seq_lens[b] cached tokens, token t's key for kv head g being the d elements at
+ *   k_cache + block_table[b*block_table_stride + t/block_size]*k_strides[0]
+ *           + (t % block_size)*k_strides[1] + g*k_strides[2]
+ * (likewise v_cache with v_strides; strides in elements). Query head h reads kv head
+ * h / (heads_q/heads_kv). q row (b, h) is at q + b*q_stride_b + h*q_stride_h, out row likewise
+ * with out_stride_b/h; rows are d contiguous elements. seq_lens[b] = 0 gives zeros. Only the
+ * block_table entries below a sequence's length are read (and checked: each must be in
+ * [0, num_blocks)); seq_lens[b] may not need more than max_blocks blocks. Returns 0, or -p
+ * when parameter p (1-based) is invalid, and then writes nothing.
+ */
+TILEGEN_API int tilegen_paged_attention_f32(int64_t batch, int64_t heads_q, int64_t heads_kv,
+                                            int64_t d, const float* q, int64_t q_stride_b,
+                                            int64_t q_stride_h, const float* k_cache,
+                                            const int64_t* k_strides, const float* v_cache,
+                                            const int64_t* v_strides, int64_t num_blocks,
+                                            int64_t block_size, const int32_t* block_table,
+                                            int64_t max_blocks, int64_t block_table_stride,
+                                            const int32_t* seq_lens, float scale, float* out,
+                                            int64_t out_stride_b, int64_t out_stride_h);
+TILEGEN_API int tilegen_paged_attention_f64(int64_t batch, int64_t heads_q, int64_t heads_kv,
+                                            int64_t d, const double* q, int64_t q_stride_b,
+                                            int64_t q_stride_h, const double* k_cache,
+                                            const int64_t* k_strides, const double* v_cache,
+                                            const int64_t* v_strides, int64_t num_blocks,
+                                            int64_t block_size, const int32_t* block_table,
+                                            int64_t max_blocks, int64_t block_table_stride,
+                                            const int32_t* seq_lens, double scale, double* out,
+                                            int64_t out_stride_b, int64_t out_stride_h);
+
+/* @end attention */
+
 /* ---- image filters (tilegen/image/) ---- */
 
 /* @op image: the image filters */

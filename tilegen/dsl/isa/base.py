@@ -92,14 +92,16 @@ class VecOps(_Spellings):
     expressions. ``fma`` computes ``acc + a * b``; ``max(k, x)`` returns x when x is NaN (the
     constant goes first), which keeps relu(NaN) = NaN as in torch. ``round`` rounds to the
     nearest integer (ties to even) and ``scale2(x, n)`` is x * 2**n for an integral-valued n
-    in the normal exponent range: with ``fma`` they build a polynomial exp.
+    in the normal exponent range: with ``fma`` they build a polynomial exp. ``keep_ge(y, x, t)``
+    is y in the lanes where x >= t or x is NaN, and +0 elsewhere (an exp's underflow to zero).
     """
 
     ARGS = {
         "zero": (), "load": ("p",), "store": ("p", "x"), "bcast": ("p",), "set1": ("x",),
         "fma": ("acc", "a", "b"), "mul": ("a", "b"), "add": ("a", "b"), "sub": ("a", "b"),
         "div": ("a", "b"), "max": ("a", "b"), "min": ("a", "b"), "reduce": ("x",),
-        "reduce_max": ("x",), "round": ("x",), "scale2": ("x", "n"), "mask": ("n",),
+        "reduce_max": ("x",), "round": ("x",), "scale2": ("x", "n"), "keep_ge": ("y", "x", "t"),
+        "mask": ("n",),
         "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"),
     }
 
@@ -122,6 +124,7 @@ class VecOps(_Spellings):
     scale2_: str
     reduce_: str = "({x})"     # horizontal sum of a vector to a scalar
     reduce_max_: str = "({x})"  # horizontal maximum of a vector to a scalar
+    keep_ge_: str = ""         # y where x >= t (or x NaN), else 0
     helpers: str = ""          # C helpers (static inline) the spellings above rely on
     mask_type: str = ""
     mask_: str = ""

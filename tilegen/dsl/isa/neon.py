@@ -26,6 +26,9 @@ def _vec_ops(dtype: str) -> VecOps:
                  f"vcvtnq_{i}_{s}({{n}}), vdupq_n_{i}({bias})), {bits})))"),
         reduce_=f"vaddvq_{s}({{x}})",
         reduce_max_=f"vmaxvq_{s}({{x}})",
+        # x < t is false for NaN x, so NaN lanes are kept.
+        keep_ge_=(f"vreinterpretq_{s}_u{s[1:]}(vbicq_u{s[1:]}(vreinterpretq_u{s[1:]}_{s}({{y}}), "
+                  f"vcltq_{s}({{x}}, {{t}})))"),
     )
 
 

@@ -17,6 +17,7 @@ def _vec_ops(dtype: str) -> VecOps:
         min_="(({a}) < ({b}) ? ({a}) : ({b}))",
         round_=f"__builtin_rint{f}({{x}})",
         scale2_=f"__builtin_ldexp{f}({{x}}, (int) ({{n}}))",
+        keep_ge_=f"(({{x}}) < ({{t}}) ? ({ctype}) 0 : ({{y}}))",
     )
 
 

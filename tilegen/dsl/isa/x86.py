@@ -68,6 +68,11 @@ def vec_ops(bits: int, dtype: str) -> VecOps:
         min_=f"{w}_min_{sfx}({{a}}, {{b}})",
     )
     if bits == 512:
+        common.update(keep_ge_=(f"{w}_maskz_mov_{sfx}({w}_cmp_{sfx}_mask({{x}}, {{t}}, "
+                                f"_CMP_NLT_UQ), {{y}})"))
+    else:
+        common.update(keep_ge_=f"{w}_and_{sfx}({{y}}, {w}_cmp_{sfx}({{x}}, {{t}}, _CMP_NLT_UQ))")
+    if bits == 512:
         common.update(
             reduce_=f"{w}_reduce_add_{sfx}({{x}})",
             reduce_max_=f"{w}_reduce_max_{sfx}({{x}})",
