@@ -83,6 +83,15 @@ def gemv_defines(s: KernelSpec) -> Dict[str, object]:
     return {"TG_MR": s.mr, "TG_KR": s.kr}
 
 
+def conv_defines(s: KernelSpec) -> Dict[str, object]:
+    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride,
+            "TG_FIXED_C": s.kr if s.kr > 1 else 0, "TG_UNROLL": s.unroll}
+
+
+def dwconv_defines(s: KernelSpec) -> Dict[str, object]:
+    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride}
+
+
 @dataclass(frozen=True)
 class Family:
     """A kernel family's tester: its C file, its own -D flags and the generated sources it links
@@ -96,6 +105,8 @@ class Family:
 FAMILIES = {
     "gemm": Family("gemm_ukernel_tester.c", gemm_defines, lambda s: [pack_path(s.dtype, s.isa)]),
     "gemv": Family("gemv_ukernel_tester.c", gemv_defines),
+    "conv": Family("conv_ukernel_tester.c", conv_defines),
+    "dwconv": Family("dwconv_ukernel_tester.c", dwconv_defines),
 }
 
 CASES = [(e, t) for e in ENTRIES if e.spec.op in FAMILIES for t in targets(e.spec)]

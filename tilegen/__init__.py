@@ -14,12 +14,13 @@ from . import tuning as _tuning
 _tuning.apply_cache()  # the `tilegen tune` cache, if this machine has one
 from .blas._core import matmul, set_num_threads, get_num_threads
 from .numpy_api import dot, gemm
+from .nn.conv import Conv2d, conv2d
 from .runtime import get_include, get_library, runtime_info, show_config
 from . import _threadpoolctl
 
 _threadpoolctl.register()
 
 __all__ = [
-    "__version__", "dot", "gemm", "get_include", "get_library", "get_num_threads", "matmul",
+    "__version__", "Conv2d", "conv2d", "dot", "gemm", "get_include", "get_library", "get_num_threads", "matmul",
     "runtime_info", "set_num_threads", "show_config",
 ]

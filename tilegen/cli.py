@@ -106,6 +106,8 @@ class EmitCommand:
         p.add_argument("--a-layout", dest="a_layout", help="how A is read: packed or rows")
         p.add_argument("--kloop", help="k loop in c (intrinsics) or asm (inline assembly, x86)")
         p.add_argument("--variant", help="name suffix")
+        p.add_argument("--field", action="append", default=[], metavar="NAME=VALUE",
+                       help="a family's own field, e.g. --field kh=3 --field stride=2 (conv)")
 
     @staticmethod
     def run(args) -> int:
@@ -115,6 +117,11 @@ class EmitCommand:
                     if getattr(args, f) is not None}
         if args.epilogue is not None:
             schedule["epilogue"] = tuple(s.strip() for s in args.epilogue.split(",") if s.strip())
+        for item in args.field:
+            name, sep, value = item.partition("=")
+            if not sep or not name:
+                raise ValueError(f"--field: expected NAME=VALUE, got {item!r}")
+            schedule[name.strip()] = int(value) if value.strip().lstrip("-").isdigit() else value.strip()
         spec = KernelSpec(op=args.op, dtype=args.dtype, isa=args.isa, mr=mr, nr=nr, kr=kr,
                           **schedule)
         sys.stdout.write(spec.render())

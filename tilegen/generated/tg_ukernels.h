@@ -14,6 +14,37 @@
 extern "C" {
 #endif
 
+/* ======== conv ======== */
+/* Activation codes of the convolution kernels: the values of TILEGEN_ACT_* in tilegen.h. */
+#define TG_ACT_NONE 0
+#define TG_ACT_RELU 1
+#define TG_ACT_RELU6 2
+#define TG_ACT_GELU 3
+#define TG_ACT_SILU 4
+
+typedef struct tg_f32_conv_params {
+  int act;  /* TG_ACT_*, applied before the store */
+} tg_f32_conv_params;
+
+/* y[i*ys + j] = act(w bias[j] + sum_{kh, kw, ci < c} x_i(kh, kw, ci) * w(kh, kw, ci, j)) for
+   i < m <= MR output pixels and j < n <= NR output channels. Pixel i's input at tap (kh, kw) is
+   rows[kh] + (i*S + kw*D)*ps, dps = D*ps; channels follow contiguously. The inputs of all MR
+   pixels are read. w: NR bias values, then NR weights per (kh, kw, ci). */
+typedef void (*tg_f32_conv_ukernel_fn)(
+    int64_t m, int64_t n, int64_t c, const float* const* rows, int64_t ps, int64_t dps,
+    const float* w, float* y, int64_t ys, const tg_f32_conv_params* params);
+
+
+/* ======== dwconv ======== */
+/* y[i*ys + j] = act(w bias[j] + sum_{kh, kw} x_i(kh, kw)[j] * w(kh, kw)[j]) for i < m <= MR
+   output pixels and j < n <= NR channels; pixel i's input at tap (kh, kw) is
+   rows[kh] + (i*S + kw*D)*ps, dps = D*ps. The inputs of all MR pixels are read (channels < n).
+   w: NR bias values, then NR weights per tap. */
+typedef void (*tg_f32_dwconv_ukernel_fn)(
+    int64_t m, int64_t n, const float* const* rows, int64_t ps, int64_t dps,
+    const float* w, float* y, int64_t ys, const tg_f32_conv_params* params);
+
+
 /* ======== gemm ======== */
 /* f32: C = alpha*A*B + beta*C, then the kernel's fused epilogue (bias, relu, relu6). */
 typedef struct tg_f32_gemm_params {
@@ -95,6 +126,26 @@ typedef void (*tg_f64_gemv_ukernel_fn)(
 
 
 #if TG_BUILD_ARCH == TG_ARCH_X86_64
+void tg_f32_conv1x1s1_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_14x32c3__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_4x32c3__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_14x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_14x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_4x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_8x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_8x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_gemm_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_14x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -191,6 +242,14 @@ double tg_f64_fma_probe__neon(int64_t iters);
 #endif
 
 #if 1 /* portable kernels: built everywhere */
+void tg_f32_conv1x1s1_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_2x4c3__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_2x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_2x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_2x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_2x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_gemm_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_2x4__scalar_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -212,6 +271,60 @@ void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t,
 double tg_f32_fma_probe__scalar(int64_t iters);
 double tg_f64_fma_probe__scalar(int64_t iters);
 #endif
+
+/* TG_CONV_UKERNELS_<dtype>_<ARCH>(X): every conv kernel of that dtype built
+   for that architecture, registry order. X(isa id, KH, KW, stride, fixed input channels (0: any), MR, NR, production, kernel, "name") */
+#define TG_CONV_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 14, 32, 1, tg_f32_conv1x1s1_ukernel_14x32__avx512, "tg_f32_conv1x1s1_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 8, 32, 1, tg_f32_conv1x1s1_ukernel_8x32__avx512, "tg_f32_conv1x1s1_ukernel_8x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 4, 32, 1, tg_f32_conv1x1s1_ukernel_4x32__avx512, "tg_f32_conv1x1s1_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 32, 1, tg_f32_conv1x1s1_ukernel_1x32__avx512, "tg_f32_conv1x1s1_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 14, 32, 1, tg_f32_conv3x3s1_ukernel_14x32__avx512, "tg_f32_conv3x3s1_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 8, 32, 1, tg_f32_conv3x3s1_ukernel_8x32__avx512, "tg_f32_conv3x3s1_ukernel_8x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 4, 32, 1, tg_f32_conv3x3s1_ukernel_4x32__avx512, "tg_f32_conv3x3s1_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 32, 1, tg_f32_conv3x3s1_ukernel_1x32__avx512, "tg_f32_conv3x3s1_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 3, 14, 32, 1, tg_f32_conv3x3s2_ukernel_14x32c3__avx512, "tg_f32_conv3x3s2_ukernel_14x32c3__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 3, 4, 32, 1, tg_f32_conv3x3s2_ukernel_4x32c3__avx512, "tg_f32_conv3x3s2_ukernel_4x32c3__avx512") \
+
+#define TG_CONV_UKERNELS_f32_AARCH64(X) \
+
+#define TG_CONV_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, 1, 1, 1, 0, 2, 4, 1, tg_f32_conv1x1s1_ukernel_2x4__scalar, "tg_f32_conv1x1s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 1, 1, 1, 0, 1, 4, 1, tg_f32_conv1x1s1_ukernel_1x4__scalar, "tg_f32_conv1x1s1_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 0, 2, 4, 1, tg_f32_conv3x3s1_ukernel_2x4__scalar, "tg_f32_conv3x3s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 3, 2, 4, 1, tg_f32_conv3x3s2_ukernel_2x4c3__scalar, "tg_f32_conv3x3s2_ukernel_2x4c3__scalar") \
+
+#define TG_FOREACH_CONV_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_CONV_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_CONV_UKERNELS_f32_AARCH64(X)) \
+  TG_CONV_UKERNELS_f32_ANY(X)
+
+/* TG_DWCONV_UKERNELS_<dtype>_<ARCH>(X): every dwconv kernel of that dtype built
+   for that architecture, registry order. X(isa id, KH, KW, stride, MR, NR, production, kernel, "name") */
+#define TG_DWCONV_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, 3, 3, 1, 14, 16, 1, tg_f32_dwconv3x3s1_ukernel_14x16__avx512, "tg_f32_dwconv3x3s1_ukernel_14x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 4, 16, 1, tg_f32_dwconv3x3s1_ukernel_4x16__avx512, "tg_f32_dwconv3x3s1_ukernel_4x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 1, 16, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 14, 16, 1, tg_f32_dwconv3x3s2_ukernel_14x16__avx512, "tg_f32_dwconv3x3s2_ukernel_14x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 4, 16, 1, tg_f32_dwconv3x3s2_ukernel_4x16__avx512, "tg_f32_dwconv3x3s2_ukernel_4x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 1, 16, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 1, 8, 16, 1, tg_f32_dwconv5x5s1_ukernel_8x16__avx512, "tg_f32_dwconv5x5s1_ukernel_8x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 1, 1, 16, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 2, 8, 16, 1, tg_f32_dwconv5x5s2_ukernel_8x16__avx512, "tg_f32_dwconv5x5s2_ukernel_8x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 2, 1, 16, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512") \
+
+#define TG_DWCONV_UKERNELS_f32_AARCH64(X) \
+
+#define TG_DWCONV_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, 3, 3, 1, 2, 4, 1, tg_f32_dwconv3x3s1_ukernel_2x4__scalar, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 2, 4, 1, tg_f32_dwconv3x3s2_ukernel_2x4__scalar, "tg_f32_dwconv3x3s2_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 5, 5, 1, 2, 4, 1, tg_f32_dwconv5x5s1_ukernel_2x4__scalar, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 5, 5, 2, 2, 4, 1, tg_f32_dwconv5x5s2_ukernel_2x4__scalar, "tg_f32_dwconv5x5s2_ukernel_2x4__scalar") \
+
+#define TG_FOREACH_DWCONV_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_DWCONV_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_DWCONV_UKERNELS_f32_AARCH64(X)) \
+  TG_DWCONV_UKERNELS_f32_ANY(X)
 
 /* TG_GEMM_UKERNELS_<dtype>_<ARCH>(X): every gemm kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, unroll, epilogue flags, production, A layout (0 packed, 1 rows), kernel, packa, packr, packb, "name") */
@@ -326,6 +439,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_FOREACH_FAMILY_SELECT(X): X(fn) for each family whose driver fills dispatch tables;
    the dispatcher calls every fn() once it knows the usable ISAs (and again on re-selection). */
 #define TG_FOREACH_FAMILY_SELECT(X) \
+  X(tg_conv_select) \
   X(tg_gemm_select) \
 
 /* TG_FMA_PROBES_<ARCH>(X): X(isa id, dtype index (0 f32, 1 f64), probe, flops per iteration) */

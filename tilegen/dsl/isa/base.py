@@ -92,7 +92,8 @@ class VecOps(_Spellings):
     expressions. ``fma`` computes ``acc + a * b``; ``max(k, x)`` returns x when x is NaN (the
     constant goes first), which keeps relu(NaN) = NaN as in torch. ``round`` rounds to the
     nearest integer (ties to even) and ``scale2(x, n)`` is x * 2**n for an integral-valued n
-    in the normal exponent range: with ``fma`` they build a polynomial exp.
+    in the normal exponent range: with ``fma`` they build a polynomial exp. ``abs`` is |x| and
+    ``select_neg(x, a, b)`` is, per lane, a where x < 0 and b elsewhere (either for x = -0).
     """
 
     ARGS = {
@@ -100,7 +101,8 @@ class VecOps(_Spellings):
         "fma": ("acc", "a", "b"), "mul": ("a", "b"), "add": ("a", "b"), "sub": ("a", "b"),
         "div": ("a", "b"), "max": ("a", "b"), "min": ("a", "b"), "reduce": ("x",),
         "reduce_max": ("x",), "round": ("x",), "scale2": ("x", "n"), "mask": ("n",),
-        "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"),
+        "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"), "abs": ("x",),
+        "select_neg": ("x", "a", "b"),
     }
 
     ctype: str
@@ -120,6 +122,8 @@ class VecOps(_Spellings):
     min_: str
     round_: str
     scale2_: str
+    abs_: str = ""
+    select_neg_: str = ""
     reduce_: str = "({x})"     # horizontal sum of a vector to a scalar
     reduce_max_: str = "({x})"  # horizontal maximum of a vector to a scalar
     helpers: str = ""          # C helpers (static inline) the spellings above rely on

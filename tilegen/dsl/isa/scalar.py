@@ -17,6 +17,8 @@ def _vec_ops(dtype: str) -> VecOps:
         min_="(({a}) < ({b}) ? ({a}) : ({b}))",
         round_=f"__builtin_rint{f}({{x}})",
         scale2_=f"__builtin_ldexp{f}({{x}}, (int) ({{n}}))",
+        abs_=f"__builtin_fabs{f}({{x}})",
+        select_neg_="(({x}) < 0 ? ({a}) : ({b}))",
     )
 
 

@@ -69,13 +69,19 @@ def vec_ops(bits: int, dtype: str) -> VecOps:
     )
     if bits == 512:
         common.update(
+            abs_=f"{w}_abs_{sfx}({{x}})",
+            select_neg_=(f"{w}_mask_blend_{sfx}({w}_cmp_{sfx}_mask({{x}}, {w}_setzero_{sfx}(), "
+                         f"_CMP_LT_OQ), {{b}}, {{a}})"),
             reduce_=f"{w}_reduce_add_{sfx}({{x}})",
             reduce_max_=f"{w}_reduce_max_{sfx}({{x}})",
             round_=f"{w}_roundscale_{sfx}({{x}}, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)",
             scale2_=f"{w}_scalef_{sfx}({{x}}, {{n}})",
         )
     else:
+        neg0 = "-0.0f" if dtype == "f32" else "-0.0"
         common.update(
+            abs_=f"{w}_andnot_{sfx}({w}_set1_{sfx}({neg0}), {{x}})",
+            select_neg_=f"{w}_blendv_{sfx}({{b}}, {{a}}, {{x}})",  # by the sign bit of x
             reduce_=f"tg_hsum256_{sfx}({{x}})", reduce_max_=f"tg_hmax256_{sfx}({{x}})",
             round_=f"{w}_round_{sfx}({{x}}, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)",
             scale2_=f"tg_scale2_256_{sfx}({{x}}, {{n}})", helpers=_AVX2_HELPERS[dtype])

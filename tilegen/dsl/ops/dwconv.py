@@ -1,0 +1,124 @@
+"""Depthwise convolution, channels last: each channel filtered by its own KH x KW taps.
+
+    y[i*ys + j] = act(bias[j] + sum over (kh, kw) of x_i(kh, kw)[j] * w(kh, kw)[j])
+
+for i < m <= MR output pixels of one output row and j < n <= NR channels (along the SIMD lanes).
+Pixel i's input at tap (kh, kw) starts at rows[kh] + (i*S + kw*D)*ps, as for the conv family;
+the weights come packed per block of NR channels (NR bias values, then NR weights per tap).
+Each input vector meets one weight vector: a tap is NV weight loads, then MR*NV input loads
+and FMAs. Only channels j < n are read or written (masked, or through a temporary on ISAs
+without masks). The conv family's driver selects these kernels.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
+
+from ..isa import DTYPES, Isa, VecOps, get_isa
+from . import OpFamily, RegisterBudget
+from .conv import MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES
+from .gemm import row_addressing
+
+TOKEN = re.compile(r"^dwconv([0-9]+)x([0-9]+)s([0-9]+)$")
+
+
+@dataclass(frozen=True)
+class DwconvPlan:
+    name: str
+    dtype: str
+    ctype: str
+    mr: int
+    nr: int
+    lanes: int
+    nv: int
+    kh: int
+    kw: int
+    stride: int
+    unroll_taps: bool
+    tail: str
+    row_bases: Tuple[int, ...]
+    row_addr: Tuple[Tuple[int, int], ...]
+    isa: Isa
+    v: VecOps
+    budget: RegisterBudget
+    params_type: str
+
+    def x_elem(self, i: int, j: int) -> str:
+        """Address of pixel i's channel vector j at the current tap."""
+        base, scale = self.row_addr[i]
+        row = f"ab{base}" if scale == 0 else f"ab{base} + {scale} * rsb"
+        return f"(const {self.ctype}*) ({row}) + {j * self.lanes}"
+
+
+class Dwconv(OpFamily):
+    name = "dwconv"
+    template = "dwconv/ukernel.c.j2"
+    types_template = "dwconv/types.h.j2"
+    vector_dim = "n"
+    dtypes = ("f32",)
+    fields = {"kh": (1, None), "kw": (1, None), "stride": (1, STRIDES)}
+    c_row_doc = "X(isa id, KH, KW, stride, MR, NR, production, kernel, \"name\")"
+
+    def op_token(self, spec) -> str:
+        return f"dwconv{spec.kh}x{spec.kw}s{spec.stride}"
+
+    def parse_op_token(self, token: str) -> Optional[Dict[str, Any]]:
+        m = TOKEN.match(token)
+        if not m:
+            return None
+        return {"kh": int(m.group(1)), "kw": int(m.group(2)), "stride": int(m.group(3))}
+
+    def check(self, spec) -> None:
+        if spec.kr != 1:
+            raise ValueError(f"kr: dwconv kernels take KR=1, got KR={spec.kr}")
+        self.check_multiple("nr", spec.nr, spec, "NR")
+        for f in ("kh", "kw"):
+            if getattr(spec, f) > MAX_TAPS_SIDE:
+                raise ValueError(f"{f}: {getattr(spec, f)} is over the limit of {MAX_TAPS_SIDE}")
+
+    def register_budget(self, spec) -> RegisterBudget:
+        isa = get_isa(spec.isa)
+        nv = spec.nr // isa.lanes(spec.dtype)
+        # MR x NV accumulators, a tap's NV weight vectors, one pixel's NV input vectors.
+        return RegisterBudget(spec.mr * nv, nv, nv, isa.num_vregs, input_name="weight",
+                              broadcast_name="input")
+
+    def budget_rule(self, spec) -> str:
+        lanes = self.lanes(spec)
+        return f"MR*NR/{lanes} + 2*NR/{lanes}"
+
+    def lower(self, spec) -> DwconvPlan:
+        isa = get_isa(spec.isa)
+        v = isa.vec(spec.dtype)
+        bases, rows = row_addressing(spec.mr)
+        return DwconvPlan(
+            name=spec.name, dtype=spec.dtype, ctype=v.ctype, mr=spec.mr, nr=spec.nr,
+            lanes=v.lanes, nv=spec.nr // v.lanes, kh=spec.kh, kw=spec.kw, stride=spec.stride,
+            unroll_taps=spec.kh * spec.kw <= MAX_UNROLLED_TAPS, tail=spec.tail,
+            row_bases=bases, row_addr=rows, isa=isa, v=v, budget=self.register_budget(spec),
+            params_type=f"tg_{spec.dtype}_conv_params")
+
+    def c_declaration(self, spec) -> str:
+        t = DTYPES[spec.dtype]
+        return (f"void {spec.name}(int64_t, int64_t, const {t}* const*, int64_t, int64_t, "
+                f"const {t}*, {t}*, int64_t, const tg_{spec.dtype}_conv_params*);")
+
+    def c_row(self, entry) -> str:
+        s = entry.spec
+        return (f"TG_ISA_{s.isa.upper()}, {s.kh}, {s.kw}, {s.stride}, {s.mr}, {s.nr}, "
+                f"{int(entry.production)}, {s.name}, \"{s.name}\"")
+
+    def validate_registry(self, entries, where: str) -> None:
+        """Per ISA, production dwconv kernels share one NR (one weight packing)."""
+        nrs: Dict[Tuple[str, str], set] = {}
+        for e in entries:
+            if e.production:
+                nrs.setdefault((e.spec.dtype, e.spec.isa), set()).add(e.spec.nr)
+        for (dtype, isa), group in nrs.items():
+            if len(group) > 1:
+                raise ValueError(f"{where}: production dwconv {dtype} kernels for {isa} have NR "
+                                 f"values {sorted(group)}; allowed: one NR per ISA")
+
+
+FAMILY = Dwconv()

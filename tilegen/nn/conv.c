@@ -1,0 +1,711 @@
+/*
+ * 2-D convolution: tilegen_conv2d_f32/f64 and the packed-weight plans.
+ *
+ * Paths (plan_method_):
+ * - gemm: 1x1 filters at stride 1 with no padding are one GEMM per image and group (the
+ *   GEMM driver, with the bias per output channel: per column in NHWC, per row in NCHW).
+ * - direct: a conv kernel of the filter's shape reads the input rows in place (NHWC) or from a
+ *   per-thread cache of a few padded rows, KH row pointers per output row; a stride-1 kernel
+ *   serves any stride through the pixel stride, and with no horizontal dilation and one group
+ *   a KHx1 kernel covers all KW taps as one run of KW*C channels.
+ * - im2col: any other filter: each tile of MR output pixels gathers its MR x (KH*KW*C) patch
+ *   (bounded scratch, reused by every block of output channels) for the 1x1 kernel.
+ * - depthwise: groups == channels, one output channel each: the dwconv kernels.
+ * - plain: float64, and what no kernel serves (depthwise with a channel multiplier): loops.
+ * Rows are cached padded and channels last: NCHW input rows are transposed into the cache as
+ * they are first needed (once per row), and NCHW output rows are transposed out of a per-thread
+ * row buffer, so NCHW never reorders a whole tensor and scratch stays a few rows per thread.
+ * Threads split the output rows of the batch.
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg_conv.h"
+#include "tg_gemm.h"
+#include "tg_threads.h"
+#include "tg_workspace.h"
+
+_Static_assert(TILEGEN_ACT_NONE == TG_ACT_NONE && TILEGEN_ACT_RELU == TG_ACT_RELU &&
+                   TILEGEN_ACT_RELU6 == TG_ACT_RELU6 && TILEGEN_ACT_GELU == TG_ACT_GELU &&
+                   TILEGEN_ACT_SILU == TG_ACT_SILU,
+               "the kernels' activation codes are tilegen.h's");
+
+#define TG_CONV_PARALLEL_MIN_FLOPS 2.0e6  /* below this a convolution runs on one thread */
+#define TG_CONV_MAX_KH 64                 /* taller filters take the plain path */
+
+typedef struct {
+  int layout;  /* TILEGEN_NCHW or TILEGEN_NHWC */
+  int64_t cin, cout, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, groups;
+  int act;
+} geom;
+
+enum { M_GEMM, M_DIRECT, M_IM2COL, M_DEPTHWISE, M_PLAIN, M_COUNT };
+static const char* const method_names[M_COUNT] = {"gemm", "direct", "im2col", "depthwise",
+                                                  "plain"};
+static atomic_int forced_method = -1;  /* a test hook: take this path where it applies */
+
+struct tilegen_conv2d_f32_plan {
+  geom g;
+  int method;
+  const tg_conv_config* cfg;
+  const tg_conv_shape* shape;    /* direct: the filter's kernels; im2col: the 1x1 kernels */
+  const tg_dwconv_shape* dw;
+  int fold;                      /* the kernel's channel loop runs over KW taps x C channels */
+  int64_t ps_mult;               /* a stride-1 kernel serving stride sw: pixel stride x sw */
+  int64_t cg, kg;                /* input / output channels per group */
+  int64_t nr, nb, panel;         /* panel width, panels per group, floats per panel */
+  float* wpack;                  /* packed panels (direct, im2col, depthwise), 64-byte aligned */
+  const float* w;                /* the weights as given (gemm, plain) */
+  const float* bias;
+  int owns;                      /* wpack, w and bias are the plan's own copies */
+};
+
+static inline int64_t round_up(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; }
+
+static inline int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t pa, int64_t pb,
+                               int64_t d) {
+  const int64_t span = d * (k - 1) + 1, padded = in + pa + pb;
+  return padded < span ? 0 : (padded - span) / s + 1;
+}
+
+/* ---- parameter checks (numbers: the tilegen_conv2d_* signature) ---- */
+
+static int check_geom(const geom* g) {
+  if (g->layout != TILEGEN_NCHW && g->layout != TILEGEN_NHWC) return -1;
+  if (g->cin < 1) return -5;
+  if (g->cout < 1) return -7;
+  if (g->kh < 1) return -8;
+  if (g->kw < 1) return -9;
+  if (g->sh < 1) return -12;
+  if (g->sw < 1) return -13;
+  if (g->pt < 0) return -14;
+  if (g->pl < 0) return -15;
+  if (g->pb < 0) return -16;
+  if (g->pr < 0) return -17;
+  if (g->dh < 1) return -18;
+  if (g->dw < 1) return -19;
+  if (g->groups < 1 || g->cin % g->groups || g->cout % g->groups) return -20;
+  if (g->act < TILEGEN_ACT_NONE || g->act > TILEGEN_ACT_SILU) return -21;
+  /* Sizes whose products could overflow int64 are not convolutions anyone runs. */
+  if (g->cin > (1 << 24) || g->cout > (1 << 24)) return g->cin > (1 << 24) ? -5 : -7;
+  if (g->kh > 4096 || g->kw > 4096) return g->kh > 4096 ? -8 : -9;
+  return 0;
+}
+
+/* The spatial checks: the kernel must fit the padded input. */
+static int check_input(const geom* g, int64_t n, int64_t h, int64_t w) {
+  if (n < 0) return -2;
+  if (h < 1 || h > (1 << 28)) return -3;
+  if (w < 1 || w > (1 << 28)) return -4;
+  if (out_size(h, g->kh, g->sh, g->pt, g->pb, g->dh) < 1) return -8;
+  if (out_size(w, g->kw, g->sw, g->pl, g->pr, g->dw) < 1) return -9;
+  return 0;
+}
+
+/* ---- the plain path (float64, and shapes no kernel serves), both layouts ---- */
+
+static inline double activate(double x, int act) {
+  switch (act) {
+    case TILEGEN_ACT_RELU: return x > 0 ? x : (x == x ? 0.0 : x);
+    case TILEGEN_ACT_RELU6: return x > 0 ? (x < 6 ? x : 6.0) : (x == x ? 0.0 : x);
+    case TILEGEN_ACT_GELU: return 0.5 * x * erfc(-x * 0.70710678118654752440);
+    case TILEGEN_ACT_SILU: return x / (1.0 + exp(-x));
+    default: return x;
+  }
+}
+
+/* Element strides of x (n, c, h, w), the weights (o, i, kh, kw) and y for the layout. */
+typedef struct { int64_t n, c, h, w; } strides4;
+
+static void layout_strides(const geom* g, int64_t h, int64_t w, int64_t oh, int64_t ow,
+                           strides4* sx, strides4* sk, strides4* sy) {
+  const int64_t cg = g->cin / g->groups;
+  if (g->layout == TILEGEN_NCHW) {
+    *sx = (strides4){g->cin * h * w, h * w, w, 1};
+    *sy = (strides4){g->cout * oh * ow, oh * ow, ow, 1};
+    *sk = (strides4){cg * g->kh * g->kw, g->kh * g->kw, g->kw, 1};
+  } else {
+    *sx = (strides4){h * w * g->cin, 1, w * g->cin, g->cin};
+    *sy = (strides4){oh * ow * g->cout, 1, ow * g->cout, g->cout};
+    *sk = (strides4){g->kh * g->kw * cg, 1, g->kw * cg, cg};
+  }
+}
+
+#define TG_DEFINE_PLAIN(DT, T)                                                                 \
+  typedef struct {                                                                             \
+    const geom* g;                                                                             \
+    int64_t n, h, w, oh, ow;                                                                   \
+    const T *x, *k, *bias;                                                                     \
+    T* y;                                                                                      \
+  } plain_job_##DT;                                                                              \
+                                                                                               \
+  static void plain_task_##DT(void* ctx, int tid, int nt) {                                    \
+    const plain_job_##DT* q = ctx;                                                                 \
+    const geom* g = q->g;                                                                      \
+    strides4 sx, sk, sy;                                                                       \
+    layout_strides(g, q->h, q->w, q->oh, q->ow, &sx, &sk, &sy);                               \
+    const int64_t cg = g->cin / g->groups, kg = g->cout / g->groups;                          \
+    const int64_t rows = q->n * q->oh;                                                         \
+    for (int64_t r = rows * tid / nt; r < rows * (tid + 1) / nt; r++) {                        \
+      const int64_t ni = r / q->oh, oy = r % q->oh;                                            \
+      for (int64_t ox = 0; ox < q->ow; ox++)                                                   \
+        for (int64_t co = 0; co < g->cout; co++) {                                             \
+          const int64_t gi = co / kg;                                                          \
+          double acc = q->bias ? (double) q->bias[co] : 0.0;                                   \
+          for (int64_t ky = 0; ky < g->kh; ky++) {                                             \
+            const int64_t iy = oy * g->sh + ky * g->dh - g->pt;                                \
+            if (iy < 0 || iy >= q->h) continue;                                                \
+            for (int64_t kx = 0; kx < g->kw; kx++) {                                           \
+              const int64_t ix = ox * g->sw + kx * g->dw - g->pl;                              \
+              if (ix < 0 || ix >= q->w) continue;                                              \
+              const T* xp = q->x + ni * sx.n + (gi * cg) * sx.c + iy * sx.h + ix * sx.w;       \
+              const T* kp = q->k + co * sk.n + ky * sk.h + kx * sk.w;                          \
+              for (int64_t ci = 0; ci < cg; ci++)                                              \
+                acc += (double) xp[ci * sx.c] * (double) kp[ci * sk.c];                        \
+            }                                                                                  \
+          }                                                                                    \
+          q->y[ni * sy.n + co * sy.c + oy * sy.h + ox * sy.w] = (T) activate(acc, g->act);    \
+        }                                                                                      \
+    }                                                                                          \
+  }                                                                                            \
+                                                                                               \
+  static void plain_##DT(const geom* g, int64_t n, int64_t h, int64_t w, const T* x,          \
+                         const T* k, const T* bias, T* y) {                                    \
+    plain_job_##DT q = {g, n, h, w, out_size(h, g->kh, g->sh, g->pt, g->pb, g->dh),               \
+                    out_size(w, g->kw, g->sw, g->pl, g->pr, g->dw), x, k, bias, y};            \
+    const double flops = 2.0 * (double) n * (double) q.oh * (double) q.ow *                    \
+                         (double) g->cout * (double) (g->cin / g->groups) * g->kh * g->kw;     \
+    int nt = flops < TG_CONV_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();                        \
+    if (nt > n * q.oh) nt = (int) (n * q.oh);                                                  \
+    tg_parallel_run(nt, plain_task_##DT, &q);                                                  \
+  }
+
+TG_DEFINE_PLAIN(f32, float)
+TG_DEFINE_PLAIN(f64, double)
+
+/* ---- 1x1 convolutions as GEMM ---- */
+
+/* One product per image and group. NHWC: Y[p, co] = X[p, ci] W[co, ci]^T, bias per column.
+   NCHW: Y[co, p] = W[co, ci] X[ci, p], written as its transpose (p x co, C column-major) so
+   that the driver's per-column bias becomes the per-row one when it turns the problem back. */
+#define TG_DEFINE_GEMM_PATH(DT, T)                                                              \
+  static void gemm_path_##DT(const geom* g, int64_t n, int64_t hw, const T* x, const T* k,     \
+                             const T* bias, T* y) {                                            \
+    const int64_t cg = g->cin / g->groups, kg = g->cout / g->groups;                           \
+    for (int64_t ni = 0; ni < n; ni++)                                                         \
+      for (int64_t gi = 0; gi < g->groups; gi++) {                                             \
+        const T* b = bias ? bias + gi * kg : NULL;                                             \
+        const T* kk = k + gi * kg * cg;                                                        \
+        if (g->layout == TILEGEN_NHWC)                                                         \
+          tg_gemm_##DT(hw, kg, cg, 1, x + ni * hw * g->cin + gi * cg, g->cin, 1, kk, 1, cg, 0, \
+                       y + ni * hw * g->cout + gi * kg, g->cout, 1, b, 1, g->act);             \
+        else                                                                                   \
+          tg_gemm_##DT(hw, kg, cg, 1, x + (ni * g->cin + gi * cg) * hw, 1, hw, kk, 1, cg, 0,   \
+                       y + (ni * g->cout + gi * kg) * hw, 1, hw, b, 1, g->act);                \
+      }                                                                                        \
+  }
+
+TG_DEFINE_GEMM_PATH(f32, float)
+TG_DEFINE_GEMM_PATH(f64, double)
+
+/* ---- the kernel paths (float32) ---- */
+
+static int is_depthwise(const geom* g) { return g->groups == g->cin && g->cout == g->cin; }
+
+static int is_pointwise(const geom* g) {
+  return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 &&
+         g->pb == 0 && g->pr == 0;
+}
+
+/* Picks the path and kernels of a float32 plan. */
+static void plan_method_(tilegen_conv2d_f32_plan* p) {
+  const geom* g = &p->g;
+  const tg_conv_config* cfg = p->cfg;
+  const int force = atomic_load(&forced_method);
+  p->method = M_PLAIN;
+  p->ps_mult = 1;
+  p->fold = 0;
+  p->shape = NULL;
+  p->dw = NULL;
+  if (is_depthwise(g)) {
+    p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw);
+    if (p->dw == NULL && (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, 1)) != NULL)
+      p->ps_mult = g->sw;
+    if (p->dw != NULL && force != M_PLAIN && g->kh <= TG_CONV_MAX_KH) p->method = M_DEPTHWISE;
+    return;
+  }
+  if (force == M_PLAIN || g->kh > TG_CONV_MAX_KH) return;
+  if (is_pointwise(g) && (force < 0 || force == M_GEMM)) {
+    p->method = M_GEMM;
+    return;
+  }
+  const tg_conv_shape* one = tg_conv_find(cfg, 1, 1, 1, 0);
+  if (one == NULL) return;
+  if (force != M_IM2COL) {
+    const int kh = (int) g->kh, kw = (int) g->kw, sw = (int) g->sw, cg = (int) p->cg;
+    const tg_conv_shape* s = tg_conv_find(cfg, kh, kw, sw, cg);
+    if (s == NULL) s = tg_conv_find(cfg, kh, kw, sw, 0);
+    if (s == NULL && (s = tg_conv_find(cfg, kh, kw, 1, 0)) != NULL) p->ps_mult = g->sw;
+    if (s == NULL && g->dw == 1 && g->groups == 1) {  /* KW taps as one channel run */
+      p->fold = 1;
+      s = tg_conv_find(cfg, kh, 1, sw, 0);
+      if (s == NULL && (s = tg_conv_find(cfg, kh, 1, 1, 0)) != NULL) p->ps_mult = g->sw;
+      if (s == NULL) p->fold = 0;
+    }
+    if (s != NULL) {
+      p->method = M_DIRECT;
+      p->shape = s;
+      return;
+    }
+  }
+  p->method = M_IM2COL;
+  p->shape = one;
+}
+
+/* Panels of nr output channels per group: nr bias values, then nr weights per (kh, kw, ci). */
+static void pack_panels(const geom* g, const float* k, const float* bias, int64_t nr,
+                        float* dst) {
+  const int64_t cg = g->cin / g->groups, kg = g->cout / g->groups;
+  const int64_t nb = (kg + nr - 1) / nr, taps = g->kh * g->kw, panel = nr * (1 + taps * cg);
+  const int nchw = g->layout == TILEGEN_NCHW;
+  for (int64_t gi = 0; gi < g->groups; gi++)
+    for (int64_t b = 0; b < nb; b++) {
+      float* pp = dst + (gi * nb + b) * panel;
+      for (int64_t j = 0; j < nr; j++) {
+        const int64_t co = b * nr + j;
+        pp[j] = co < kg && bias ? bias[gi * kg + co] : 0.0f;
+      }
+      for (int64_t t = 0; t < taps; t++)
+        for (int64_t ci = 0; ci < cg; ci++) {
+          float* row = pp + nr * (1 + t * cg + ci);
+          for (int64_t j = 0; j < nr; j++) {
+            const int64_t co = b * nr + j, o = gi * kg + co;
+            /* OIHW: ((o*cg + ci)*KH + kh)*KW + kw; OHWI: ((o*KH + kh)*KW + kw)*cg + ci. */
+            row[j] = co >= kg ? 0.0f : nchw ? k[(o * cg + ci) * taps + t] : k[(o * taps + t) * cg + ci];
+          }
+        }
+    }
+}
+
+/* Depthwise panels of nr channels: nr bias values, then nr weights per tap. */
+static void pack_dw_panels(const geom* g, const float* k, const float* bias, int64_t nr,
+                           float* dst) {
+  const int64_t nb = (g->cin + nr - 1) / nr, taps = g->kh * g->kw, panel = nr * (1 + taps);
+  for (int64_t b = 0; b < nb; b++) {
+    float* pp = dst + b * panel;
+    for (int64_t j = 0; j < nr; j++) {
+      const int64_t c = b * nr + j;
+      pp[j] = c < g->cin && bias ? bias[c] : 0.0f;
+      for (int64_t t = 0; t < taps; t++) pp[nr * (1 + t) + j] = c < g->cin ? k[c * taps + t] : 0.0f;
+    }
+  }
+}
+
+/* Sizes the packing needs (floats), 0 when the path packs nothing. */
+static int64_t pack_floats(tilegen_conv2d_f32_plan* p) {
+  const geom* g = &p->g;
+  if (p->method == M_DIRECT || p->method == M_IM2COL) {
+    p->nr = p->cfg->nr;
+    p->nb = (p->kg + p->nr - 1) / p->nr;
+    p->panel = p->nr * (1 + g->kh * g->kw * p->cg);
+    return g->groups * p->nb * p->panel;
+  }
+  if (p->method == M_DEPTHWISE) {
+    p->nr = p->cfg->dw_nr;
+    p->nb = (g->cin + p->nr - 1) / p->nr;
+    p->panel = p->nr * (1 + g->kh * g->kw);
+    return p->nb * p->panel;
+  }
+  return 0;
+}
+
+static void pack(tilegen_conv2d_f32_plan* p, const float* k, const float* bias) {
+  if (p->method == M_DIRECT || p->method == M_IM2COL)
+    pack_panels(&p->g, k, bias, p->nr, p->wpack);
+  else if (p->method == M_DEPTHWISE)
+    pack_dw_panels(&p->g, k, bias, p->nr, p->wpack);
+}
+
+/* ---- the row-cache driver (direct, im2col, depthwise) ---- */
+
+typedef struct {
+  const tilegen_conv2d_f32_plan* p;
+  int64_t n, h, w, oh, ow;
+  const float* x;
+  float* y;
+  int64_t lp;         /* padded row length (pixels): input column -pl is pixel 0 */
+  int in_place;       /* NHWC rows read where they are */
+  const float* zero;  /* lp * cin zeros: the rows above and below the input */
+  int64_t nslot;      /* cached rows per thread */
+  int64_t mr;         /* the main tile */
+  int64_t lda, kdim;  /* im2col: patch row stride and length */
+  size_t thread_floats;
+  atomic_int failed;  /* a thread could not get its scratch */
+} job;
+
+typedef struct {
+  float* rows;        /* nslot cached rows of lp * cin */
+  int64_t* tags;      /* which (image, row) each slot holds, -1 none */
+  float* orow;        /* NCHW output: one row, ow * cout, channels last */
+  float* patch;       /* im2col: mr x lda */
+} scratch;
+
+/* Row ih of image ni as the kernels read it: pixel 0 is input column -pl, channels last. */
+static const float* get_row(const job* jb, scratch* s, int64_t ni, int64_t ih) {
+  const tilegen_conv2d_f32_plan* p = jb->p;
+  const geom* g = &p->g;
+  const int64_t cin = g->cin, w = jb->w;
+  if (jb->in_place) return jb->x + (ni * jb->h + ih) * w * cin;
+  const int64_t slot = ih % jb->nslot, tag = ni * jb->h + ih;
+  float* dst = s->rows + slot * jb->lp * cin;
+  if (s->tags[slot] == tag) return dst;
+  s->tags[slot] = tag;
+  memset(dst, 0, (size_t) (g->pl * cin) * sizeof(float));
+  if (g->layout == TILEGEN_NHWC) {
+    memcpy(dst + g->pl * cin, jb->x + (ni * jb->h + ih) * w * cin, (size_t) (w * cin) * sizeof(float));
+  } else {  /* NCHW: transpose C x W into W x C, in blocks that stay in L1 */
+    const float* src = jb->x + ni * cin * jb->h * w + ih * w;
+    const int64_t plane = jb->h * w;
+    float* d = dst + g->pl * cin;
+    for (int64_t c0 = 0; c0 < cin; c0 += 16)
+      for (int64_t w0 = 0; w0 < w; w0 += 16) {
+        const int64_t c1 = c0 + 16 < cin ? c0 + 16 : cin, w1 = w0 + 16 < w ? w0 + 16 : w;
+        for (int64_t c = c0; c < c1; c++)
+          for (int64_t x = w0; x < w1; x++) d[x * cin + c] = src[c * plane + x];
+      }
+  }
+  const int64_t tail = jb->lp - g->pl - w;
+  if (tail > 0) memset(dst + (g->pl + w) * cin, 0, (size_t) (tail * cin) * sizeof(float));
+  return dst;
+}
+
+/* One output row of image ni: every group, tile and block of output channels. */
+static void conv_row(const job* jb, scratch* s, int64_t ni, int64_t oy) {
+  const tilegen_conv2d_f32_plan* p = jb->p;
+  const geom* g = &p->g;
+  const int64_t cin = g->cin, cout = g->cout, ow = jb->ow;
+  const float* rp[TG_CONV_MAX_KH];
+  for (int64_t ky = 0; ky < g->kh; ky++) {
+    const int64_t iy = oy * g->sh + ky * g->dh - g->pt;
+    rp[ky] = iy < 0 || iy >= jb->h ? jb->zero : get_row(jb, s, ni, iy);
+  }
+  const int nchw_out = g->layout == TILEGEN_NCHW;
+  float* ybase = nchw_out ? s->orow : jb->y + (ni * jb->oh + oy) * ow * cout;
+  const tg_f32_conv_params prm = {g->act};
+  const int64_t ps = cin * p->ps_mult, dps = g->dw * cin, step = g->sw * cin;
+  const float* krows[TG_CONV_MAX_KH];
+  if (p->method == M_DEPTHWISE) {
+    const tg_dwconv_shape* sh = p->dw;
+    for (int64_t b = 0; b < p->nb; b++) {
+      const int64_t c0 = b * p->nr, nn = cin - c0 < p->nr ? cin - c0 : p->nr;
+      const float* wp = p->wpack + b * p->panel;
+      for (int64_t o0 = 0; o0 < ow; o0 += sh->mr) {
+        const int64_t r = ow - o0 < sh->mr ? ow - o0 : sh->mr;
+        for (int64_t ky = 0; ky < g->kh; ky++) krows[ky] = rp[ky] + o0 * step + c0;
+        sh->by_rows[r](r, nn, krows, ps, dps, wp, ybase + o0 * cout + c0, cout, &prm);
+      }
+    }
+  } else {
+    const tg_conv_shape* sh = p->shape;
+    const int64_t cg = p->cg, kg = p->kg, taps = g->kh * g->kw;
+    for (int64_t gi = 0; gi < g->groups; gi++) {
+      for (int64_t o0 = 0; o0 < ow; o0 += sh->mr) {
+        const int64_t r = ow - o0 < sh->mr ? ow - o0 : sh->mr;
+        const float* const* kr = krows;
+        int64_t c = p->fold ? g->kw * cg : cg, kps = ps;
+        if (p->method == M_IM2COL) {  /* gather the tile's patch: r rows of KH*KW*cg */
+          for (int64_t i = 0; i < r; i++)
+            for (int64_t ky = 0; ky < g->kh; ky++)
+              for (int64_t kx = 0; kx < g->kw; kx++)
+                memcpy(s->patch + i * jb->lda + (ky * g->kw + kx) * cg,
+                       rp[ky] + (o0 + i) * step + kx * dps + gi * cg, (size_t) cg * sizeof(float));
+          krows[0] = s->patch;
+          c = taps * cg;
+          kps = jb->lda;
+        } else {
+          for (int64_t ky = 0; ky < g->kh; ky++) krows[ky] = rp[ky] + o0 * step + gi * cg;
+        }
+        for (int64_t b = 0; b < p->nb; b++) {
+          const int64_t co0 = b * p->nr, nn = kg - co0 < p->nr ? kg - co0 : p->nr;
+          sh->by_rows[r](r, nn, c, kr, kps, dps, p->wpack + (gi * p->nb + b) * p->panel,
+                         ybase + o0 * cout + gi * kg + co0, cout, &prm);
+        }
+      }
+    }
+  }
+  if (nchw_out) {  /* the row, channels last, into its place in each output plane */
+    float* y = jb->y + ni * cout * jb->oh * ow + oy * ow;
+    const int64_t plane = jb->oh * ow;
+    for (int64_t c0 = 0; c0 < cout; c0 += 16)
+      for (int64_t w0 = 0; w0 < ow; w0 += 16) {
+        const int64_t c1 = c0 + 16 < cout ? c0 + 16 : cout, w1 = w0 + 16 < ow ? w0 + 16 : ow;
+        for (int64_t co = c0; co < c1; co++)
+          for (int64_t x = w0; x < w1; x++) y[co * plane + x] = s->orow[x * cout + co];
+      }
+  }
+}
+
+static int setup_scratch(const job* jb, scratch* s) {
+  float* base = tg_workspace(TG_WS_CONV_ROWS, (size_t) round_up((int64_t) jb->thread_floats, 16) *
+                                                  sizeof(float) +
+                                              (size_t) jb->nslot * sizeof(int64_t));
+  if (base == NULL) return -1;
+  const tilegen_conv2d_f32_plan* p = jb->p;
+  const int64_t cin = p->g.cin;
+  s->rows = base;
+  float* next = base + (jb->in_place ? 0 : round_up(jb->nslot * jb->lp * cin, 16));
+  s->orow = next;
+  next += p->g.layout == TILEGEN_NCHW ? round_up(jb->ow * p->g.cout, 16) : 0;
+  s->patch = next;
+  if (p->method == M_IM2COL) {
+    memset(s->patch, 0, (size_t) (jb->mr * jb->lda) * sizeof(float));
+    next += jb->mr * jb->lda;
+  }
+  s->tags = (int64_t*) (void*) (base + round_up((int64_t) jb->thread_floats, 16));
+  for (int64_t i = 0; i < jb->nslot; i++) s->tags[i] = -1;
+  return 0;
+}
+
+static void rows_task(void* ctx, int tid, int nt) {
+  job* jb = ctx;
+  scratch s;
+  if (setup_scratch(jb, &s) != 0) {
+    atomic_store(&jb->failed, 1);
+    return;
+  }
+  const int64_t rows = jb->n * jb->oh;
+  for (int64_t r = rows * tid / nt; r < rows * (tid + 1) / nt; r++)
+    conv_row(jb, &s, r / jb->oh, r % jb->oh);
+}
+
+/* Runs a direct, im2col or depthwise plan; -1 when scratch memory cannot be had. */
+static int run_rows(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int64_t w,
+                    const float* x, float* y) {
+  const geom* g = &p->g;
+  job jb;
+  memset(&jb, 0, sizeof(jb));
+  jb.p = p;
+  jb.n = n; jb.h = h; jb.w = w;
+  jb.oh = out_size(h, g->kh, g->sh, g->pt, g->pb, g->dh);
+  jb.ow = out_size(w, g->kw, g->sw, g->pl, g->pr, g->dw);
+  jb.x = x; jb.y = y;
+  jb.mr = p->method == M_DEPTHWISE ? p->dw->mr : p->shape->mr;
+  /* Pixels the tiles reach (the last tile's kernel reads all its MR pixels), then columns. */
+  const int64_t rem = jb.ow % jb.mr;
+  const int64_t tile_last = p->method == M_DEPTHWISE ? p->dw->tile_mr[rem ? rem : jb.mr]
+                                                     : p->shape->tile_mr[rem ? rem : jb.mr];
+  const int64_t reach = p->method == M_IM2COL ? jb.ow : jb.ow - (rem ? rem : jb.mr) + tile_last;
+  const int64_t cols = (reach - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+  jb.lp = cols > g->pl + w ? cols : g->pl + w;
+  jb.in_place = g->layout == TILEGEN_NHWC && g->pl == 0 && cols <= w;
+  jb.nslot = (g->kh - 1) * g->dh + 1;
+  if (jb.nslot > n * h) jb.nslot = n * h;
+  if (p->method == M_IM2COL) {
+    jb.kdim = g->kh * g->kw * p->cg;
+    jb.lda = round_up(jb.kdim, 16);
+    if ((jb.lda * 4) % 4096 == 0) jb.lda += 16;
+  }
+  jb.thread_floats = (size_t) (jb.in_place ? 0 : round_up(jb.nslot * jb.lp * g->cin, 16)) +
+                     (size_t) (g->layout == TILEGEN_NCHW ? round_up(jb.ow * g->cout, 16) : 0) +
+                     (size_t) (jb.mr * jb.lda);
+  const size_t zero_bytes = (size_t) (jb.lp * g->cin) * sizeof(float);
+  float* zero = tg_workspace(TG_WS_CONV_ZERO, zero_bytes);
+  if (zero == NULL) return -1;
+  memset(zero, 0, zero_bytes);
+  jb.zero = zero;
+  const int64_t taps = g->kh * g->kw;
+  const double flops = 2.0 * (double) n * (double) jb.oh * (double) jb.ow * (double) g->cout *
+                       (double) (p->method == M_DEPTHWISE ? 1 : p->cg) * (double) taps;
+  int nt = flops < TG_CONV_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();
+  if (nt > n * jb.oh) nt = (int) (n * jb.oh);
+  atomic_store(&jb.failed, 0);
+  tg_parallel_run(nt, rows_task, &jb);
+  return atomic_load(&jb.failed) ? -1 : 0;
+}
+
+/* ---- plans ---- */
+
+static void init_plan(tilegen_conv2d_f32_plan* p, const geom* g) {
+  memset(p, 0, sizeof(*p));
+  p->g = *g;
+  p->cg = g->cin / g->groups;
+  p->kg = g->cout / g->groups;
+  p->cfg = tg_conv_cfg();
+  plan_method_(p);
+}
+
+static int run_plan(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int64_t w,
+                    const float* x, float* y) {
+  if (n == 0) return 0;
+  switch (p->method) {
+    case M_GEMM:
+      gemm_path_f32(&p->g, n, h * w, x, p->w, p->bias, y);
+      return 0;
+    case M_PLAIN:
+      plain_f32(&p->g, n, h, w, x, p->w, p->bias, y);
+      return 0;
+    default:
+      if (run_rows(p, n, h, w, x, y) == 0) return 0;
+      plain_f32(&p->g, n, h, w, x, p->w, p->bias, y);  /* no scratch memory: slow but right */
+      return 0;
+  }
+}
+
+static geom make_geom(int layout, int64_t cin, int64_t cout, int64_t kh, int64_t kw, int64_t sh,
+                      int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dh,
+                      int64_t dw, int64_t groups, int act) {
+  return (geom){layout, cin, cout, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, groups, act};
+}
+
+int tilegen_conv2d_f32(tilegen_conv_layout layout, int64_t n, int64_t h, int64_t w, int64_t c_in,
+                       const float* x, int64_t c_out, int64_t kh, int64_t kw, const float* weight,
+                       const float* bias, int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                       int64_t pad_left, int64_t pad_bottom, int64_t pad_right,
+                       int64_t dilation_h, int64_t dilation_w, int64_t groups,
+                       tilegen_activation act, float* y) {
+  const geom g = make_geom(layout, c_in, c_out, kh, kw, stride_h, stride_w, pad_top, pad_left,
+                           pad_bottom, pad_right, dilation_h, dilation_w, groups, act);
+  int err = check_geom(&g);
+  if (!err) err = check_input(&g, n, h, w);
+  if (!err && x == NULL && n > 0) err = -6;
+  if (!err && weight == NULL) err = -10;
+  if (!err && y == NULL && n > 0) err = -22;
+  if (err) return err;
+  if (n == 0) return 0;
+  tilegen_conv2d_f32_plan p;
+  init_plan(&p, &g);
+  p.w = weight;
+  p.bias = bias;
+  const int64_t floats = pack_floats(&p);
+  if (floats > 0) {
+    p.wpack = tg_workspace(TG_WS_CONV_PACK, (size_t) floats * sizeof(float));
+    if (p.wpack == NULL) {
+      p.method = M_PLAIN;
+    } else {
+      pack(&p, weight, bias);
+    }
+  }
+  return run_plan(&p, n, h, w, x, y);
+}
+
+int tilegen_conv2d_f64(tilegen_conv_layout layout, int64_t n, int64_t h, int64_t w, int64_t c_in,
+                       const double* x, int64_t c_out, int64_t kh, int64_t kw,
+                       const double* weight, const double* bias, int64_t stride_h,
+                       int64_t stride_w, int64_t pad_top, int64_t pad_left, int64_t pad_bottom,
+                       int64_t pad_right, int64_t dilation_h, int64_t dilation_w,
+                       int64_t groups, tilegen_activation act, double* y) {
+  const geom g = make_geom(layout, c_in, c_out, kh, kw, stride_h, stride_w, pad_top, pad_left,
+                           pad_bottom, pad_right, dilation_h, dilation_w, groups, act);
+  int err = check_geom(&g);
+  if (!err) err = check_input(&g, n, h, w);
+  if (!err && x == NULL && n > 0) err = -6;
+  if (!err && weight == NULL) err = -10;
+  if (!err && y == NULL && n > 0) err = -22;
+  if (err) return err;
+  if (n == 0) return 0;
+  tg_dispatch_init();
+  if (is_pointwise(&g) && atomic_load(&forced_method) != M_PLAIN)
+    gemm_path_f64(&g, n, h * w, x, weight, bias, y);
+  else
+    plain_f64(&g, n, h, w, x, weight, bias, y);
+  return 0;
+}
+
+int tilegen_conv2d_f32_pack(tilegen_conv_layout layout, int64_t c_in, int64_t c_out, int64_t kh,
+                            int64_t kw, const float* weight, const float* bias,
+                            int64_t stride_h, int64_t stride_w, int64_t pad_top,
+                            int64_t pad_left, int64_t pad_bottom, int64_t pad_right,
+                            int64_t dilation_h, int64_t dilation_w, int64_t groups,
+                            tilegen_activation act, tilegen_conv2d_f32_plan** plan) {
+  const geom g = make_geom(layout, c_in, c_out, kh, kw, stride_h, stride_w, pad_top, pad_left,
+                           pad_bottom, pad_right, dilation_h, dilation_w, groups, act);
+  /* Parameter numbers of this signature: the geometry's shifted to its positions. */
+  static const int renumber[23] = {0, 1, 0, 0, 0, 2, 0, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                   14, 15, 16, 17, 0};
+  if (plan == NULL) return -18;
+  const int err = check_geom(&g);
+  if (err) return -renumber[-err];
+  if (weight == NULL) return -6;
+  tilegen_conv2d_f32_plan* p = malloc(sizeof(*p));
+  if (p == NULL) return -18;
+  init_plan(p, &g);
+  p->owns = 1;
+  const int64_t wcount = c_out * (c_in / groups) * kh * kw;
+  float* wcopy = malloc((size_t) wcount * sizeof(float));
+  float* bcopy = bias ? malloc((size_t) c_out * sizeof(float)) : NULL;
+  const int64_t floats = pack_floats(p);
+  float* wpack = floats > 0 ? aligned_alloc(64, (size_t) round_up(floats * 4, 64)) : NULL;
+  if (wcopy == NULL || (bias && bcopy == NULL) || (floats > 0 && wpack == NULL)) {
+    free(wcopy); free(bcopy); free(wpack); free(p);
+    return -18;
+  }
+  memcpy(wcopy, weight, (size_t) wcount * sizeof(float));
+  if (bias) memcpy(bcopy, bias, (size_t) c_out * sizeof(float));
+  p->w = wcopy;
+  p->bias = bcopy;
+  p->wpack = wpack;
+  pack(p, weight, bias);
+  *plan = p;
+  return 0;
+}
+
+int tilegen_conv2d_f32_run(const tilegen_conv2d_f32_plan* plan, int64_t n, int64_t h, int64_t w,
+                           const float* x, float* y) {
+  if (plan == NULL) return -1;
+  static const int renumber[10] = {0, 0, 2, 3, 4, 0, 0, 0, 0, 0};
+  const int err = check_input(&plan->g, n, h, w);
+  if (err) return err == -8 ? -3 : err == -9 ? -4 : -renumber[-err];
+  if (x == NULL && n > 0) return -5;
+  if (y == NULL && n > 0) return -6;
+  return run_plan(plan, n, h, w, x, y);
+}
+
+void tilegen_conv2d_f32_plan_free(tilegen_conv2d_f32_plan* plan) {
+  if (plan == NULL) return;
+  if (plan->owns) {
+    free((void*) plan->w);
+    free((void*) plan->bias);
+    free(plan->wpack);
+  }
+  free(plan);
+}
+
+/* ---- hooks for tilegen's Python layer and tests ---- */
+
+TG_XAPI const char* tilegen_x_conv2d_f32_plan_method(const tilegen_conv2d_f32_plan* plan,
+                                                     const char** kernel) {
+  if (kernel)
+    *kernel = plan->method == M_DEPTHWISE ? plan->dw->name
+              : plan->shape               ? plan->shape->name
+                                          : NULL;
+  return method_names[plan->method];
+}
+
+const char* tilegen_x_conv_method(int layout, int64_t c_in, int64_t c_out, int64_t kh,
+                                  int64_t kw, int64_t stride_h, int64_t stride_w,
+                                  int64_t pad_top, int64_t pad_left, int64_t pad_bottom,
+                                  int64_t pad_right, int64_t dilation_h, int64_t dilation_w,
+                                  int64_t groups, const char** kernel) {
+  const geom g = make_geom(layout, c_in, c_out, kh, kw, stride_h, stride_w, pad_top, pad_left,
+                           pad_bottom, pad_right, dilation_h, dilation_w, groups, 0);
+  if (check_geom(&g)) return NULL;
+  tilegen_conv2d_f32_plan p;
+  init_plan(&p, &g);
+  return tilegen_x_conv2d_f32_plan_method(&p, kernel);
+}
+
+/* Forces a path by name where it applies (NULL or "" restores the automatic choice). */
+TG_XAPI int tilegen_x_conv_force_method(const char* name) {
+  if (name == NULL || name[0] == '\0') {
+    atomic_store(&forced_method, -1);
+    return 0;
+  }
+  for (int m = 0; m < M_COUNT; m++)
+    if (!strcmp(name, method_names[m])) {
+      atomic_store(&forced_method, m);
+      return 0;
+    }
+  return -1;
+}
