@@ -151,7 +151,7 @@ def test_non_contiguous(layout):
 FORCED = [GRID[i] for i in (0, 3, 5, 7, 9, 11, 14, 17, 19, 22, 27)]
 
 
-@pytest.mark.parametrize("method", ["im2col", "plain"])
+@pytest.mark.parametrize("method", ["im2col", "plain", "direct", "gemm"])
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 def test_every_path(method, layout):
     """The fallbacks, on shapes that normally take a kernel of their own."""
@@ -166,15 +166,20 @@ def test_every_path(method, layout):
 
 def test_paths_chosen():
     m = lambda *a, **k: conv_method(*a, **k)[0]  # noqa: E731
-    assert m((64, 256, 1, 1)) == "gemm"
+    assert m((64, 256, 1, 1)) == "direct-nchw"
     assert m((64, 1, 1, 256), layout="NHWC") == "gemm"
-    assert m((64, 64, 3, 3), padding=1) == "direct"
-    assert m((32, 3, 3, 3), stride=2, padding=1) == "direct"
+    assert m((64, 64, 3, 3), padding=1) == "direct-nchw"
+    assert m((64, 3, 3, 64), padding=1, layout="NHWC") == "direct"
+    assert m((32, 3, 3, 3), stride=2, padding=1) == "direct-nchw"
     assert m((144, 1, 3, 3), padding=1, groups=144) == "depthwise"
     # A channel multiplier is a grouped convolution of one input channel per group.
-    assert m((288, 1, 3, 3), padding=1, groups=144) == "direct"
-    path, kernel = conv_method((32, 3, 3, 3), stride=2, padding=1)
-    assert kernel.startswith("tg_f32_conv3x3s2_")
+    assert m((288, 3, 3, 1), padding=1, groups=144, layout="NHWC") == "direct"
+    # The stem's kernel has its 3 input channels unrolled.
+    assert conv_method((32, 3, 3, 3), stride=2, padding=1, layout="NHWC")[1].startswith(
+        "tg_f32_conv3x3s2_ukernel_") and "c3__" in conv_method(
+        (32, 3, 3, 3), stride=2, padding=1, layout="NHWC")[1]
+    # No kernel of their own: the 1x1 kernel over per-tile patches.
+    assert m((8, 4, 4, 4), padding="same", layout="NHWC") == "im2col"
 
 
 def test_unbatched_and_empty_batch():
@@ -196,7 +201,7 @@ def test_conv2d_module(layout):
     b = rng.standard_normal(20).astype(np.float32)
     xl, wl = to_layout(x, w, layout)
     conv = tg.Conv2d(wl, b, stride=1, padding=1, layout=layout, activation="silu")
-    assert conv.method[0] == "direct"
+    assert conv.method[0] == ("direct-nchw" if layout == "NCHW" else "direct")
     want = torch_conv(x, w, b, 1, 1, 1, 1, "silu")
     w = w.copy()
     wl[...] = 0  # the module packed (and copied) its weights at construction

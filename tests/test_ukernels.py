@@ -85,7 +85,8 @@ def gemv_defines(s: KernelSpec) -> Dict[str, object]:
 
 def conv_defines(s: KernelSpec) -> Dict[str, object]:
     return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride,
-            "TG_FIXED_C": s.kr if s.kr > 1 else 0, "TG_UNROLL": s.unroll}
+            "TG_FIXED_C": s.kr if s.kr > 1 else 0, "TG_UNROLL": s.unroll,
+            "TG_NCHW": int(s.layout == "nchw")}
 
 
 def dwconv_defines(s: KernelSpec) -> Dict[str, object]:

@@ -5,6 +5,7 @@
  * Built once per kernel (natively, or with aarch64-linux-gnu-gcc to run under qemu-aarch64):
  *   -DTG_T=float -DTG_DT=f32 -DTG_UKERNEL=<fn> -DTG_ISA_ID=TG_ISA_<NAME> -DTG_MR=.. -DTG_NR=..
  *   -DTG_KH=.. -DTG_KW=.. -DTG_S=<stride> -DTG_FIXED_C=<input channels, 0: any> -DTG_UNROLL=..
+ *   -DTG_NCHW=0|1 (channel-first kernels: MR output channels x NR pixels, one pointer per tap)
  *
  * Cases: every m <= MR and n <= NR; input channels c in {1, unroll-1, unroll, unroll+1,
  * 2*unroll+1, 37} (or the kernel's fixed count); dilation 1 and 2 (the tap step dps = D*ps);
@@ -12,7 +13,10 @@
  * returns NaN); each filter row in its own allocation that ends at a PROT_NONE page right after
  * the last input the tile may read (MR pixels); the weight panel likewise; the output with a
  * prime pixel stride and sentinels in every gap; every activation. Any over-read or over-write
- * faults or is caught by a sentinel.
+ * faults or is caught by a sentinel. Channel-first kernels: each tap's input in its own
+ * allocation ending right after the last value read (channel c-1, S*NR values), a prime
+ * channel stride whose gap holds NaN, and NaN in the odd values of stride-2 rows (read, then
+ * dropped by the stride-2 load); the same m, n, c, output and activation cases.
  *
  * Prints "KERNEL <name> CASES <n> FAILED <f>"; exits 0 when all pass, 1 on failure, 77 when the
  * CPU lacks the ISA.
@@ -48,6 +52,7 @@ static void report(int m, int n, int c, int d, int act, int i, int j, double got
             "(tol %.3g)\n", m, n, c, d, act, i, j, got, want, tol);
 }
 
+#if !TG_NCHW
 static void run_case(int m, int n, int c, int d, int act, double scale) {
   const int64_t ps = next_prime(c + 1), dps = d * ps;
   /* The last element a tile may read: pixel MR-1, tap KW-1, channel c-1. */
@@ -103,6 +108,64 @@ static void run_case(int m, int n, int c, int d, int act, double scale) {
   release(&ry);
 }
 
+#endif
+
+#if TG_NCHW
+typedef void (*nchw_fn)(int64_t, int64_t, int64_t, const T* const*, int64_t, const T*, T*,
+                        int64_t, const params_t*);
+
+static void run_nchw_case(int m, int n, int c, int act, double scale) {
+  enum { TAPS = TG_KH * TG_KW };
+  const int64_t span = (int64_t) TG_S * TG_NR, cs = next_prime(span + 1);
+  const size_t count = (size_t) ((c - 1) * cs + span);
+  region rt[TAPS], rw, ry;
+  const T* taps[TAPS];
+  T* xs[TAPS];
+  for (int t = 0; t < TAPS; t++) {
+    T* x = guarded(count, &rt[t]);
+    for (size_t e = 0; e < count; e++) {
+      const int64_t off = (int64_t) e % cs;
+      x[e] = off < span && off % TG_S == 0 ? (T) (scale * uniform()) : (T) NAN;
+    }
+    taps[t] = xs[t] = x;
+  }
+  const size_t w_count = (size_t) TG_MR * (1 + (size_t) TAPS * c);
+  T* w = guarded(w_count, &rw);
+  for (size_t e = 0; e < w_count; e++) w[e] = (T) uniform();
+  const int64_t ys = next_prime(n + 1);
+  const size_t y_count = (size_t) ((m - 1) * ys + n);
+  T* y = guarded(y_count, &ry);
+  for (size_t e = 0; e < y_count; e++) y[e] = (int64_t) e % ys < n ? (T) NAN : SENTINEL;
+  params_t params;
+  params.act = act;
+  const nchw_fn kernel = TG_UKERNEL;
+  kernel(m, n, c, taps, cs, w, y, ys, &params);
+  cases++;
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < ys && (size_t) i * ys + j < y_count; j++) {
+      const size_t idx = (size_t) i * ys + j;
+      if (j >= n) {
+        if (memcmp(&y[idx], &SENTINEL, sizeof(T)) != 0) report(m, n, c, 1, act, i, j, y[idx], SENTINEL, 0);
+        continue;
+      }
+      double acc = w[i], mag = fabs((double) w[i]);
+      for (int t = 0; t < TAPS; t++)
+        for (int ci = 0; ci < c; ci++) {
+          const double p = (double) w[TG_MR * (1 + (size_t) t * c + ci) + i] *
+                           (double) xs[t][ci * cs + TG_S * j];
+          acc += p;
+          mag += fabs(p);
+        }
+      const double want = activate(acc, act);
+      const double tol = 1.2 * TOL * sqrt((double) (TAPS * c)) * mag + 1e-6 * fabs(want) + 1e-30;
+      if (!(fabs((double) y[idx] - want) <= tol)) report(m, n, c, 1, act, i, j, y[idx], want, tol);
+    }
+  for (int t = 0; t < TAPS; t++) release(&rt[t]);
+  release(&rw);
+  release(&ry);
+}
+#endif
+
 int main(void) {
   if (!cpu_supported()) return 77;
   const int u = TG_UNROLL;
@@ -117,6 +180,12 @@ int main(void) {
       if (!dup) cs[nc++] = candidates[ci];
     }
   }
+#if TG_NCHW
+  for (int ci = 0; ci < nc; ci++)
+    for (int m = 1; m <= TG_MR; m++)
+      for (int n = 1; n <= TG_NR; n++) run_nchw_case(m, n, cs[ci], (m + n + ci) % 5, 1.0);
+  for (int act = 0; act < 5; act++) run_nchw_case(TG_MR, TG_NR, cs[nc - 1], act, 8.0);
+#else
   for (int ci = 0; ci < nc; ci++)
     for (int m = 1; m <= TG_MR; m++)
       for (int n = 1; n <= TG_NR; n++) {
@@ -126,6 +195,7 @@ int main(void) {
       }
   /* The activations over a wide range of inputs (exp's clamps, erfc's tails). */
   for (int act = 0; act < 5; act++) run_case(TG_MR, TG_NR, cs[nc - 1], 1, act, 8.0);
+#endif
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }

@@ -34,6 +34,14 @@ typedef void (*tg_f32_conv_ukernel_fn)(
     int64_t m, int64_t n, int64_t c, const float* const* rows, int64_t ps, int64_t dps,
     const float* w, float* y, int64_t ys, const tg_f32_conv_params* params);
 
+/* Channel-first ("_nchw") kernels: y[i*ys + j] = act(w bias[i] + sum_{t, ci < c} w(t, ci)[i] *
+   taps[t][S*j + ci*cs]) for i < m <= MR output channels and j < n <= NR pixels; the inputs of
+   all NR pixels are read (S*NR values per tap and channel). w: MR bias values, then MR
+   weights per (tap, ci), taps in (kh, kw) order. */
+typedef void (*tg_f32_conv_nchw_ukernel_fn)(
+    int64_t m, int64_t n, int64_t c, const float* const* taps, int64_t cs,
+    const float* w, float* y, int64_t ys, const tg_f32_conv_params* params);
+
 
 /* ======== dwconv ======== */
 /* y[i*ys + j] = act(w bias[j] + sum_{kh, kw} x_i(kh, kw)[j] * w(kh, kw)[j]) for i < m <= MR
@@ -136,6 +144,15 @@ void tg_f32_conv3x3s1_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const floa
 void tg_f32_conv3x3s1_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s2_ukernel_14x32c3__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s2_ukernel_4x32c3__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_14x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_4x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -246,6 +263,9 @@ void tg_f32_conv1x1s1_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float
 void tg_f32_conv1x1s1_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s2_ukernel_2x4c3__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_1x4__scalar_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_2x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s2_ukernel_2x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_2x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -273,26 +293,38 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 #endif
 
 /* TG_CONV_UKERNELS_<dtype>_<ARCH>(X): every conv kernel of that dtype built
-   for that architecture, registry order. X(isa id, KH, KW, stride, fixed input channels (0: any), MR, NR, production, kernel, "name") */
+   for that architecture, registry order. X(isa id, KH, KW, stride, fixed input channels (0: any), layout (0 nhwc, 1 nchw), MR, NR, production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
 #define TG_CONV_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 14, 32, 1, tg_f32_conv1x1s1_ukernel_14x32__avx512, "tg_f32_conv1x1s1_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 8, 32, 1, tg_f32_conv1x1s1_ukernel_8x32__avx512, "tg_f32_conv1x1s1_ukernel_8x32__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 4, 32, 1, tg_f32_conv1x1s1_ukernel_4x32__avx512, "tg_f32_conv1x1s1_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 32, 1, tg_f32_conv1x1s1_ukernel_1x32__avx512, "tg_f32_conv1x1s1_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 14, 32, 1, tg_f32_conv3x3s1_ukernel_14x32__avx512, "tg_f32_conv3x3s1_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 8, 32, 1, tg_f32_conv3x3s1_ukernel_8x32__avx512, "tg_f32_conv3x3s1_ukernel_8x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 4, 32, 1, tg_f32_conv3x3s1_ukernel_4x32__avx512, "tg_f32_conv3x3s1_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 32, 1, tg_f32_conv3x3s1_ukernel_1x32__avx512, "tg_f32_conv3x3s1_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 3, 14, 32, 1, tg_f32_conv3x3s2_ukernel_14x32c3__avx512, "tg_f32_conv3x3s2_ukernel_14x32c3__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 3, 4, 32, 1, tg_f32_conv3x3s2_ukernel_4x32c3__avx512, "tg_f32_conv3x3s2_ukernel_4x32c3__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 14, 32, 1, tg_f32_conv1x1s1_ukernel_14x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 8, 32, 1, tg_f32_conv1x1s1_ukernel_8x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_8x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 4, 32, 1, tg_f32_conv1x1s1_ukernel_4x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 1, 32, 1, tg_f32_conv1x1s1_ukernel_1x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 14, 32, 1, tg_f32_conv3x3s1_ukernel_14x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 8, 32, 1, tg_f32_conv3x3s1_ukernel_8x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_8x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 4, 32, 1, tg_f32_conv3x3s1_ukernel_4x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 32, 1, tg_f32_conv3x3s1_ukernel_1x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 14, 32, 1, tg_f32_conv3x3s2_ukernel_14x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_14x32c3__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 4, 32, 1, tg_f32_conv3x3s2_ukernel_4x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_4x32c3__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 8, 48, 1, NULL, tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 4, 48, 1, NULL, tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 1, 48, 1, NULL, tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 8, 48, 1, NULL, tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 4, 48, 1, NULL, tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 1, 48, 1, NULL, tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 8, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 4, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw") \
 
 #define TG_CONV_UKERNELS_f32_AARCH64(X) \
 
 #define TG_CONV_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 1, 1, 1, 0, 2, 4, 1, tg_f32_conv1x1s1_ukernel_2x4__scalar, "tg_f32_conv1x1s1_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 1, 1, 1, 0, 1, 4, 1, tg_f32_conv1x1s1_ukernel_1x4__scalar, "tg_f32_conv1x1s1_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 1, 0, 2, 4, 1, tg_f32_conv3x3s1_ukernel_2x4__scalar, "tg_f32_conv3x3s1_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 2, 3, 2, 4, 1, tg_f32_conv3x3s2_ukernel_2x4c3__scalar, "tg_f32_conv3x3s2_ukernel_2x4c3__scalar") \
+  X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 2, 4, 1, tg_f32_conv1x1s1_ukernel_2x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 1, 4, 1, tg_f32_conv1x1s1_ukernel_1x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 2, 4, 1, tg_f32_conv3x3s1_ukernel_2x4__scalar, NULL, "tg_f32_conv3x3s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 3, 0, 2, 4, 1, tg_f32_conv3x3s2_ukernel_2x4c3__scalar, NULL, "tg_f32_conv3x3s2_ukernel_2x4c3__scalar") \
+  X(TG_ISA_SCALAR, 1, 1, 1, 0, 1, 2, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw, "tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 0, 1, 2, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 0, 1, 1, 4, 1, NULL, tg_f32_conv3x3s2_ukernel_1x4__scalar_nchw, "tg_f32_conv3x3s2_ukernel_1x4__scalar_nchw") \
 
 #define TG_FOREACH_CONV_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_CONV_UKERNELS_f32_X86_64(X)) \

@@ -41,9 +41,9 @@ typedef struct {
   int act;
 } geom;
 
-enum { M_GEMM, M_DIRECT, M_IM2COL, M_DEPTHWISE, M_PLAIN, M_COUNT };
-static const char* const method_names[M_COUNT] = {"gemm", "direct", "im2col", "depthwise",
-                                                  "plain"};
+enum { M_GEMM, M_DIRECT, M_NCHW, M_IM2COL, M_DEPTHWISE, M_PLAIN, M_COUNT };
+static const char* const method_names[M_COUNT] = {"gemm", "direct", "direct-nchw", "im2col",
+                                                  "depthwise", "plain"};
 static atomic_int forced_method = -1;  /* a test hook: take this path where it applies */
 
 struct tilegen_conv2d_f32_plan {
@@ -56,6 +56,7 @@ struct tilegen_conv2d_f32_plan {
   int64_t ps_mult;               /* a stride-1 kernel serving stride sw: pixel stride x sw */
   int64_t cg, kg;                /* input / output channels per group */
   int64_t nr, nb, panel;         /* panel width, panels per group, floats per panel */
+  int64_t gstride;               /* direct-nchw: packed floats per group */
   float* wpack;                  /* packed panels (direct, im2col, depthwise), 64-byte aligned */
   const float* w;                /* the weights as given (gemm, plain) */
   const float* bias;
@@ -237,21 +238,30 @@ static void plan_method_(tilegen_conv2d_f32_plan* p) {
     return;
   }
   if (force == M_PLAIN || g->kh > TG_CONV_MAX_KH) return;
+  if (g->layout == TILEGEN_NCHW && (force < 0 || force == M_NCHW) &&
+      g->kh * g->kw <= TG_CONV_MAX_KH * 16) {
+    /* Channel first: a kernel of the filter's shape at the horizontal stride. */
+    p->shape = tg_conv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw, 0, 1);
+    if (p->shape != NULL) {
+      p->method = M_NCHW;
+      return;
+    }
+  }
   if (is_pointwise(g) && (force < 0 || force == M_GEMM)) {
     p->method = M_GEMM;
     return;
   }
-  const tg_conv_shape* one = tg_conv_find(cfg, 1, 1, 1, 0);
+  const tg_conv_shape* one = tg_conv_find(cfg, 1, 1, 1, 0, 0);
   if (one == NULL) return;
   if (force != M_IM2COL) {
     const int kh = (int) g->kh, kw = (int) g->kw, sw = (int) g->sw, cg = (int) p->cg;
-    const tg_conv_shape* s = tg_conv_find(cfg, kh, kw, sw, cg);
-    if (s == NULL) s = tg_conv_find(cfg, kh, kw, sw, 0);
-    if (s == NULL && (s = tg_conv_find(cfg, kh, kw, 1, 0)) != NULL) p->ps_mult = g->sw;
+    const tg_conv_shape* s = tg_conv_find(cfg, kh, kw, sw, cg, 0);
+    if (s == NULL) s = tg_conv_find(cfg, kh, kw, sw, 0, 0);
+    if (s == NULL && (s = tg_conv_find(cfg, kh, kw, 1, 0, 0)) != NULL) p->ps_mult = g->sw;
     if (s == NULL && g->dw == 1 && g->groups == 1) {  /* KW taps as one channel run */
       p->fold = 1;
-      s = tg_conv_find(cfg, kh, 1, sw, 0);
-      if (s == NULL && (s = tg_conv_find(cfg, kh, 1, 1, 0)) != NULL) p->ps_mult = g->sw;
+      s = tg_conv_find(cfg, kh, 1, sw, 0, 0);
+      if (s == NULL && (s = tg_conv_find(cfg, kh, 1, 1, 0, 0)) != NULL) p->ps_mult = g->sw;
       if (s == NULL) p->fold = 0;
     }
     if (s != NULL) {
@@ -304,8 +314,34 @@ static void pack_dw_panels(const geom* g, const float* k, const float* bias, int
 }
 
 /* Sizes the packing needs (floats), 0 when the path packs nothing. */
+/* Channel-first panels per group: for each tile of MR output channels (the last one as tall as
+   the kernel that serves the remainder), MR bias values, then MR weights per (tap, ci). */
+static void pack_nchw_panels(const tilegen_conv2d_f32_plan* p, const float* k, const float* bias,
+                             float* dst) {
+  const geom* g = &p->g;
+  const int64_t mr = p->shape->mr, taps = g->kh * g->kw, cg = p->cg, kg = p->kg;
+  for (int64_t gi = 0; gi < g->groups; gi++)
+    for (int64_t co0 = 0; co0 < kg; co0 += mr) {
+      const int64_t r = kg - co0 < mr ? kg - co0 : mr, t_mr = p->shape->tile_mr[r];
+      float* pp = dst + gi * p->gstride + co0 * (1 + taps * cg);
+      for (int64_t i = 0; i < t_mr; i++) {
+        const int64_t o = gi * kg + co0 + i;
+        pp[i] = i < r && bias ? bias[o] : 0.0f;
+        for (int64_t ci = 0; ci < cg; ci++)
+          for (int64_t t = 0; t < taps; t++)
+            pp[t_mr * (1 + t * cg + ci) + i] = i < r ? k[(o * cg + ci) * taps + t] : 0.0f;
+      }
+    }
+}
+
 static int64_t pack_floats(tilegen_conv2d_f32_plan* p) {
   const geom* g = &p->g;
+  if (p->method == M_NCHW) {
+    const int64_t mr = p->shape->mr, rem = p->kg % mr, per = 1 + g->kh * g->kw * p->cg;
+    p->nr = p->cfg->nchw_nr;
+    p->gstride = (p->kg - rem) * per + (rem ? p->shape->tile_mr[rem] * per : 0);
+    return g->groups * p->gstride;
+  }
   if (p->method == M_DIRECT || p->method == M_IM2COL) {
     p->nr = p->cfg->nr;
     p->nb = (p->kg + p->nr - 1) / p->nr;
@@ -322,7 +358,9 @@ static int64_t pack_floats(tilegen_conv2d_f32_plan* p) {
 }
 
 static void pack(tilegen_conv2d_f32_plan* p, const float* k, const float* bias) {
-  if (p->method == M_DIRECT || p->method == M_IM2COL)
+  if (p->method == M_NCHW)
+    pack_nchw_panels(p, k, bias, p->wpack);
+  else if (p->method == M_DIRECT || p->method == M_IM2COL)
     pack_panels(&p->g, k, bias, p->nr, p->wpack);
   else if (p->method == M_DEPTHWISE)
     pack_dw_panels(&p->g, k, bias, p->nr, p->wpack);
@@ -525,6 +563,151 @@ static int run_rows(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
   return atomic_load(&jb.failed) ? -1 : 0;
 }
 
+/* ---- the channel-first band driver (direct-nchw) ----
+   A band of output rows is computed as one flattened run of pixels q = row * wq + column over
+   a padded copy of its input rows (wp = S*wq columns, S the horizontal stride): tap (kh, kw) of
+   pixel q reads band[S*q + off(kh, kw)], so each tap is one pointer. Rows are split by their
+   parity under vertical stride 2 (sh phase planes), so that consecutive output rows stay a
+   plane row apart. The wq - ow columns past each output row are computed and dropped: the
+   output goes through a band buffer unless wq == ow (1x1 filters, no padding: the input and
+   output planes are read and written in place). */
+typedef struct {
+  const tilegen_conv2d_f32_plan* p;
+  int64_t n, h, w, oh, ow;
+  const float* x;
+  float* y;
+  int64_t wq, wp, bh, nbands, ps, cs, ld;  /* pitch, padded width, band rows, phase plane, ... */
+  int64_t off[TG_CONV_MAX_KH * 16];       /* tap offsets in the band */
+  int in_place;                           /* pointwise: the input planes are the band */
+  size_t thread_floats;
+  atomic_int failed;
+} band_job;
+
+static void band_item(const band_job* jb, float* band, float* obuf, int64_t item) {
+  const tilegen_conv2d_f32_plan* p = jb->p;
+  const geom* g = &p->g;
+  const tg_conv_shape* sh = p->shape;
+  const int64_t cg = p->cg, kg = p->kg, taps = g->kh * g->kw, S = g->sw;
+  const int64_t bi = item % jb->nbands, gi = item / jb->nbands % g->groups;
+  const int64_t ni = item / jb->nbands / g->groups;
+  const int64_t oh0 = bi * jb->bh, bhr = jb->oh - oh0 < jb->bh ? jb->oh - oh0 : jb->bh;
+  const int64_t q_count = (bhr - 1) * jb->wq + jb->ow, nr = p->nr;
+  const int64_t plane = jb->h * jb->w;
+  const float* xg = jb->x + (ni * g->cin + gi * cg) * plane;
+  const float* base;
+  int64_t cs;
+  const int last = ni == jb->n - 1 && gi == g->groups - 1 && bi == jb->nbands - 1;
+  if (jb->in_place && !(last && q_count % nr)) {
+    base = xg + oh0 * jb->w;
+    cs = plane;
+  } else {  /* copy the band's input rows, padded, split into sh row phases */
+    const int64_t rows = (bhr - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    for (int64_t ci = 0; ci < cg; ci++) {
+      float* bc = band + ci * jb->cs;
+      for (int64_t a = 0; a < g->sh; a++) {
+        const int64_t filled = a < rows ? (rows - a + g->sh - 1) / g->sh : 0;
+        memset(bc + a * jb->ps + filled * jb->wp, 0, (size_t) (jb->ps - filled * jb->wp) * sizeof(float));
+      }
+      for (int64_t r = 0; r < rows; r++) {
+        float* dst = bc + (r % g->sh) * jb->ps + (r / g->sh) * jb->wp;
+        const int64_t ih = oh0 * g->sh + r - g->pt;
+        if (ih < 0 || ih >= jb->h) {
+          memset(dst, 0, (size_t) jb->wp * sizeof(float));
+          continue;
+        }
+        memset(dst, 0, (size_t) g->pl * sizeof(float));
+        memcpy(dst + g->pl, xg + ci * plane + ih * jb->w, (size_t) jb->w * sizeof(float));
+        memset(dst + g->pl + jb->w, 0, (size_t) (jb->wp - g->pl - jb->w) * sizeof(float));
+      }
+    }
+    base = band;
+    cs = jb->cs;
+  }
+  const int direct_out = jb->wq == jb->ow;
+  float* yg = jb->y + (ni * g->cout + gi * kg) * jb->oh * jb->ow;
+  float* out = direct_out ? yg + oh0 * jb->ow : obuf;
+  const int64_t ys = direct_out ? jb->oh * jb->ow : jb->ld;
+  const tg_f32_conv_params prm = {g->act};
+  const float* tp[TG_CONV_MAX_KH * 16];
+  const float* wg = p->wpack + gi * p->gstride;
+  const int64_t per = 1 + taps * cg;
+  for (int64_t q0 = 0; q0 < q_count; q0 += nr) {
+    const int64_t nn = q_count - q0 < nr ? q_count - q0 : nr;
+    for (int64_t t = 0; t < taps; t++) tp[t] = base + jb->off[t] + S * q0;
+    for (int64_t co0 = 0; co0 < kg; co0 += sh->mr) {
+      const int64_t r = kg - co0 < sh->mr ? kg - co0 : sh->mr;
+      sh->nchw_by_rows[r](r, nn, cg, tp, cs, wg + co0 * per, out + co0 * ys + q0, ys, &prm);
+    }
+  }
+  if (!direct_out)
+    for (int64_t co = 0; co < kg; co++)
+      for (int64_t o = 0; o < bhr; o++)
+        memcpy(yg + (co * jb->oh + oh0 + o) * jb->ow, obuf + co * jb->ld + o * jb->wq,
+               (size_t) jb->ow * sizeof(float));
+}
+
+static void band_task(void* ctx, int tid, int nt) {
+  band_job* jb = ctx;
+  float* band = tg_workspace(TG_WS_CONV_ROWS, jb->thread_floats * sizeof(float));
+  if (band == NULL) {
+    atomic_store(&jb->failed, 1);
+    return;
+  }
+  const tilegen_conv2d_f32_plan* p = jb->p;
+  float* obuf = band + round_up(p->cg * jb->cs, 16);
+  const int64_t items = jb->n * p->g.groups * jb->nbands;
+  for (int64_t it = items * tid / nt; it < items * (tid + 1) / nt; it++)
+    band_item(jb, band, obuf, it);
+}
+
+static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int64_t w,
+                     const float* x, float* y) {
+  const geom* g = &p->g;
+  band_job jb;
+  memset(&jb, 0, sizeof(jb));
+  jb.p = p;
+  jb.n = n; jb.h = h; jb.w = w; jb.x = x; jb.y = y;
+  jb.oh = out_size(h, g->kh, g->sh, g->pt, g->pb, g->dh);
+  jb.ow = out_size(w, g->kw, g->sw, g->pl, g->pr, g->dw);
+  const int64_t S = g->sw, taps = g->kh * g->kw, nr = p->nr;
+  jb.wq = (g->pl + w + g->pr + S - 1) / S;
+  if (jb.wq < jb.ow) jb.wq = jb.ow;
+  jb.wp = S * jb.wq;
+  jb.in_place = is_pointwise(g);
+  /* Band height: the input band near 256 KiB (an L2 share), and at least a band per thread. */
+  const int nt_max = tg_threads_max();
+  int64_t bh = (65536 / (p->cg * jb.wp) - (g->kh - 1) * g->dh) / g->sh;
+  if (bh < 1) bh = 1;
+  if (bh > jb.oh) bh = jb.oh;
+  int64_t nbands = (jb.oh + bh - 1) / bh;
+  if (n * g->groups < 4 * nt_max && nbands % nt_max) nbands += nt_max - nbands % nt_max;
+  if (nbands > jb.oh) nbands = jb.oh;
+  jb.bh = (jb.oh + nbands - 1) / nbands;
+  jb.nbands = (jb.oh + jb.bh - 1) / jb.bh;
+  /* Phase plane: its rows, then slack for the last tile's reads (all nr pixels, S apart). */
+  const int64_t prows = ((jb.bh - 1) * g->sh + (g->kh - 1) * g->dh) / g->sh + 1;
+  const int64_t q_end = round_up((jb.bh - 1) * jb.wq + jb.ow, nr);
+  const int64_t reach = S * q_end + ((g->kh - 1) * g->dh / g->sh) * jb.wp + (g->kw - 1) * g->dw;
+  jb.ps = round_up(reach > prows * jb.wp ? reach : prows * jb.wp, 16);
+  for (int64_t t = 0; t < taps; t++) {  /* row phase, row within it, column */
+    const int64_t dy = t / g->kw * g->dh, dx = t % g->kw * g->dw;
+    jb.off[t] = dy % g->sh * jb.ps + dy / g->sh * jb.wp + dx;
+  }
+  jb.cs = g->sh * jb.ps;
+  if ((jb.cs * 4) % 4096 == 0) jb.cs += 16;  /* channels a page apart alias in L1 */
+  jb.ld = round_up(q_end, 16);
+  if ((jb.ld * 4) % 4096 == 0) jb.ld += 16;
+  jb.thread_floats = (size_t) (round_up(p->cg * jb.cs, 16) + p->kg * jb.ld);
+  const double flops = 2.0 * (double) n * (double) jb.oh * (double) jb.ow * (double) g->cout *
+                       (double) p->cg * (double) taps;
+  int nt = flops < TG_CONV_PARALLEL_MIN_FLOPS ? 1 : nt_max;
+  const int64_t items = n * g->groups * jb.nbands;
+  if (nt > items) nt = (int) items;
+  atomic_store(&jb.failed, 0);
+  tg_parallel_run(nt, band_task, &jb);
+  return atomic_load(&jb.failed) ? -1 : 0;
+}
+
 /* ---- plans ---- */
 
 static void init_plan(tilegen_conv2d_f32_plan* p, const geom* g) {
@@ -545,6 +728,10 @@ static int run_plan(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
       return 0;
     case M_PLAIN:
       plain_f32(&p->g, n, h, w, x, p->w, p->bias, y);
+      return 0;
+    case M_NCHW:
+      if (run_bands(p, n, h, w, x, y) == 0) return 0;
+      plain_f32(&p->g, n, h, w, x, p->w, p->bias, y);  /* no scratch memory: slow but right */
       return 0;
     default:
       if (run_rows(p, n, h, w, x, y) == 0) return 0;
@@ -677,7 +864,8 @@ void tilegen_conv2d_f32_plan_free(tilegen_conv2d_f32_plan* plan) {
 TG_XAPI const char* tilegen_x_conv2d_f32_plan_method(const tilegen_conv2d_f32_plan* plan,
                                                      const char** kernel) {
   if (kernel)
-    *kernel = plan->method == M_DEPTHWISE ? plan->dw->name
+    *kernel = plan->method == M_GEMM || plan->method == M_PLAIN ? NULL
+              : plan->method == M_DEPTHWISE ? plan->dw->name
               : plan->shape               ? plan->shape->name
                                           : NULL;
   return method_names[plan->method];

@@ -23,7 +23,7 @@ static int publish(const tg_conv_config* c) {
 }
 
 /* One shape's kernels: for each pixel count r <= the tallest tile, the smallest tile >= r. */
-#define TG_FILL_BY_ROWS(SHAPE, TILES, FNS, NAMES, COUNT)                               \
+#define TG_FILL_BY_ROWS(SHAPE, BY_ROWS, TILES, FNS, NAMES, COUNT)                      \
   do {                                                                                 \
     (SHAPE)->mr = 0;                                                                   \
     for (int q = 0; q < (COUNT); q++)                                                  \
@@ -32,14 +32,15 @@ static int publish(const tg_conv_config* c) {
       int best = -1;                                                                   \
       for (int q = 0; q < (COUNT); q++)                                                \
         if ((TILES)[q] >= r && (best < 0 || (TILES)[q] < (TILES)[best])) best = q;     \
-      (SHAPE)->by_rows[r] = (FNS)[best];                                               \
+      (SHAPE)->BY_ROWS[r] = (FNS)[best];                                               \
       (SHAPE)->tile_mr[r] = (TILES)[best];                                             \
     }                                                                                  \
   } while (0)
 
 typedef struct {
-  int kh, kw, stride, fixed_c, mr, nr;
+  int kh, kw, stride, fixed_c, layout, mr, nr;
   tg_f32_conv_ukernel_fn fn;
+  tg_f32_conv_nchw_ukernel_fn nchw_fn;
   const char* name;
 } conv_row;
 
@@ -49,9 +50,9 @@ typedef struct {
   const char* name;
 } dw_row;
 
-#define TG_COLLECT_CONV(ISA, KH, KW, S, FC, MR, NR, PROD, FN, NAME)                      \
+#define TG_COLLECT_CONV(ISA, KH, KW, S, FC, LAYOUT, MR, NR, PROD, FN, NCHW_FN, NAME)     \
   if ((ISA) == isa && (PROD) && count < 256 && (MR) <= TG_CONV_MAX_MR) {                 \
-    rows[count] = (conv_row){(KH), (KW), (S), (FC), (MR), (NR), FN, NAME};               \
+    rows[count] = (conv_row){(KH), (KW), (S), (FC), (LAYOUT), (MR), (NR), FN, NCHW_FN, NAME}; \
     count++;                                                                             \
   }
 
@@ -67,31 +68,32 @@ static int fill_conv(tg_conv_config* cfg, int isa) {
   int count = 0, has_1x1 = 0;
   TG_FOREACH_CONV_UKERNEL_f32(TG_COLLECT_CONV)
   cfg->nshapes = 0;
+  cfg->nr = cfg->nchw_nr = 0;
   for (int i = 0; i < count; i++) {
-    has_1x1 |= rows[i].kh == 1 && rows[i].kw == 1 && rows[i].stride == 1 && !rows[i].fixed_c;
-    int seen = 0;
-    for (int s = 0; s < cfg->nshapes; s++) {
-      const tg_conv_shape* sh = &cfg->shapes[s];
-      seen |= sh->kh == rows[i].kh && sh->kw == rows[i].kw && sh->stride == rows[i].stride &&
-              sh->fixed_c == rows[i].fixed_c;
-    }
-    if (seen || cfg->nshapes == TG_CONV_MAX_SHAPES) continue;
+    const conv_row* k = &rows[i];
+    has_1x1 |= k->kh == 1 && k->kw == 1 && k->stride == 1 && !k->fixed_c && !k->layout;
+    if (k->layout) cfg->nchw_nr = k->nr; else cfg->nr = k->nr;
+    if (tg_conv_find(cfg, k->kh, k->kw, k->stride, k->fixed_c, k->layout) ||
+        cfg->nshapes == TG_CONV_MAX_SHAPES)
+      continue;
     tg_conv_shape* sh = &cfg->shapes[cfg->nshapes++];
     memset(sh, 0, sizeof(*sh));
-    sh->kh = rows[i].kh; sh->kw = rows[i].kw; sh->stride = rows[i].stride;
-    sh->fixed_c = rows[i].fixed_c;
+    sh->kh = k->kh; sh->kw = k->kw; sh->stride = k->stride;
+    sh->fixed_c = k->fixed_c; sh->layout = k->layout;
     int tiles[256], n = 0;
     tg_f32_conv_ukernel_fn fns[256];
+    tg_f32_conv_nchw_ukernel_fn nchw_fns[256];
     const char* names[256];
     for (int q = i; q < count; q++)
       if (rows[q].kh == sh->kh && rows[q].kw == sh->kw && rows[q].stride == sh->stride &&
-          rows[q].fixed_c == sh->fixed_c) {
-        tiles[n] = rows[q].mr; fns[n] = rows[q].fn; names[n] = rows[q].name; n++;
+          rows[q].fixed_c == sh->fixed_c && rows[q].layout == sh->layout) {
+        tiles[n] = rows[q].mr; fns[n] = rows[q].fn; nchw_fns[n] = rows[q].nchw_fn;
+        names[n] = rows[q].name; n++;
       }
-    TG_FILL_BY_ROWS(sh, tiles, fns, names, n);
+    if (sh->layout) TG_FILL_BY_ROWS(sh, nchw_by_rows, tiles, nchw_fns, names, n);
+    else TG_FILL_BY_ROWS(sh, by_rows, tiles, fns, names, n);
   }
   cfg->isa = isa;
-  cfg->nr = count ? rows[0].nr : 0;
   return has_1x1;
 }
 
@@ -117,7 +119,7 @@ static int fill_dwconv(tg_conv_config* cfg, int isa) {
       if (rows[q].kh == sh->kh && rows[q].kw == sh->kw && rows[q].stride == sh->stride) {
         tiles[n] = rows[q].mr; fns[n] = rows[q].fn; names[n] = rows[q].name; n++;
       }
-    TG_FILL_BY_ROWS(sh, tiles, fns, names, n);
+    TG_FILL_BY_ROWS(sh, by_rows, tiles, fns, names, n);
   }
   cfg->dw_isa = isa;
   cfg->dw_nr = count ? rows[0].nr : 0;
@@ -128,10 +130,12 @@ static int fill_dwconv(tg_conv_config* cfg, int isa) {
 #undef TG_COLLECT_DW
 
 const tg_conv_shape* tg_conv_find(const tg_conv_config* cfg, int kh, int kw, int stride,
-                                  int fixed_c) {
+                                  int fixed_c, int layout) {
   for (int s = 0; s < cfg->nshapes; s++) {
     const tg_conv_shape* sh = &cfg->shapes[s];
-    if (sh->kh == kh && sh->kw == kw && sh->stride == stride && sh->fixed_c == fixed_c) return sh;
+    if (sh->kh == kh && sh->kw == kw && sh->stride == stride && sh->fixed_c == fixed_c &&
+        sh->layout == layout)
+      return sh;
   }
   return NULL;
 }
@@ -146,8 +150,8 @@ const tg_dwconv_shape* tg_dwconv_find(const tg_conv_config* cfg, int kh, int kw,
 
 /* The main kernel of the most common shape, for the report: 3x3 stride 1, else 1x1. */
 static const char* headline(const tg_conv_config* c) {
-  const tg_conv_shape* s = tg_conv_find(c, 3, 3, 1, 0);
-  if (s == NULL) s = tg_conv_find(c, 1, 1, 1, 0);
+  const tg_conv_shape* s = tg_conv_find(c, 3, 3, 1, 0, 0);
+  if (s == NULL) s = tg_conv_find(c, 1, 1, 1, 0, 0);
   return s ? s->name : "-";
 }
 

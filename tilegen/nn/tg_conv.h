@@ -20,11 +20,13 @@ enum { TG_WS_CONV_PACK = 3, TG_WS_CONV_ROWS = 4, TG_WS_CONV_ZERO = 5 };
 #define TG_CONV_MAX_MR 32
 #define TG_CONV_MAX_SHAPES 32
 
-/* The kernels of one filter shape (and fixed input-channel count, 0: any): by_rows[r] serves r
-   output pixels, the smallest registered tile that covers them. */
+/* The kernels of one filter shape, layout (0 channels last, 1 channel first) and fixed
+   input-channel count (0: any): by_rows[r] (nchw_by_rows[r]) serves r output pixels (output
+   channels), the smallest registered tile that covers them. */
 typedef struct {
-  int kh, kw, stride, fixed_c, mr;
+  int kh, kw, stride, fixed_c, layout, mr;
   tg_f32_conv_ukernel_fn by_rows[TG_CONV_MAX_MR + 1];
+  tg_f32_conv_nchw_ukernel_fn nchw_by_rows[TG_CONV_MAX_MR + 1];
   int tile_mr[TG_CONV_MAX_MR + 1];
   const char* name;  /* the main (tallest) tile */
 } tg_conv_shape;
@@ -39,6 +41,7 @@ typedef struct {
 typedef struct tg_conv_config {
   int isa;
   int nr;        /* output channels per conv panel (one weight packing per ISA) */
+  int nchw_nr;   /* output pixels per channel-first tile */
   int nshapes;
   tg_conv_shape shapes[TG_CONV_MAX_SHAPES];
   int dw_isa, dw_nr, dw_nshapes;
@@ -51,7 +54,7 @@ const tg_conv_config* tg_conv_cfg(void);
 /* The family's select function (TG_FOREACH_FAMILY_SELECT): fills the conv and dwconv tables. */
 void tg_conv_select(void);
 const tg_conv_shape* tg_conv_find(const tg_conv_config* cfg, int kh, int kw, int stride,
-                                  int fixed_c);
+                                  int fixed_c, int layout);
 const tg_dwconv_shape* tg_dwconv_find(const tg_conv_config* cfg, int kh, int kw, int stride);
 
 /* ---- introspection hooks for tilegen's Python layer and tests ---- */

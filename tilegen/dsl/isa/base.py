@@ -92,8 +92,9 @@ class VecOps(_Spellings):
     expressions. ``fma`` computes ``acc + a * b``; ``max(k, x)`` returns x when x is NaN (the
     constant goes first), which keeps relu(NaN) = NaN as in torch. ``round`` rounds to the
     nearest integer (ties to even) and ``scale2(x, n)`` is x * 2**n for an integral-valued n
-    in the normal exponent range: with ``fma`` they build a polynomial exp. ``abs`` is |x| and
-    ``select_neg(x, a, b)`` is, per lane, a where x < 0 and b elsewhere (either for x = -0).
+    in the normal exponent range: with ``fma`` they build a polynomial exp. ``abs`` is |x|,
+    ``select_neg(x, a, b)`` is, per lane, a where x < 0 and b elsewhere (either for x = -0), and
+    ``load_even(p)`` loads p[0], p[2], ..., p[2*lanes - 2] (a stride-2 row; reads 2*lanes values).
     """
 
     ARGS = {
@@ -102,7 +103,7 @@ class VecOps(_Spellings):
         "div": ("a", "b"), "max": ("a", "b"), "min": ("a", "b"), "reduce": ("x",),
         "reduce_max": ("x",), "round": ("x",), "scale2": ("x", "n"), "mask": ("n",),
         "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"), "abs": ("x",),
-        "select_neg": ("x", "a", "b"),
+        "select_neg": ("x", "a", "b"), "load_even": ("p",),
     }
 
     ctype: str
@@ -124,6 +125,7 @@ class VecOps(_Spellings):
     scale2_: str
     abs_: str = ""
     select_neg_: str = ""
+    load_even_: str = ""
     reduce_: str = "({x})"     # horizontal sum of a vector to a scalar
     reduce_max_: str = "({x})"  # horizontal maximum of a vector to a scalar
     helpers: str = ""          # C helpers (static inline) the spellings above rely on

@@ -19,6 +19,7 @@ def _vec_ops(dtype: str) -> VecOps:
         scale2_=f"__builtin_ldexp{f}({{x}}, (int) ({{n}}))",
         abs_=f"__builtin_fabs{f}({{x}})",
         select_neg_="(({x}) < 0 ? ({a}) : ({b}))",
+        load_even_="(*({p}))",
     )
 
 

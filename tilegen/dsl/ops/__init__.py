@@ -69,6 +69,10 @@ class OpFamily:
     # X-macro row documentation: X(<this>) in the generated header.
     c_row_doc: str = ""
 
+    def template_for(self, spec: "KernelSpec") -> str:
+        """The template of one kernel (a family with layout variants may have several)."""
+        return self.template
+
     # --- names: tg_<dtype>_<op token>[_<epilogue>]_ukernel_<tile>__<isa>[_<variant tokens>] ---
     def op_token(self, spec: "KernelSpec") -> str:
         return self.name
