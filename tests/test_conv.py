@@ -151,7 +151,7 @@ def test_non_contiguous(layout):
 FORCED = [GRID[i] for i in (0, 3, 5, 7, 9, 11, 14, 17, 19, 22, 27)]
 
 
-@pytest.mark.parametrize("method", ["im2col", "plain", "direct", "gemm"])
+@pytest.mark.parametrize("method", ["im2col", "plain", "direct", "gemm", "depthwise"])
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 def test_every_path(method, layout):
     """The fallbacks, on shapes that normally take a kernel of their own."""
@@ -171,7 +171,8 @@ def test_paths_chosen():
     assert m((64, 64, 3, 3), padding=1) == "direct-nchw"
     assert m((64, 3, 3, 64), padding=1, layout="NHWC") == "direct"
     assert m((32, 3, 3, 3), stride=2, padding=1) == "direct-nchw"
-    assert m((144, 1, 3, 3), padding=1, groups=144) == "depthwise"
+    assert m((144, 1, 3, 3), padding=1, groups=144) == "depthwise-nchw"
+    assert m((144, 3, 3, 1), padding=1, groups=144, layout="NHWC") == "depthwise"
     # A channel multiplier is a grouped convolution of one input channel per group.
     assert m((288, 3, 3, 1), padding=1, groups=144, layout="NHWC") == "direct"
     # The stem's kernel has its 3 input channels unrolled.

@@ -90,7 +90,8 @@ def conv_defines(s: KernelSpec) -> Dict[str, object]:
 
 
 def dwconv_defines(s: KernelSpec) -> Dict[str, object]:
-    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride}
+    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride,
+            "TG_NCHW": int(s.layout == "nchw")}
 
 
 @dataclass(frozen=True)

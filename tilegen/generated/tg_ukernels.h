@@ -52,6 +52,13 @@ typedef void (*tg_f32_dwconv_ukernel_fn)(
     int64_t m, int64_t n, const float* const* rows, int64_t ps, int64_t dps,
     const float* w, float* y, int64_t ys, const tg_f32_conv_params* params);
 
+/* Channel-first ("_nchw") kernels: y[i*ys + j] = act(w bias[i] + sum_t w(t)[i] *
+   taps[t][i*cs + S*j]) for i < m <= MR channels and j < n <= NR pixels; the inputs of all NR
+   pixels are read (S*NR values per tap and channel). w: MR bias values, then MR per tap. */
+typedef void (*tg_f32_dwconv_nchw_ukernel_fn)(
+    int64_t m, int64_t n, const float* const* taps, int64_t cs, const float* w,
+    float* y, int64_t ys, const tg_f32_conv_params* params);
+
 
 /* ======== gemm ======== */
 /* f32: C = alpha*A*B + beta*C, then the kernel's fused epilogue (bias, relu, relu6). */
@@ -163,6 +170,14 @@ void tg_f32_dwconv5x5s1_ukernel_8x16__avx512(int64_t, int64_t, const float* cons
 void tg_f32_dwconv5x5s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s2_ukernel_8x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s2_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_gemm_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_14x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -270,6 +285,10 @@ void tg_f32_dwconv3x3s1_ukernel_2x4__scalar(int64_t, int64_t, const float* const
 void tg_f32_dwconv3x3s2_ukernel_2x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_2x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s2_ukernel_2x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_gemm_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_2x4__scalar_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -332,26 +351,38 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_CONV_UKERNELS_f32_ANY(X)
 
 /* TG_DWCONV_UKERNELS_<dtype>_<ARCH>(X): every dwconv kernel of that dtype built
-   for that architecture, registry order. X(isa id, KH, KW, stride, MR, NR, production, kernel, "name") */
+   for that architecture, registry order. X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), MR, NR, production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
 #define TG_DWCONV_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 3, 3, 1, 14, 16, 1, tg_f32_dwconv3x3s1_ukernel_14x16__avx512, "tg_f32_dwconv3x3s1_ukernel_14x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 4, 16, 1, tg_f32_dwconv3x3s1_ukernel_4x16__avx512, "tg_f32_dwconv3x3s1_ukernel_4x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 1, 16, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 14, 16, 1, tg_f32_dwconv3x3s2_ukernel_14x16__avx512, "tg_f32_dwconv3x3s2_ukernel_14x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 4, 16, 1, tg_f32_dwconv3x3s2_ukernel_4x16__avx512, "tg_f32_dwconv3x3s2_ukernel_4x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 1, 16, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 1, 8, 16, 1, tg_f32_dwconv5x5s1_ukernel_8x16__avx512, "tg_f32_dwconv5x5s1_ukernel_8x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 1, 1, 16, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 2, 8, 16, 1, tg_f32_dwconv5x5s2_ukernel_8x16__avx512, "tg_f32_dwconv5x5s2_ukernel_8x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 2, 1, 16, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 14, 16, 1, tg_f32_dwconv3x3s1_ukernel_14x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_14x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 4, 16, 1, tg_f32_dwconv3x3s1_ukernel_4x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_4x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 16, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 14, 16, 1, tg_f32_dwconv3x3s2_ukernel_14x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_14x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 4, 16, 1, tg_f32_dwconv3x3s2_ukernel_4x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_4x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 16, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 8, 16, 1, tg_f32_dwconv5x5s1_ukernel_8x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_8x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 16, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 8, 16, 1, tg_f32_dwconv5x5s2_ukernel_8x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_8x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 16, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 1, 4, 64, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 1, 1, 64, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 2, 1, 4, 64, 1, NULL, tg_f32_dwconv3x3s2_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s2_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 2, 1, 1, 64, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s2_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 1, 1, 4, 64, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 1, 1, 1, 64, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 2, 1, 4, 64, 1, NULL, tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 2, 1, 1, 64, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw") \
 
 #define TG_DWCONV_UKERNELS_f32_AARCH64(X) \
 
 #define TG_DWCONV_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 3, 3, 1, 2, 4, 1, tg_f32_dwconv3x3s1_ukernel_2x4__scalar, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 2, 2, 4, 1, tg_f32_dwconv3x3s2_ukernel_2x4__scalar, "tg_f32_dwconv3x3s2_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 5, 5, 1, 2, 4, 1, tg_f32_dwconv5x5s1_ukernel_2x4__scalar, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 5, 5, 2, 2, 4, 1, tg_f32_dwconv5x5s2_ukernel_2x4__scalar, "tg_f32_dwconv5x5s2_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 0, 2, 4, 1, tg_f32_dwconv3x3s1_ukernel_2x4__scalar, NULL, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 0, 2, 4, 1, tg_f32_dwconv3x3s2_ukernel_2x4__scalar, NULL, "tg_f32_dwconv3x3s2_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 5, 5, 1, 0, 2, 4, 1, tg_f32_dwconv5x5s1_ukernel_2x4__scalar, NULL, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 5, 5, 2, 0, 2, 4, 1, tg_f32_dwconv5x5s2_ukernel_2x4__scalar, NULL, "tg_f32_dwconv5x5s2_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 1, 2, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 1, 1, 4, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x4__scalar_nchw, "tg_f32_dwconv3x3s2_ukernel_1x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 5, 5, 1, 1, 2, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 5, 5, 2, 1, 1, 4, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x4__scalar_nchw, "tg_f32_dwconv5x5s2_ukernel_1x4__scalar_nchw") \
 
 #define TG_FOREACH_DWCONV_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_DWCONV_UKERNELS_f32_X86_64(X)) \

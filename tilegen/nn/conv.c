@@ -41,9 +41,9 @@ typedef struct {
   int act;
 } geom;
 
-enum { M_GEMM, M_DIRECT, M_NCHW, M_IM2COL, M_DEPTHWISE, M_PLAIN, M_COUNT };
+enum { M_GEMM, M_DIRECT, M_NCHW, M_IM2COL, M_DEPTHWISE, M_DW_NCHW, M_PLAIN, M_COUNT };
 static const char* const method_names[M_COUNT] = {"gemm", "direct", "direct-nchw", "im2col",
-                                                  "depthwise", "plain"};
+                                                  "depthwise", "depthwise-nchw", "plain"};
 static atomic_int forced_method = -1;  /* a test hook: take this path where it applies */
 
 struct tilegen_conv2d_f32_plan {
@@ -231,10 +231,16 @@ static void plan_method_(tilegen_conv2d_f32_plan* p) {
   p->shape = NULL;
   p->dw = NULL;
   if (is_depthwise(g)) {
-    p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw);
-    if (p->dw == NULL && (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, 1)) != NULL)
+    if (force == M_PLAIN || g->kh > TG_CONV_MAX_KH) return;
+    if (g->layout == TILEGEN_NCHW && (force < 0 || force == M_DW_NCHW) &&
+        (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw, 1)) != NULL) {
+      p->method = M_DW_NCHW;
+      return;
+    }
+    p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw, 0);
+    if (p->dw == NULL && (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, 1, 0)) != NULL)
       p->ps_mult = g->sw;
-    if (p->dw != NULL && force != M_PLAIN && g->kh <= TG_CONV_MAX_KH) p->method = M_DEPTHWISE;
+    if (p->dw != NULL) p->method = M_DEPTHWISE;
     return;
   }
   if (force == M_PLAIN || g->kh > TG_CONV_MAX_KH) return;
@@ -314,15 +320,19 @@ static void pack_dw_panels(const geom* g, const float* k, const float* bias, int
 }
 
 /* Sizes the packing needs (floats), 0 when the path packs nothing. */
-/* Channel-first panels per group: for each tile of MR output channels (the last one as tall as
-   the kernel that serves the remainder), MR bias values, then MR weights per (tap, ci). */
+/* Channel-first panels per group (depthwise: one group of one input channel each): for each
+   tile of MR output channels (the last one as tall as the kernel that serves the remainder),
+   MR bias values, then MR weights per (tap, ci). */
 static void pack_nchw_panels(const tilegen_conv2d_f32_plan* p, const float* k, const float* bias,
                              float* dst) {
   const geom* g = &p->g;
-  const int64_t mr = p->shape->mr, taps = g->kh * g->kw, cg = p->cg, kg = p->kg;
-  for (int64_t gi = 0; gi < g->groups; gi++)
+  const int dw = p->method == M_DW_NCHW;
+  const int64_t mr = dw ? p->dw->mr : p->shape->mr, taps = g->kh * g->kw;
+  const int64_t groups = dw ? 1 : g->groups, cg = dw ? 1 : p->cg, kg = dw ? g->cout : p->kg;
+  const int* tile_mr = dw ? p->dw->tile_mr : p->shape->tile_mr;
+  for (int64_t gi = 0; gi < groups; gi++)
     for (int64_t co0 = 0; co0 < kg; co0 += mr) {
-      const int64_t r = kg - co0 < mr ? kg - co0 : mr, t_mr = p->shape->tile_mr[r];
+      const int64_t r = kg - co0 < mr ? kg - co0 : mr, t_mr = tile_mr[r];
       float* pp = dst + gi * p->gstride + co0 * (1 + taps * cg);
       for (int64_t i = 0; i < t_mr; i++) {
         const int64_t o = gi * kg + co0 + i;
@@ -336,11 +346,14 @@ static void pack_nchw_panels(const tilegen_conv2d_f32_plan* p, const float* k, c
 
 static int64_t pack_floats(tilegen_conv2d_f32_plan* p) {
   const geom* g = &p->g;
-  if (p->method == M_NCHW) {
-    const int64_t mr = p->shape->mr, rem = p->kg % mr, per = 1 + g->kh * g->kw * p->cg;
-    p->nr = p->cfg->nchw_nr;
-    p->gstride = (p->kg - rem) * per + (rem ? p->shape->tile_mr[rem] * per : 0);
-    return g->groups * p->gstride;
+  if (p->method == M_NCHW || p->method == M_DW_NCHW) {
+    const int dw = p->method == M_DW_NCHW;
+    const int64_t mr = dw ? p->dw->mr : p->shape->mr, kg = dw ? g->cout : p->kg;
+    const int64_t rem = kg % mr, per = 1 + g->kh * g->kw * (dw ? 1 : p->cg);
+    const int* tile_mr = dw ? p->dw->tile_mr : p->shape->tile_mr;
+    p->nr = dw ? p->cfg->dw_nchw_nr : p->cfg->nchw_nr;
+    p->gstride = (kg - rem) * per + (rem ? tile_mr[rem] * per : 0);
+    return (dw ? 1 : g->groups) * p->gstride;
   }
   if (p->method == M_DIRECT || p->method == M_IM2COL) {
     p->nr = p->cfg->nr;
@@ -358,7 +371,7 @@ static int64_t pack_floats(tilegen_conv2d_f32_plan* p) {
 }
 
 static void pack(tilegen_conv2d_f32_plan* p, const float* k, const float* bias) {
-  if (p->method == M_NCHW)
+  if (p->method == M_NCHW || p->method == M_DW_NCHW)
     pack_nchw_panels(p, k, bias, p->wpack);
   else if (p->method == M_DIRECT || p->method == M_IM2COL)
     pack_panels(&p->g, k, bias, p->nr, p->wpack);
@@ -578,6 +591,7 @@ typedef struct {
   float* y;
   int64_t wq, wp, bh, nbands, ps, cs, ld;  /* pitch, padded width, band rows, phase plane, ... */
   int64_t off[TG_CONV_MAX_KH * 16];       /* tap offsets in the band */
+  int64_t groups, chans;                  /* items per image: groups, or depthwise blocks */
   int in_place;                           /* pointwise: the input planes are the band */
   size_t thread_floats;
   atomic_int failed;
@@ -587,17 +601,21 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
   const tilegen_conv2d_f32_plan* p = jb->p;
   const geom* g = &p->g;
   const tg_conv_shape* sh = p->shape;
-  const int64_t cg = p->cg, kg = p->kg, taps = g->kh * g->kw, S = g->sw;
-  const int64_t bi = item % jb->nbands, gi = item / jb->nbands % g->groups;
-  const int64_t ni = item / jb->nbands / g->groups;
+  const int dw = p->method == M_DW_NCHW;
+  const int64_t taps = g->kh * g->kw, S = g->sw;
+  const int64_t bi = item % jb->nbands, gi = item / jb->nbands % jb->groups;
+  const int64_t ni = item / jb->nbands / jb->groups;
+  /* The item's input channels (cg) and output channels (kg): a group, or a depthwise block. */
+  const int64_t cg = dw ? (g->cin - gi * jb->chans < jb->chans ? g->cin - gi * jb->chans : jb->chans)
+                        : p->cg;
+  const int64_t kg = dw ? cg : p->kg;
   const int64_t oh0 = bi * jb->bh, bhr = jb->oh - oh0 < jb->bh ? jb->oh - oh0 : jb->bh;
   const int64_t q_count = (bhr - 1) * jb->wq + jb->ow, nr = p->nr;
   const int64_t plane = jb->h * jb->w;
-  const float* xg = jb->x + (ni * g->cin + gi * cg) * plane;
+  const float* xg = jb->x + (ni * g->cin + gi * jb->chans) * plane;
   const float* base;
   int64_t cs;
-  const int last = ni == jb->n - 1 && gi == g->groups - 1 && bi == jb->nbands - 1;
-  if (jb->in_place && !(last && q_count % nr)) {
+  if (jb->in_place) {
     base = xg + oh0 * jb->w;
     cs = plane;
   } else {  /* copy the band's input rows, padded, split into sh row phases */
@@ -624,19 +642,36 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
     cs = jb->cs;
   }
   const int direct_out = jb->wq == jb->ow;
-  float* yg = jb->y + (ni * g->cout + gi * kg) * jb->oh * jb->ow;
+  float* yg = jb->y + (ni * g->cout + gi * (dw ? jb->chans : kg)) * jb->oh * jb->ow;
   float* out = direct_out ? yg + oh0 * jb->ow : obuf;
   const int64_t ys = direct_out ? jb->oh * jb->ow : jb->ld;
   const tg_f32_conv_params prm = {g->act};
   const float* tp[TG_CONV_MAX_KH * 16];
-  const float* wg = p->wpack + gi * p->gstride;
+  const float* wg = p->wpack + (dw ? gi * jb->chans * (1 + taps) : gi * p->gstride);
   const int64_t per = 1 + taps * cg;
+  /* In place, the kernel reads all nr pixels of a tile: a partial tile at the very end of the
+     input would read past it, so it runs on a copy. */
+  const int last = ni == jb->n - 1 && gi == jb->groups - 1 && bi == jb->nbands - 1;
   for (int64_t q0 = 0; q0 < q_count; q0 += nr) {
     const int64_t nn = q_count - q0 < nr ? q_count - q0 : nr;
-    for (int64_t t = 0; t < taps; t++) tp[t] = base + jb->off[t] + S * q0;
+    int64_t tcs = cs;
+    if (jb->in_place && last && nn < nr) {
+      for (int64_t ci = 0; ci < cg; ci++) {
+        memcpy(band + ci * nr, base + ci * cs + q0, (size_t) nn * sizeof(float));
+        memset(band + ci * nr + nn, 0, (size_t) (nr - nn) * sizeof(float));
+      }
+      tp[0] = band;
+      tcs = nr;
+    } else {
+      for (int64_t t = 0; t < taps; t++) tp[t] = base + jb->off[t] + S * q0;
+    }
+    if (dw) {
+      p->dw->nchw_by_rows[cg](cg, nn, tp, tcs, wg, out + q0, ys, &prm);
+      continue;
+    }
     for (int64_t co0 = 0; co0 < kg; co0 += sh->mr) {
       const int64_t r = kg - co0 < sh->mr ? kg - co0 : sh->mr;
-      sh->nchw_by_rows[r](r, nn, cg, tp, cs, wg + co0 * per, out + co0 * ys + q0, ys, &prm);
+      sh->nchw_by_rows[r](r, nn, cg, tp, tcs, wg + co0 * per, out + co0 * ys + q0, ys, &prm);
     }
   }
   if (!direct_out)
@@ -654,8 +689,8 @@ static void band_task(void* ctx, int tid, int nt) {
     return;
   }
   const tilegen_conv2d_f32_plan* p = jb->p;
-  float* obuf = band + round_up(p->cg * jb->cs, 16);
-  const int64_t items = jb->n * p->g.groups * jb->nbands;
+  float* obuf = jb->in_place ? NULL : band + round_up(jb->chans * jb->cs, 16);
+  const int64_t items = jb->n * jb->groups * jb->nbands;
   for (int64_t it = items * tid / nt; it < items * (tid + 1) / nt; it++)
     band_item(jb, band, obuf, it);
 }
@@ -670,17 +705,21 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   jb.oh = out_size(h, g->kh, g->sh, g->pt, g->pb, g->dh);
   jb.ow = out_size(w, g->kw, g->sw, g->pl, g->pr, g->dw);
   const int64_t S = g->sw, taps = g->kh * g->kw, nr = p->nr;
+  const int dw = p->method == M_DW_NCHW;
+  jb.chans = dw ? p->dw->mr : p->cg;  /* input channels per item (at most) */
+  jb.groups = dw ? (g->cin + jb.chans - 1) / jb.chans : g->groups;
   jb.wq = (g->pl + w + g->pr + S - 1) / S;
   if (jb.wq < jb.ow) jb.wq = jb.ow;
   jb.wp = S * jb.wq;
   jb.in_place = is_pointwise(g);
   /* Band height: the input band near 256 KiB (an L2 share), and at least a band per thread. */
   const int nt_max = tg_threads_max();
-  int64_t bh = (65536 / (p->cg * jb.wp) - (g->kh - 1) * g->dh) / g->sh;
+  int64_t bh = (65536 / (jb.chans * jb.wp) - (g->kh - 1) * g->dh) / g->sh;
+  if (jb.in_place) bh = (jb.oh + nt_max - 1) / nt_max;  /* no copy: bands only share the work */
   if (bh < 1) bh = 1;
   if (bh > jb.oh) bh = jb.oh;
   int64_t nbands = (jb.oh + bh - 1) / bh;
-  if (n * g->groups < 4 * nt_max && nbands % nt_max) nbands += nt_max - nbands % nt_max;
+  if (n * jb.groups < 4 * nt_max && nbands % nt_max) nbands += nt_max - nbands % nt_max;
   if (nbands > jb.oh) nbands = jb.oh;
   jb.bh = (jb.oh + nbands - 1) / nbands;
   jb.nbands = (jb.oh + jb.bh - 1) / jb.bh;
@@ -697,11 +736,13 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   if ((jb.cs * 4) % 4096 == 0) jb.cs += 16;  /* channels a page apart alias in L1 */
   jb.ld = round_up(q_end, 16);
   if ((jb.ld * 4) % 4096 == 0) jb.ld += 16;
-  jb.thread_floats = (size_t) (round_up(p->cg * jb.cs, 16) + p->kg * jb.ld);
+  const int64_t kchans = dw ? jb.chans : p->kg;
+  jb.thread_floats = jb.in_place ? (size_t) round_up(p->cg * nr, 16)  /* a last partial tile */
+                                 : (size_t) (round_up(jb.chans * jb.cs, 16) + kchans * jb.ld);
   const double flops = 2.0 * (double) n * (double) jb.oh * (double) jb.ow * (double) g->cout *
-                       (double) p->cg * (double) taps;
+                       (double) (dw ? 1 : p->cg) * (double) taps;
   int nt = flops < TG_CONV_PARALLEL_MIN_FLOPS ? 1 : nt_max;
-  const int64_t items = n * g->groups * jb.nbands;
+  const int64_t items = n * jb.groups * jb.nbands;
   if (nt > items) nt = (int) items;
   atomic_store(&jb.failed, 0);
   tg_parallel_run(nt, band_task, &jb);
@@ -730,6 +771,7 @@ static int run_plan(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
       plain_f32(&p->g, n, h, w, x, p->w, p->bias, y);
       return 0;
     case M_NCHW:
+    case M_DW_NCHW:
       if (run_bands(p, n, h, w, x, y) == 0) return 0;
       plain_f32(&p->g, n, h, w, x, p->w, p->bias, y);  /* no scratch memory: slow but right */
       return 0;
@@ -865,7 +907,7 @@ TG_XAPI const char* tilegen_x_conv2d_f32_plan_method(const tilegen_conv2d_f32_pl
                                                      const char** kernel) {
   if (kernel)
     *kernel = plan->method == M_GEMM || plan->method == M_PLAIN ? NULL
-              : plan->method == M_DEPTHWISE ? plan->dw->name
+              : plan->method == M_DEPTHWISE || plan->method == M_DW_NCHW ? plan->dw->name
               : plan->shape               ? plan->shape->name
                                           : NULL;
   return method_names[plan->method];

@@ -45,8 +45,9 @@ typedef struct {
 } conv_row;
 
 typedef struct {
-  int kh, kw, stride, mr, nr;
+  int kh, kw, stride, layout, mr, nr;
   tg_f32_dwconv_ukernel_fn fn;
+  tg_f32_dwconv_nchw_ukernel_fn nchw_fn;
   const char* name;
 } dw_row;
 
@@ -56,9 +57,9 @@ typedef struct {
     count++;                                                                             \
   }
 
-#define TG_COLLECT_DW(ISA, KH, KW, S, MR, NR, PROD, FN, NAME)                            \
+#define TG_COLLECT_DW(ISA, KH, KW, S, LAYOUT, MR, NR, PROD, FN, NCHW_FN, NAME)           \
   if ((ISA) == isa && (PROD) && count < 256 && (MR) <= TG_CONV_MAX_MR) {                 \
-    rows[count] = (dw_row){(KH), (KW), (S), (MR), (NR), FN, NAME};                       \
+    rows[count] = (dw_row){(KH), (KW), (S), (LAYOUT), (MR), (NR), FN, NCHW_FN, NAME};    \
     count++;                                                                             \
   }
 
@@ -102,27 +103,30 @@ static int fill_dwconv(tg_conv_config* cfg, int isa) {
   int count = 0;
   TG_FOREACH_DWCONV_UKERNEL_f32(TG_COLLECT_DW)
   cfg->dw_nshapes = 0;
+  cfg->dw_nr = cfg->dw_nchw_nr = 0;
   for (int i = 0; i < count; i++) {
-    int seen = 0;
-    for (int s = 0; s < cfg->dw_nshapes; s++) {
-      const tg_dwconv_shape* sh = &cfg->dw_shapes[s];
-      seen |= sh->kh == rows[i].kh && sh->kw == rows[i].kw && sh->stride == rows[i].stride;
-    }
-    if (seen || cfg->dw_nshapes == TG_CONV_MAX_SHAPES) continue;
+    const dw_row* k = &rows[i];
+    if (k->layout) cfg->dw_nchw_nr = k->nr; else cfg->dw_nr = k->nr;
+    if (tg_dwconv_find(cfg, k->kh, k->kw, k->stride, k->layout) ||
+        cfg->dw_nshapes == TG_CONV_MAX_SHAPES)
+      continue;
     tg_dwconv_shape* sh = &cfg->dw_shapes[cfg->dw_nshapes++];
     memset(sh, 0, sizeof(*sh));
-    sh->kh = rows[i].kh; sh->kw = rows[i].kw; sh->stride = rows[i].stride;
+    sh->kh = k->kh; sh->kw = k->kw; sh->stride = k->stride; sh->layout = k->layout;
     int tiles[256], n = 0;
     tg_f32_dwconv_ukernel_fn fns[256];
+    tg_f32_dwconv_nchw_ukernel_fn nchw_fns[256];
     const char* names[256];
     for (int q = i; q < count; q++)
-      if (rows[q].kh == sh->kh && rows[q].kw == sh->kw && rows[q].stride == sh->stride) {
-        tiles[n] = rows[q].mr; fns[n] = rows[q].fn; names[n] = rows[q].name; n++;
+      if (rows[q].kh == sh->kh && rows[q].kw == sh->kw && rows[q].stride == sh->stride &&
+          rows[q].layout == sh->layout) {
+        tiles[n] = rows[q].mr; fns[n] = rows[q].fn; nchw_fns[n] = rows[q].nchw_fn;
+        names[n] = rows[q].name; n++;
       }
-    TG_FILL_BY_ROWS(sh, by_rows, tiles, fns, names, n);
+    if (sh->layout) TG_FILL_BY_ROWS(sh, nchw_by_rows, tiles, nchw_fns, names, n);
+    else TG_FILL_BY_ROWS(sh, by_rows, tiles, fns, names, n);
   }
   cfg->dw_isa = isa;
-  cfg->dw_nr = count ? rows[0].nr : 0;
   return count > 0;
 }
 
@@ -140,10 +144,11 @@ const tg_conv_shape* tg_conv_find(const tg_conv_config* cfg, int kh, int kw, int
   return NULL;
 }
 
-const tg_dwconv_shape* tg_dwconv_find(const tg_conv_config* cfg, int kh, int kw, int stride) {
+const tg_dwconv_shape* tg_dwconv_find(const tg_conv_config* cfg, int kh, int kw, int stride,
+                                      int layout) {
   for (int s = 0; s < cfg->dw_nshapes; s++) {
     const tg_dwconv_shape* sh = &cfg->dw_shapes[s];
-    if (sh->kh == kh && sh->kw == kw && sh->stride == stride) return sh;
+    if (sh->kh == kh && sh->kw == kw && sh->stride == stride && sh->layout == layout) return sh;
   }
   return NULL;
 }
@@ -156,7 +161,7 @@ static const char* headline(const tg_conv_config* c) {
 }
 
 static const char* dw_headline(const tg_conv_config* c) {
-  const tg_dwconv_shape* s = tg_dwconv_find(c, 3, 3, 1);
+  const tg_dwconv_shape* s = tg_dwconv_find(c, 3, 3, 1, 0);
   if (s == NULL && c->dw_nshapes) s = &c->dw_shapes[0];
   return s ? s->name : "-";
 }

@@ -32,8 +32,9 @@ typedef struct {
 } tg_conv_shape;
 
 typedef struct {
-  int kh, kw, stride, mr;
+  int kh, kw, stride, layout, mr;
   tg_f32_dwconv_ukernel_fn by_rows[TG_CONV_MAX_MR + 1];
+  tg_f32_dwconv_nchw_ukernel_fn nchw_by_rows[TG_CONV_MAX_MR + 1];
   int tile_mr[TG_CONV_MAX_MR + 1];
   const char* name;
 } tg_dwconv_shape;
@@ -44,7 +45,7 @@ typedef struct tg_conv_config {
   int nchw_nr;   /* output pixels per channel-first tile */
   int nshapes;
   tg_conv_shape shapes[TG_CONV_MAX_SHAPES];
-  int dw_isa, dw_nr, dw_nshapes;
+  int dw_isa, dw_nr, dw_nchw_nr, dw_nshapes;
   tg_dwconv_shape dw_shapes[TG_CONV_MAX_SHAPES];
 } tg_conv_config;
 
@@ -55,7 +56,8 @@ const tg_conv_config* tg_conv_cfg(void);
 void tg_conv_select(void);
 const tg_conv_shape* tg_conv_find(const tg_conv_config* cfg, int kh, int kw, int stride,
                                   int fixed_c, int layout);
-const tg_dwconv_shape* tg_dwconv_find(const tg_conv_config* cfg, int kh, int kw, int stride);
+const tg_dwconv_shape* tg_dwconv_find(const tg_conv_config* cfg, int kh, int kw, int stride,
+                                      int layout);
 
 /* ---- introspection hooks for tilegen's Python layer and tests ---- */
 /* Which path a convolution takes (tg_conv_method names) and its kernel, for the given problem;

@@ -8,6 +8,14 @@ the weights come packed per block of NR channels (NR bias values, then NR weight
 Each input vector meets one weight vector: a tap is NV weight loads, then MR*NV input loads
 and FMAs. Only channels j < n are read or written (masked, or through a temporary on ISAs
 without masks). The conv family's driver selects these kernels.
+
+Channel-first kernels (layout "nchw", named ``..._nchw``) take MR channels x NR pixels of a
+flattened band of output rows, as the conv family's do:
+
+    y[i*ys + j] = act(bias[i] + sum over taps t of w(t)[i] * taps[t][i*cs + S*j])
+
+(one pointer per tap for channel 0, channel i at i*cs; weights: MR bias values, then MR per
+tap). Each channel's weight is broadcast and meets NV pixel vectors of its own plane.
 """
 from __future__ import annotations
 
@@ -17,7 +25,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from ..isa import DTYPES, Isa, VecOps, get_isa
 from . import OpFamily, RegisterBudget
-from .conv import MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES
+from .conv import LAYOUTS, MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES
 from .gemm import row_addressing
 
 TOKEN = re.compile(r"^dwconv([0-9]+)x([0-9]+)s([0-9]+)$")
@@ -43,6 +51,7 @@ class DwconvPlan:
     v: VecOps
     budget: RegisterBudget
     params_type: str
+    layout: str = "nhwc"
 
     def x_elem(self, i: int, j: int) -> str:
         """Address of pixel i's channel vector j at the current tap."""
@@ -57,8 +66,21 @@ class Dwconv(OpFamily):
     types_template = "dwconv/types.h.j2"
     vector_dim = "n"
     dtypes = ("f32",)
-    fields = {"kh": (1, None), "kw": (1, None), "stride": (1, STRIDES)}
-    c_row_doc = "X(isa id, KH, KW, stride, MR, NR, production, kernel, \"name\")"
+    fields = {"kh": (1, None), "kw": (1, None), "stride": (1, STRIDES),
+              "layout": ("nhwc", LAYOUTS)}
+    c_row_doc = ("X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), MR, NR, production, "
+                 "channels-last kernel or NULL, channel-first kernel or NULL, \"name\")")
+
+    def template_for(self, spec) -> str:
+        return "dwconv/ukernel_nchw.c.j2" if spec.layout == "nchw" else self.template
+
+    def variant_tokens(self, spec):
+        return ["nchw"] if spec.layout == "nchw" else []
+
+    def parse_variant(self, variant: str):
+        if variant == "nchw" or variant.startswith("nchw_"):
+            return {"layout": "nchw"}, variant[5:]
+        return {"layout": "nhwc"}, variant
 
     def op_token(self, spec) -> str:
         return f"dwconv{spec.kh}x{spec.kw}s{spec.stride}"
@@ -80,12 +102,18 @@ class Dwconv(OpFamily):
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
         nv = spec.nr // isa.lanes(spec.dtype)
+        if spec.layout == "nchw":
+            # MR x NV accumulators, a channel's NV pixel vectors (S loads each), one weight.
+            return RegisterBudget(spec.mr * nv, nv * spec.stride, 1, isa.num_vregs,
+                                  input_name="input", broadcast_name="weight broadcast")
         # MR x NV accumulators, a tap's NV weight vectors, one pixel's NV input vectors.
         return RegisterBudget(spec.mr * nv, nv, nv, isa.num_vregs, input_name="weight",
                               broadcast_name="input")
 
     def budget_rule(self, spec) -> str:
         lanes = self.lanes(spec)
+        if spec.layout == "nchw":
+            return f"MR*NR/{lanes} + stride*NR/{lanes} + 1"
         return f"MR*NR/{lanes} + 2*NR/{lanes}"
 
     def lower(self, spec) -> DwconvPlan:
@@ -97,25 +125,30 @@ class Dwconv(OpFamily):
             lanes=v.lanes, nv=spec.nr // v.lanes, kh=spec.kh, kw=spec.kw, stride=spec.stride,
             unroll_taps=spec.kh * spec.kw <= MAX_UNROLLED_TAPS, tail=spec.tail,
             row_bases=bases, row_addr=rows, isa=isa, v=v, budget=self.register_budget(spec),
-            params_type=f"tg_{spec.dtype}_conv_params")
+            params_type=f"tg_{spec.dtype}_conv_params", layout=spec.layout)
 
     def c_declaration(self, spec) -> str:
         t = DTYPES[spec.dtype]
+        if spec.layout == "nchw":
+            return (f"void {spec.name}(int64_t, int64_t, const {t}* const*, int64_t, "
+                    f"const {t}*, {t}*, int64_t, const tg_{spec.dtype}_conv_params*);")
         return (f"void {spec.name}(int64_t, int64_t, const {t}* const*, int64_t, int64_t, "
                 f"const {t}*, {t}*, int64_t, const tg_{spec.dtype}_conv_params*);")
 
     def c_row(self, entry) -> str:
         s = entry.spec
-        return (f"TG_ISA_{s.isa.upper()}, {s.kh}, {s.kw}, {s.stride}, {s.mr}, {s.nr}, "
-                f"{int(entry.production)}, {s.name}, \"{s.name}\"")
+        nchw = s.layout == "nchw"
+        return (f"TG_ISA_{s.isa.upper()}, {s.kh}, {s.kw}, {s.stride}, {int(nchw)}, {s.mr}, "
+                f"{s.nr}, {int(entry.production)}, {'NULL' if nchw else s.name}, "
+                f"{s.name if nchw else 'NULL'}, \"{s.name}\"")
 
     def validate_registry(self, entries, where: str) -> None:
-        """Per ISA, production dwconv kernels share one NR (one weight packing)."""
-        nrs: Dict[Tuple[str, str], set] = {}
+        """Per ISA and layout, production dwconv kernels share one NR (one weight packing)."""
+        nrs: Dict[Tuple[str, str, str], set] = {}
         for e in entries:
             if e.production:
-                nrs.setdefault((e.spec.dtype, e.spec.isa), set()).add(e.spec.nr)
-        for (dtype, isa), group in nrs.items():
+                nrs.setdefault((e.spec.dtype, e.spec.isa, e.spec.layout), set()).add(e.spec.nr)
+        for (dtype, isa, _), group in nrs.items():
             if len(group) > 1:
                 raise ValueError(f"{where}: production dwconv {dtype} kernels for {isa} have NR "
                                  f"values {sorted(group)}; allowed: one NR per ISA")
