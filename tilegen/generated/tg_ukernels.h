@@ -160,6 +160,23 @@ void tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw(int64_t, int64_t, int64_t, const
 void tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_6x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_4x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_2x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_6x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_4x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_6x16c3__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_2x16c3__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_3x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_1x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_14x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_4x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -178,6 +195,23 @@ void tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float*
 void tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_12x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_12x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_8x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_8x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_2x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_2x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_gemm_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_14x32__avx512_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -247,6 +281,38 @@ double tg_f64_fma_probe__avx512(int64_t iters);
 #endif
 
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
+void tg_f32_conv1x1s1_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_8x12c3__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_2x12c3__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_6x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_2x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_6x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_2x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_5x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_1x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_gemm_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_8x12__neon_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -333,8 +399,41 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 8, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw") \
   X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 4, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw") \
   X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 6, 16, 1, tg_f32_conv1x1s1_ukernel_6x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_6x16__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 4, 16, 1, tg_f32_conv1x1s1_ukernel_4x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_4x16__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 2, 16, 1, tg_f32_conv1x1s1_ukernel_2x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_2x16__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 1, 16, 1, tg_f32_conv1x1s1_ukernel_1x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_1x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 6, 16, 1, tg_f32_conv3x3s1_ukernel_6x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_6x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 4, 16, 1, tg_f32_conv3x3s1_ukernel_4x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_4x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 16, 1, tg_f32_conv3x3s1_ukernel_1x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_1x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 6, 16, 1, tg_f32_conv3x3s2_ukernel_6x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_6x16c3__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 2, 16, 1, tg_f32_conv3x3s2_ukernel_2x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_2x16c3__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 4, 24, 1, NULL, tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 2, 24, 1, NULL, tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 1, 24, 1, NULL, tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 4, 24, 1, NULL, tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 2, 24, 1, NULL, tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 1, 24, 1, NULL, tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 3, 24, 1, NULL, tg_f32_conv3x3s2_ukernel_3x24__avx2_nchw, "tg_f32_conv3x3s2_ukernel_3x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 1, 24, 1, NULL, tg_f32_conv3x3s2_ukernel_1x24__avx2_nchw, "tg_f32_conv3x3s2_ukernel_1x24__avx2_nchw") \
 
 #define TG_CONV_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 8, 12, 1, tg_f32_conv1x1s1_ukernel_8x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_8x12__neon") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 4, 12, 1, tg_f32_conv1x1s1_ukernel_4x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_4x12__neon") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 1, 12, 1, tg_f32_conv1x1s1_ukernel_1x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_1x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 8, 12, 1, tg_f32_conv3x3s1_ukernel_8x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_8x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 4, 12, 1, tg_f32_conv3x3s1_ukernel_4x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_4x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 12, 1, tg_f32_conv3x3s1_ukernel_1x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_1x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 3, 0, 8, 12, 1, tg_f32_conv3x3s2_ukernel_8x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_8x12c3__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 3, 0, 2, 12, 1, tg_f32_conv3x3s2_ukernel_2x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_2x12c3__neon") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 6, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_6x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_6x16__neon_nchw") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 2, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_2x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_2x16__neon_nchw") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 1, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_1x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 6, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_6x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_6x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 2, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_2x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_2x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 1, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 5, 16, 1, NULL, tg_f32_conv3x3s2_ukernel_5x16__neon_nchw, "tg_f32_conv3x3s2_ukernel_5x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 1, 16, 1, NULL, tg_f32_conv3x3s2_ukernel_1x16__neon_nchw, "tg_f32_conv3x3s2_ukernel_1x16__neon_nchw") \
 
 #define TG_CONV_UKERNELS_f32_ANY(X) \
   X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 2, 4, 1, tg_f32_conv1x1s1_ukernel_2x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_2x4__scalar") \
@@ -371,8 +470,41 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512, 5, 5, 1, 1, 1, 64, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw") \
   X(TG_ISA_AVX512, 5, 5, 2, 1, 4, 64, 1, NULL, tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw") \
   X(TG_ISA_AVX512, 5, 5, 2, 1, 1, 64, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 12, 8, 1, tg_f32_dwconv3x3s1_ukernel_12x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_12x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 4, 8, 1, tg_f32_dwconv3x3s1_ukernel_4x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_4x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 8, 1, tg_f32_dwconv3x3s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 12, 8, 1, tg_f32_dwconv3x3s2_ukernel_12x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_12x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 8, 1, tg_f32_dwconv3x3s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 1, 0, 8, 8, 1, tg_f32_dwconv5x5s1_ukernel_8x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 1, 0, 1, 8, 1, tg_f32_dwconv5x5s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 2, 0, 8, 8, 1, tg_f32_dwconv5x5s2_ukernel_8x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 2, 0, 1, 8, 1, tg_f32_dwconv5x5s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 1, 4, 24, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 1, 1, 24, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 2, 1, 2, 24, 1, NULL, tg_f32_dwconv3x3s2_ukernel_2x24__avx2_nchw, "tg_f32_dwconv3x3s2_ukernel_2x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 2, 1, 1, 24, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s2_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 1, 1, 4, 24, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 1, 1, 1, 24, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 2, 1, 2, 24, 1, NULL, tg_f32_dwconv5x5s2_ukernel_2x24__avx2_nchw, "tg_f32_dwconv5x5s2_ukernel_2x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 2, 1, 1, 24, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s2_ukernel_1x24__avx2_nchw") \
 
 #define TG_DWCONV_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 8, 8, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 8, 1, tg_f32_dwconv3x3s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 8, 8, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 8, 1, tg_f32_dwconv3x3s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 1, 0, 8, 8, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 1, 0, 1, 8, 1, tg_f32_dwconv5x5s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 2, 0, 8, 8, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 2, 0, 1, 8, 1, tg_f32_dwconv5x5s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 1, 4, 16, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 1, 1, 16, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 2, 1, 4, 16, 1, NULL, tg_f32_dwconv3x3s2_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s2_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 2, 1, 1, 16, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s2_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 1, 1, 4, 16, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 1, 1, 1, 16, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 2, 1, 4, 16, 1, NULL, tg_f32_dwconv5x5s2_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s2_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 2, 1, 1, 16, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s2_ukernel_1x16__neon_nchw") \
 
 #define TG_DWCONV_UKERNELS_f32_ANY(X) \
   X(TG_ISA_SCALAR, 3, 3, 1, 0, 2, 4, 1, tg_f32_dwconv3x3s1_ukernel_2x4__scalar, NULL, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar") \
