@@ -233,12 +233,15 @@ static void plan_method_(tilegen_conv2d_f32_plan* p) {
   if (is_depthwise(g)) {
     if (force == M_PLAIN || g->kh > TG_CONV_MAX_KH) return;
     if (g->layout == TILEGEN_NCHW && (force < 0 || force == M_DW_NCHW) &&
-        (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw, 1)) != NULL) {
+        (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw, 1, 0)) != NULL) {
       p->method = M_DW_NCHW;
       return;
     }
-    p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw, 0);
-    if (p->dw == NULL && (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, 1, 0)) != NULL)
+    /* Unit dilation: the kernel that loads each input column once; else any dilation, at the
+       stride or with a stride-1 kernel over a longer pixel stride. */
+    p->dw = g->dw == 1 ? tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw, 0, 1) : NULL;
+    if (p->dw == NULL) p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw, 0, 0);
+    if (p->dw == NULL && (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, 1, 0, 0)) != NULL)
       p->ps_mult = g->sw;
     if (p->dw != NULL) p->method = M_DEPTHWISE;
     return;
@@ -379,15 +382,20 @@ static void pack(tilegen_conv2d_f32_plan* p, const float* k, const float* bias) 
     pack_dw_panels(&p->g, k, bias, p->nr, p->wpack);
 }
 
-/* ---- the row-cache driver (direct, im2col, depthwise) ---- */
-
+/* ---- the row-cache driver (direct, im2col, depthwise) ----
+   Rows are seen in padded columns (column 0 is input column -pl), channels last. NHWC rows are
+   read in place wherever a tile's columns lie inside the input; only the border segments that
+   tiles reach past it (the first lw padded columns, the columns from rs on) are cached, zero
+   filled. Other cases (NCHW input, transposed into the cache; im2col; images so narrow that a
+   tile crosses both borders) cache whole padded rows: lw = lp, in every tile's reach. */
 typedef struct {
   const tilegen_conv2d_f32_plan* p;
   int64_t n, h, w, oh, ow;
   const float* x;
   float* y;
-  int64_t lp;         /* padded row length (pixels): input column -pl is pixel 0 */
-  int in_place;       /* NHWC rows read where they are */
+  int64_t lp;         /* padded row length (columns) the tiles reach */
+  int64_t lw, rs;     /* cached: padded columns [0, lw) and [rs, lp); the rest read in place */
+  int64_t slot_floats;
   const float* zero;  /* lp * cin zeros: the rows above and below the input */
   int64_t nslot;      /* cached rows per thread */
   int64_t mr;         /* the main tile */
@@ -397,50 +405,73 @@ typedef struct {
 } job;
 
 typedef struct {
-  float* rows;        /* nslot cached rows of lp * cin */
+  float* rows;        /* nslot cached rows (or border segments) */
   int64_t* tags;      /* which (image, row) each slot holds, -1 none */
   float* orow;        /* NCHW output: one row, ow * cout, channels last */
   float* patch;       /* im2col: mr x lda */
 } scratch;
 
-/* Row ih of image ni as the kernels read it: pixel 0 is input column -pl, channels last. */
-static const float* get_row(const job* jb, scratch* s, int64_t ni, int64_t ih) {
-  const tilegen_conv2d_f32_plan* p = jb->p;
-  const geom* g = &p->g;
+/* One input row as the tiles read it: the cached left segment (padded columns from 0), the
+   row in place (from column pl) and the cached right segment (from column rs). */
+typedef struct { const float *left, *mid, *right; } row_view;
+
+/* Where a tile whose padded columns are [a, b] reads its row (a pointer to column a). */
+static inline const float* tile_row(const job* jb, const row_view* v, int64_t a, int64_t b) {
+  const int64_t cin = jb->p->g.cin;
+  if (b < jb->lw) return v->left + a * cin;
+  if (a >= jb->rs) return v->right + (a - jb->rs) * cin;
+  return v->mid + (a - jb->p->g.pl) * cin;
+}
+
+/* Padded columns [c0, c1) of input row ih of image ni into dst, channels last, zero filled. */
+static void fill_columns(const job* jb, int64_t ni, int64_t ih, int64_t c0, int64_t c1,
+                         float* dst) {
+  const geom* g = &jb->p->g;
   const int64_t cin = g->cin, w = jb->w;
-  if (jb->in_place) return jb->x + (ni * jb->h + ih) * w * cin;
-  const int64_t slot = ih % jb->nslot, tag = ni * jb->h + ih;
-  float* dst = s->rows + slot * jb->lp * cin;
-  if (s->tags[slot] == tag) return dst;
-  s->tags[slot] = tag;
-  memset(dst, 0, (size_t) (g->pl * cin) * sizeof(float));
-  if (g->layout == TILEGEN_NHWC) {
-    memcpy(dst + g->pl * cin, jb->x + (ni * jb->h + ih) * w * cin, (size_t) (w * cin) * sizeof(float));
-  } else {  /* NCHW: transpose C x W into W x C, in blocks that stay in L1 */
-    const float* src = jb->x + ni * cin * jb->h * w + ih * w;
+  int64_t i0 = c0 - g->pl, i1 = c1 - g->pl;  /* input columns */
+  const int64_t lo = i0 < 0 ? 0 : i0 > w ? w : i0, hi = i1 > w ? w : i1 < 0 ? 0 : i1;
+  if (lo > i0) memset(dst, 0, (size_t) ((lo - i0) * cin) * sizeof(float));
+  float* d = dst + (lo - i0) * cin;
+  if (hi > lo && g->layout == TILEGEN_NHWC) {
+    memcpy(d, jb->x + ((ni * jb->h + ih) * w + lo) * cin, (size_t) ((hi - lo) * cin) * sizeof(float));
+  } else if (hi > lo) {  /* NCHW: transpose C x W into W x C, in blocks that stay in L1 */
+    const float* src = jb->x + ni * cin * jb->h * w + ih * w + lo;
     const int64_t plane = jb->h * w;
-    float* d = dst + g->pl * cin;
-    for (int64_t c0 = 0; c0 < cin; c0 += 16)
-      for (int64_t w0 = 0; w0 < w; w0 += 16) {
-        const int64_t c1 = c0 + 16 < cin ? c0 + 16 : cin, w1 = w0 + 16 < w ? w0 + 16 : w;
-        for (int64_t c = c0; c < c1; c++)
+    for (int64_t ch0 = 0; ch0 < cin; ch0 += 16)
+      for (int64_t w0 = 0; w0 < hi - lo; w0 += 16) {
+        const int64_t ch1 = ch0 + 16 < cin ? ch0 + 16 : cin, w1 = w0 + 16 < hi - lo ? w0 + 16 : hi - lo;
+        for (int64_t c = ch0; c < ch1; c++)
           for (int64_t x = w0; x < w1; x++) d[x * cin + c] = src[c * plane + x];
       }
   }
-  const int64_t tail = jb->lp - g->pl - w;
-  if (tail > 0) memset(dst + (g->pl + w) * cin, 0, (size_t) (tail * cin) * sizeof(float));
-  return dst;
+  if (i1 > hi) memset(d + (hi - lo) * cin, 0, (size_t) ((i1 - hi) * cin) * sizeof(float));
 }
 
+static row_view get_row(const job* jb, scratch* s, int64_t ni, int64_t ih) {
+  const geom* g = &jb->p->g;
+  const int64_t cin = g->cin;
+  const float* mid = jb->lw < jb->rs ? jb->x + (ni * jb->h + ih) * jb->w * cin : NULL;
+  if (jb->lw == 0 && jb->rs >= jb->lp) return (row_view){NULL, mid, NULL};  /* all in place */
+  const int64_t slot = ih % jb->nslot, tag = ni * jb->h + ih;
+  float* dst = s->rows + slot * jb->slot_floats;
+  float* right = dst + jb->lw * cin;
+  if (s->tags[slot] != tag) {
+    s->tags[slot] = tag;
+    if (jb->lw > 0) fill_columns(jb, ni, ih, 0, jb->lw, dst);
+    if (jb->rs < jb->lp) fill_columns(jb, ni, ih, jb->rs, jb->lp, right);
+  }
+  return (row_view){dst, mid, right};
+}
 /* One output row of image ni: every group, tile and block of output channels. */
 static void conv_row(const job* jb, scratch* s, int64_t ni, int64_t oy) {
   const tilegen_conv2d_f32_plan* p = jb->p;
   const geom* g = &p->g;
   const int64_t cin = g->cin, cout = g->cout, ow = jb->ow;
-  const float* rp[TG_CONV_MAX_KH];
+  row_view rv[TG_CONV_MAX_KH];
   for (int64_t ky = 0; ky < g->kh; ky++) {
     const int64_t iy = oy * g->sh + ky * g->dh - g->pt;
-    rp[ky] = iy < 0 || iy >= jb->h ? jb->zero : get_row(jb, s, ni, iy);
+    rv[ky] = iy < 0 || iy >= jb->h ? (row_view){jb->zero, jb->zero + g->pl * cin, jb->zero + jb->rs * cin}
+                                   : get_row(jb, s, ni, iy);
   }
   const int nchw_out = g->layout == TILEGEN_NCHW;
   float* ybase = nchw_out ? s->orow : jb->y + (ni * jb->oh + oy) * ow * cout;
@@ -454,7 +485,8 @@ static void conv_row(const job* jb, scratch* s, int64_t ni, int64_t oy) {
       const float* wp = p->wpack + b * p->panel;
       for (int64_t o0 = 0; o0 < ow; o0 += sh->mr) {
         const int64_t r = ow - o0 < sh->mr ? ow - o0 : sh->mr;
-        for (int64_t ky = 0; ky < g->kh; ky++) krows[ky] = rp[ky] + o0 * step + c0;
+        const int64_t a = o0 * g->sw, b = a + (sh->tile_mr[r] - 1) * g->sw + (g->kw - 1) * g->dw;
+        for (int64_t ky = 0; ky < g->kh; ky++) krows[ky] = tile_row(jb, &rv[ky], a, b) + c0;
         sh->by_rows[r](r, nn, krows, ps, dps, wp, ybase + o0 * cout + c0, cout, &prm);
       }
     }
@@ -470,13 +502,15 @@ static void conv_row(const job* jb, scratch* s, int64_t ni, int64_t oy) {
           for (int64_t i = 0; i < r; i++)
             for (int64_t ky = 0; ky < g->kh; ky++)
               for (int64_t kx = 0; kx < g->kw; kx++)
-                memcpy(s->patch + i * jb->lda + (ky * g->kw + kx) * cg,
-                       rp[ky] + (o0 + i) * step + kx * dps + gi * cg, (size_t) cg * sizeof(float));
+                memcpy(s->patch + i * jb->lda + (ky * g->kw + kx) * cg,  /* whole rows cached */
+                       rv[ky].left + (o0 + i) * step + kx * dps + gi * cg, (size_t) cg * sizeof(float));
           krows[0] = s->patch;
           c = taps * cg;
           kps = jb->lda;
         } else {
-          for (int64_t ky = 0; ky < g->kh; ky++) krows[ky] = rp[ky] + o0 * step + gi * cg;
+          /* Pixel i, tap kx reads column a + i*sw + kx*dw (folded taps too: dw is 1). */
+          const int64_t a = o0 * g->sw, b = a + (sh->tile_mr[r] - 1) * g->sw + (g->kw - 1) * g->dw;
+          for (int64_t ky = 0; ky < g->kh; ky++) krows[ky] = tile_row(jb, &rv[ky], a, b) + gi * cg;
         }
         for (int64_t b = 0; b < p->nb; b++) {
           const int64_t co0 = b * p->nr, nn = kg - co0 < p->nr ? kg - co0 : p->nr;
@@ -504,9 +538,8 @@ static int setup_scratch(const job* jb, scratch* s) {
                                               (size_t) jb->nslot * sizeof(int64_t));
   if (base == NULL) return -1;
   const tilegen_conv2d_f32_plan* p = jb->p;
-  const int64_t cin = p->g.cin;
   s->rows = base;
-  float* next = base + (jb->in_place ? 0 : round_up(jb->nslot * jb->lp * cin, 16));
+  float* next = base + round_up(jb->nslot * jb->slot_floats, 16);
   s->orow = next;
   next += p->g.layout == TILEGEN_NCHW ? round_up(jb->ow * p->g.cout, 16) : 0;
   s->patch = next;
@@ -543,14 +576,26 @@ static int run_rows(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
   jb.ow = out_size(w, g->kw, g->sw, g->pl, g->pr, g->dw);
   jb.x = x; jb.y = y;
   jb.mr = p->method == M_DEPTHWISE ? p->dw->mr : p->shape->mr;
-  /* Pixels the tiles reach (the last tile's kernel reads all its MR pixels), then columns. */
-  const int64_t rem = jb.ow % jb.mr;
-  const int64_t tile_last = p->method == M_DEPTHWISE ? p->dw->tile_mr[rem ? rem : jb.mr]
-                                                     : p->shape->tile_mr[rem ? rem : jb.mr];
-  const int64_t reach = p->method == M_IM2COL ? jb.ow : jb.ow - (rem ? rem : jb.mr) + tile_last;
-  const int64_t cols = (reach - 1) * g->sw + (g->kw - 1) * g->dw + 1;
-  jb.lp = cols > g->pl + w ? cols : g->pl + w;
-  jb.in_place = g->layout == TILEGEN_NHWC && g->pl == 0 && cols <= w;
+  const int* tile_mr = p->method == M_DEPTHWISE ? p->dw->tile_mr : p->shape->tile_mr;
+  /* The padded columns each tile reads ([a, b]: its kernel reads all its tile's pixels; im2col
+     gathers only real ones), the border segments they reach, and the row length. */
+  const int64_t span = (g->kw - 1) * g->dw, pl = g->pl;
+  int64_t lw = 0, rs = INT64_MAX, lp = pl + w;
+  for (int64_t o0 = 0; o0 < jb.ow; o0 += jb.mr) {
+    const int64_t r = jb.ow - o0 < jb.mr ? jb.ow - o0 : jb.mr;
+    const int64_t t = p->method == M_IM2COL ? r : tile_mr[r];
+    const int64_t a = o0 * g->sw, b = a + (t - 1) * g->sw + span;
+    if (b + 1 > lp) lp = b + 1;
+    if (a < pl && b + 1 > lw) lw = b + 1;
+    if (b >= pl + w && a < rs) rs = a;
+  }
+  if (rs > lp) rs = lp;
+  if (g->layout == TILEGEN_NCHW || p->method == M_IM2COL || lw >= rs) {
+    lw = lp;  /* whole rows */
+    rs = lp;
+  }
+  jb.lp = lp; jb.lw = lw; jb.rs = rs;
+  jb.slot_floats = round_up((lw + lp - rs) * g->cin, 16);
   jb.nslot = (g->kh - 1) * g->dh + 1;
   if (jb.nslot > n * h) jb.nslot = n * h;
   if (p->method == M_IM2COL) {
@@ -558,7 +603,7 @@ static int run_rows(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
     jb.lda = round_up(jb.kdim, 16);
     if ((jb.lda * 4) % 4096 == 0) jb.lda += 16;
   }
-  jb.thread_floats = (size_t) (jb.in_place ? 0 : round_up(jb.nslot * jb.lp * g->cin, 16)) +
+  jb.thread_floats = (size_t) round_up(jb.nslot * jb.slot_floats, 16) +
                      (size_t) (g->layout == TILEGEN_NCHW ? round_up(jb.ow * g->cout, 16) : 0) +
                      (size_t) (jb.mr * jb.lda);
   const size_t zero_bytes = (size_t) (jb.lp * g->cin) * sizeof(float);

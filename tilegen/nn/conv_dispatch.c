@@ -45,7 +45,7 @@ typedef struct {
 } conv_row;
 
 typedef struct {
-  int kh, kw, stride, layout, mr, nr;
+  int kh, kw, stride, layout, d1, mr, nr;
   tg_f32_dwconv_ukernel_fn fn;
   tg_f32_dwconv_nchw_ukernel_fn nchw_fn;
   const char* name;
@@ -57,9 +57,9 @@ typedef struct {
     count++;                                                                             \
   }
 
-#define TG_COLLECT_DW(ISA, KH, KW, S, LAYOUT, MR, NR, PROD, FN, NCHW_FN, NAME)           \
+#define TG_COLLECT_DW(ISA, KH, KW, S, LAYOUT, D1, MR, NR, PROD, FN, NCHW_FN, NAME)       \
   if ((ISA) == isa && (PROD) && count < 256 && (MR) <= TG_CONV_MAX_MR) {                 \
-    rows[count] = (dw_row){(KH), (KW), (S), (LAYOUT), (MR), (NR), FN, NCHW_FN, NAME};    \
+    rows[count] = (dw_row){(KH), (KW), (S), (LAYOUT), (D1), (MR), (NR), FN, NCHW_FN, NAME}; \
     count++;                                                                             \
   }
 
@@ -107,19 +107,20 @@ static int fill_dwconv(tg_conv_config* cfg, int isa) {
   for (int i = 0; i < count; i++) {
     const dw_row* k = &rows[i];
     if (k->layout) cfg->dw_nchw_nr = k->nr; else cfg->dw_nr = k->nr;
-    if (tg_dwconv_find(cfg, k->kh, k->kw, k->stride, k->layout) ||
+    if (tg_dwconv_find(cfg, k->kh, k->kw, k->stride, k->layout, k->d1) ||
         cfg->dw_nshapes == TG_CONV_MAX_SHAPES)
       continue;
     tg_dwconv_shape* sh = &cfg->dw_shapes[cfg->dw_nshapes++];
     memset(sh, 0, sizeof(*sh));
     sh->kh = k->kh; sh->kw = k->kw; sh->stride = k->stride; sh->layout = k->layout;
+    sh->d1 = k->d1;
     int tiles[256], n = 0;
     tg_f32_dwconv_ukernel_fn fns[256];
     tg_f32_dwconv_nchw_ukernel_fn nchw_fns[256];
     const char* names[256];
     for (int q = i; q < count; q++)
       if (rows[q].kh == sh->kh && rows[q].kw == sh->kw && rows[q].stride == sh->stride &&
-          rows[q].layout == sh->layout) {
+          rows[q].layout == sh->layout && rows[q].d1 == sh->d1) {
         tiles[n] = rows[q].mr; fns[n] = rows[q].fn; nchw_fns[n] = rows[q].nchw_fn;
         names[n] = rows[q].name; n++;
       }
@@ -145,10 +146,12 @@ const tg_conv_shape* tg_conv_find(const tg_conv_config* cfg, int kh, int kw, int
 }
 
 const tg_dwconv_shape* tg_dwconv_find(const tg_conv_config* cfg, int kh, int kw, int stride,
-                                      int layout) {
+                                      int layout, int d1) {
   for (int s = 0; s < cfg->dw_nshapes; s++) {
     const tg_dwconv_shape* sh = &cfg->dw_shapes[s];
-    if (sh->kh == kh && sh->kw == kw && sh->stride == stride && sh->layout == layout) return sh;
+    if (sh->kh == kh && sh->kw == kw && sh->stride == stride && sh->layout == layout &&
+        sh->d1 == d1)
+      return sh;
   }
   return NULL;
 }
@@ -161,7 +164,8 @@ static const char* headline(const tg_conv_config* c) {
 }
 
 static const char* dw_headline(const tg_conv_config* c) {
-  const tg_dwconv_shape* s = tg_dwconv_find(c, 3, 3, 1, 0);
+  const tg_dwconv_shape* s = tg_dwconv_find(c, 3, 3, 1, 0, 1);
+  if (s == NULL) s = tg_dwconv_find(c, 3, 3, 1, 0, 0);
   if (s == NULL && c->dw_nshapes) s = &c->dw_shapes[0];
   return s ? s->name : "-";
 }

@@ -32,7 +32,7 @@ typedef struct {
 } tg_conv_shape;
 
 typedef struct {
-  int kh, kw, stride, layout, mr;
+  int kh, kw, stride, layout, d1, mr;  /* d1: unit dilation only (dps unused) */
   tg_f32_dwconv_ukernel_fn by_rows[TG_CONV_MAX_MR + 1];
   tg_f32_dwconv_nchw_ukernel_fn nchw_by_rows[TG_CONV_MAX_MR + 1];
   int tile_mr[TG_CONV_MAX_MR + 1];
@@ -57,7 +57,7 @@ void tg_conv_select(void);
 const tg_conv_shape* tg_conv_find(const tg_conv_config* cfg, int kh, int kw, int stride,
                                   int fixed_c, int layout);
 const tg_dwconv_shape* tg_dwconv_find(const tg_conv_config* cfg, int kh, int kw, int stride,
-                                      int layout);
+                                      int layout, int d1);
 
 /* ---- introspection hooks for tilegen's Python layer and tests ---- */
 /* Which path a convolution takes (tg_conv_method names) and its kernel, for the given problem;

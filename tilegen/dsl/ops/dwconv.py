@@ -26,7 +26,7 @@ from typing import Any, Dict, Optional, Tuple
 from ..isa import DTYPES, Isa, VecOps, get_isa
 from . import OpFamily, RegisterBudget
 from .conv import LAYOUTS, MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES
-from .gemm import row_addressing
+from .gemm import FMA_CHAINS, row_addressing
 
 TOKEN = re.compile(r"^dwconv([0-9]+)x([0-9]+)s([0-9]+)$")
 
@@ -52,6 +52,22 @@ class DwconvPlan:
     budget: RegisterBudget
     params_type: str
     layout: str = "nhwc"
+    group: int = 1             # channels last: pixels per step of the tile's pixel loop
+    group_bases: Tuple[int, ...] = (0,)
+    slide: bool = False        # unit dilation: each input column loaded once per filter row
+    pos_bases: Tuple[int, ...] = (0,)
+    pos_addr: Tuple[Tuple[int, int], ...] = ((0, 0),)
+
+    @property
+    def positions(self) -> int:
+        """Input columns a pixel group's filter row covers (unit dilation)."""
+        return (self.group - 1) * self.stride + self.kw
+
+    def pos_elem(self, k: int, j: int) -> str:
+        """Address of input column k (of the group's filter row) at channel vector j."""
+        base, scale = self.pos_addr[k]
+        row = f"ap{base}" if scale == 0 else f"ap{base} + {scale} * psb"
+        return f"(const {self.ctype}*) ({row}) + {j * self.lanes}"
 
     def x_elem(self, i: int, j: int) -> str:
         """Address of pixel i's channel vector j at the current tap."""
@@ -67,20 +83,28 @@ class Dwconv(OpFamily):
     vector_dim = "n"
     dtypes = ("f32",)
     fields = {"kh": (1, None), "kw": (1, None), "stride": (1, STRIDES),
-              "layout": ("nhwc", LAYOUTS)}
-    c_row_doc = ("X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), MR, NR, production, "
+              "layout": ("nhwc", LAYOUTS), "dilation": ("any", ("any", "1"))}
+    c_row_doc = ("X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, MR, NR, "
+                 "production, "
                  "channels-last kernel or NULL, channel-first kernel or NULL, \"name\")")
 
     def template_for(self, spec) -> str:
         return "dwconv/ukernel_nchw.c.j2" if spec.layout == "nchw" else self.template
 
     def variant_tokens(self, spec):
-        return ["nchw"] if spec.layout == "nchw" else []
+        return (["nchw"] if spec.layout == "nchw" else []) + (
+            ["d1"] if spec.dilation == "1" else [])
 
     def parse_variant(self, variant: str):
-        if variant == "nchw" or variant.startswith("nchw_"):
-            return {"layout": "nchw"}, variant[5:]
-        return {"layout": "nhwc"}, variant
+        fields = {"layout": "nhwc", "dilation": "any"}
+        tokens = variant.split("_") if variant else []
+        if tokens[:1] == ["nchw"]:
+            fields["layout"] = "nchw"
+            tokens = tokens[1:]
+        if tokens[:1] == ["d1"]:
+            fields["dilation"] = "1"
+            tokens = tokens[1:]
+        return fields, "_".join(tokens)
 
     def op_token(self, spec) -> str:
         return f"dwconv{spec.kh}x{spec.kw}s{spec.stride}"
@@ -94,6 +118,8 @@ class Dwconv(OpFamily):
     def check(self, spec) -> None:
         if spec.kr != 1:
             raise ValueError(f"kr: dwconv kernels take KR=1, got KR={spec.kr}")
+        if spec.dilation == "1" and spec.layout != "nhwc":
+            raise ValueError("dilation: unit-dilation (sliding) dwconv kernels are channels last")
         self.check_multiple("nr", spec.nr, spec, "NR")
         for f in ("kh", "kw"):
             if getattr(spec, f) > MAX_TAPS_SIDE:
@@ -106,26 +132,46 @@ class Dwconv(OpFamily):
             # MR x NV accumulators, a channel's NV pixel vectors (S loads each), one weight.
             return RegisterBudget(spec.mr * nv, nv * spec.stride, 1, isa.num_vregs,
                                   input_name="input", broadcast_name="weight broadcast")
-        # MR x NV accumulators, a tap's NV weight vectors, one pixel's NV input vectors.
-        return RegisterBudget(spec.mr * nv, nv, nv, isa.num_vregs, input_name="weight",
-                              broadcast_name="input")
+        if spec.dilation == "1":
+            # A pixel group's accumulators, a filter row's input columns (each loaded once),
+            # one weight vector.
+            cols = (self.group(spec) - 1) * spec.stride + spec.kw
+            return RegisterBudget(self.group(spec) * nv, cols * nv, nv, isa.num_vregs,
+                                  input_name="input column", broadcast_name="weight")
+        # A pixel group's NV accumulators each, a tap's NV weight vectors, NV input vectors.
+        return RegisterBudget(self.group(spec) * nv, nv, nv, isa.num_vregs,
+                              input_name="weight", broadcast_name="input")
 
     def budget_rule(self, spec) -> str:
         lanes = self.lanes(spec)
         if spec.layout == "nchw":
             return f"MR*NR/{lanes} + stride*NR/{lanes} + 1"
-        return f"MR*NR/{lanes} + 2*NR/{lanes}"
+        return f"group*NR/{lanes} + 2*NR/{lanes} (group: pixels per step, <= MR)"
 
     def lower(self, spec) -> DwconvPlan:
         isa = get_isa(spec.isa)
         v = isa.vec(spec.dtype)
         bases, rows = row_addressing(spec.mr)
+        group = self.group(spec)
+        gbases, grows = row_addressing(group)
+        pbases, prows = row_addressing((group - 1) * spec.stride + spec.kw)
+        if spec.layout == "nhwc":
+            bases, rows = gbases, grows
         return DwconvPlan(
             name=spec.name, dtype=spec.dtype, ctype=v.ctype, mr=spec.mr, nr=spec.nr,
             lanes=v.lanes, nv=spec.nr // v.lanes, kh=spec.kh, kw=spec.kw, stride=spec.stride,
             unroll_taps=spec.kh * spec.kw <= MAX_UNROLLED_TAPS, tail=spec.tail,
             row_bases=bases, row_addr=rows, isa=isa, v=v, budget=self.register_budget(spec),
-            params_type=f"tg_{spec.dtype}_conv_params", layout=spec.layout)
+            params_type=f"tg_{spec.dtype}_conv_params", layout=spec.layout, group=group,
+            group_bases=gbases, slide=spec.dilation == "1", pos_bases=pbases, pos_addr=prows)
+
+    @staticmethod
+    def group(spec) -> int:
+        """Pixels per step of a channels-last tile: enough accumulators for FMA_CHAINS
+        independent chains, dividing MR."""
+        nv = spec.nr // get_isa(spec.isa).lanes(spec.dtype)
+        want = max(1, -(-FMA_CHAINS // nv))
+        return max(d for d in range(1, spec.mr + 1) if spec.mr % d == 0 and d <= want)
 
     def c_declaration(self, spec) -> str:
         t = DTYPES[spec.dtype]
@@ -138,7 +184,8 @@ class Dwconv(OpFamily):
     def c_row(self, entry) -> str:
         s = entry.spec
         nchw = s.layout == "nchw"
-        return (f"TG_ISA_{s.isa.upper()}, {s.kh}, {s.kw}, {s.stride}, {int(nchw)}, {s.mr}, "
+        return (f"TG_ISA_{s.isa.upper()}, {s.kh}, {s.kw}, {s.stride}, {int(nchw)}, "
+                f"{int(s.dilation == '1')}, {s.mr}, "
                 f"{s.nr}, {int(entry.production)}, {'NULL' if nchw else s.name}, "
                 f"{s.name if nchw else 'NULL'}, \"{s.name}\"")
 
@@ -148,7 +195,7 @@ class Dwconv(OpFamily):
         for e in entries:
             if e.production:
                 nrs.setdefault((e.spec.dtype, e.spec.isa, e.spec.layout), set()).add(e.spec.nr)
-        for (dtype, isa, _), group in nrs.items():
+        for (dtype, isa, _), group in nrs.items():  # noqa: B007
             if len(group) > 1:
                 raise ValueError(f"{where}: production dwconv {dtype} kernels for {isa} have NR "
                                  f"values {sorted(group)}; allowed: one NR per ISA")

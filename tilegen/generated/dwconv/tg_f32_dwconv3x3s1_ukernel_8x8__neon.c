@@ -70,242 +70,155 @@ void tg_f32_dwconv3x3s1_ukernel_8x8__neon(
   const int64_t rsb = 1 * ps * (int64_t) sizeof(float);
   const int64_t dpsb = dps * (int64_t) sizeof(float);
   const int64_t off3 = 3 * rsb;
-  const int64_t off6 = 6 * rsb;
   const float32x4_t vbias0 = vld1q_f32(w + 0);
   const float32x4_t vbias1 = vld1q_f32(w + 4);
+  float ctmp[8];
   if (n == 8) {
-    float32x4_t vacc0x0 = vbias0;
-    float32x4_t vacc0x1 = vbias1;
-    float32x4_t vacc1x0 = vbias0;
-    float32x4_t vacc1x1 = vbias1;
-    float32x4_t vacc2x0 = vbias0;
-    float32x4_t vacc2x1 = vbias1;
-    float32x4_t vacc3x0 = vbias0;
-    float32x4_t vacc3x1 = vbias1;
-    float32x4_t vacc4x0 = vbias0;
-    float32x4_t vacc4x1 = vbias1;
-    float32x4_t vacc5x0 = vbias0;
-    float32x4_t vacc5x1 = vbias1;
-    float32x4_t vacc6x0 = vbias0;
-    float32x4_t vacc6x1 = vbias1;
-    float32x4_t vacc7x0 = vbias0;
-    float32x4_t vacc7x1 = vbias1;
-    {
-      const char* row = (const char*) rows[0];
-    {
-      const char* ab0 = row;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 8 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 8 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, vld1q_f32((const float*) (ab0 + 4 * rsb) + 0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, vld1q_f32((const float*) (ab0 + 4 * rsb) + 4), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, vld1q_f32((const float*) (ab3 + 2 * rsb) + 0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, vld1q_f32((const float*) (ab3 + 2 * rsb) + 4), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, vld1q_f32((const float*) (ab6) + 0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, vld1q_f32((const float*) (ab6) + 4), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, vld1q_f32((const float*) (ab3 + 4 * rsb) + 0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, vld1q_f32((const float*) (ab3 + 4 * rsb) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 16 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 16 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, vld1q_f32((const float*) (ab0 + 4 * rsb) + 0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, vld1q_f32((const float*) (ab0 + 4 * rsb) + 4), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, vld1q_f32((const float*) (ab3 + 2 * rsb) + 0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, vld1q_f32((const float*) (ab3 + 2 * rsb) + 4), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, vld1q_f32((const float*) (ab6) + 0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, vld1q_f32((const float*) (ab6) + 4), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, vld1q_f32((const float*) (ab3 + 4 * rsb) + 0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, vld1q_f32((const float*) (ab3 + 4 * rsb) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 24 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 24 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, vld1q_f32((const float*) (ab0 + 4 * rsb) + 0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, vld1q_f32((const float*) (ab0 + 4 * rsb) + 4), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, vld1q_f32((const float*) (ab3 + 2 * rsb) + 0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, vld1q_f32((const float*) (ab3 + 2 * rsb) + 4), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, vld1q_f32((const float*) (ab6) + 0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, vld1q_f32((const float*) (ab6) + 4), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, vld1q_f32((const float*) (ab3 + 4 * rsb) + 0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, vld1q_f32((const float*) (ab3 + 4 * rsb) + 4), vw1);
-    }
-    }
-    {
-      const char* row = (const char*) rows[1];
-    {
-      const char* ab0 = row;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 32 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 32 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, vld1q_f32((const float*) (ab0 + 4 * rsb) + 0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, vld1q_f32((const float*) (ab0 + 4 * rsb) + 4), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, vld1q_f32((const float*) (ab3 + 2 * rsb) + 0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, vld1q_f32((const float*) (ab3 + 2 * rsb) + 4), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, vld1q_f32((const float*) (ab6) + 0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, vld1q_f32((const float*) (ab6) + 4), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, vld1q_f32((const float*) (ab3 + 4 * rsb) + 0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, vld1q_f32((const float*) (ab3 + 4 * rsb) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 40 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 40 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, vld1q_f32((const float*) (ab0 + 4 * rsb) + 0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, vld1q_f32((const float*) (ab0 + 4 * rsb) + 4), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, vld1q_f32((const float*) (ab3 + 2 * rsb) + 0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, vld1q_f32((const float*) (ab3 + 2 * rsb) + 4), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, vld1q_f32((const float*) (ab6) + 0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, vld1q_f32((const float*) (ab6) + 4), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, vld1q_f32((const float*) (ab3 + 4 * rsb) + 0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, vld1q_f32((const float*) (ab3 + 4 * rsb) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 48 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 48 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, vld1q_f32((const float*) (ab0 + 4 * rsb) + 0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, vld1q_f32((const float*) (ab0 + 4 * rsb) + 4), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, vld1q_f32((const float*) (ab3 + 2 * rsb) + 0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, vld1q_f32((const float*) (ab3 + 2 * rsb) + 4), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, vld1q_f32((const float*) (ab6) + 0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, vld1q_f32((const float*) (ab6) + 4), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, vld1q_f32((const float*) (ab3 + 4 * rsb) + 0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, vld1q_f32((const float*) (ab3 + 4 * rsb) + 4), vw1);
-    }
-    }
-    {
-      const char* row = (const char*) rows[2];
-    {
-      const char* ab0 = row;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 56 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 56 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, vld1q_f32((const float*) (ab0 + 4 * rsb) + 0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, vld1q_f32((const float*) (ab0 + 4 * rsb) + 4), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, vld1q_f32((const float*) (ab3 + 2 * rsb) + 0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, vld1q_f32((const float*) (ab3 + 2 * rsb) + 4), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, vld1q_f32((const float*) (ab6) + 0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, vld1q_f32((const float*) (ab6) + 4), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, vld1q_f32((const float*) (ab3 + 4 * rsb) + 0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, vld1q_f32((const float*) (ab3 + 4 * rsb) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 64 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 64 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, vld1q_f32((const float*) (ab0 + 4 * rsb) + 0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, vld1q_f32((const float*) (ab0 + 4 * rsb) + 4), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, vld1q_f32((const float*) (ab3 + 2 * rsb) + 0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, vld1q_f32((const float*) (ab3 + 2 * rsb) + 4), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, vld1q_f32((const float*) (ab6) + 0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, vld1q_f32((const float*) (ab6) + 4), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, vld1q_f32((const float*) (ab3 + 4 * rsb) + 0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, vld1q_f32((const float*) (ab3 + 4 * rsb) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 72 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 72 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, vld1q_f32((const float*) (ab0 + 4 * rsb) + 0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, vld1q_f32((const float*) (ab0 + 4 * rsb) + 4), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, vld1q_f32((const float*) (ab3 + 2 * rsb) + 0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, vld1q_f32((const float*) (ab3 + 2 * rsb) + 4), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, vld1q_f32((const float*) (ab6) + 0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, vld1q_f32((const float*) (ab6) + 4), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, vld1q_f32((const float*) (ab3 + 4 * rsb) + 0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, vld1q_f32((const float*) (ab3 + 4 * rsb) + 4), vw1);
-    }
-    }
+    for (int64_t i0 = 0; i0 < m; i0 += 4) {
+      const int64_t g = i0 * rsb;
+      float32x4_t vacc0x0 = vbias0;
+      float32x4_t vacc0x1 = vbias1;
+      float32x4_t vacc1x0 = vbias0;
+      float32x4_t vacc1x1 = vbias1;
+      float32x4_t vacc2x0 = vbias0;
+      float32x4_t vacc2x1 = vbias1;
+      float32x4_t vacc3x0 = vbias0;
+      float32x4_t vacc3x1 = vbias1;
+      {
+        const char* row = (const char*) rows[0] + g;
+      {
+        const char* ab0 = row;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 8 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 8 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 16 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 16 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 24 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 24 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
+      }
+      }
+      {
+        const char* row = (const char*) rows[1] + g;
+      {
+        const char* ab0 = row;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 32 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 32 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 40 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 40 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 48 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 48 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
+      }
+      }
+      {
+        const char* row = (const char*) rows[2] + g;
+      {
+        const char* ab0 = row;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 56 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 56 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 64 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 64 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 72 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 72 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, vld1q_f32((const float*) (ab0 + 1 * rsb) + 0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, vld1q_f32((const float*) (ab0 + 1 * rsb) + 4), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, vld1q_f32((const float*) (ab0 + 2 * rsb) + 0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, vld1q_f32((const float*) (ab0 + 2 * rsb) + 4), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, vld1q_f32((const float*) (ab3) + 0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, vld1q_f32((const float*) (ab3) + 4), vw1);
+      }
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const float32x4_t vzero = vdupq_n_f32(0);
@@ -317,14 +230,6 @@ void tg_f32_dwconv3x3s1_ukernel_8x8__neon(
       vacc2x1 = vmaxq_f32(vzero, vacc2x1);
       vacc3x0 = vmaxq_f32(vzero, vacc3x0);
       vacc3x1 = vmaxq_f32(vzero, vacc3x1);
-      vacc4x0 = vmaxq_f32(vzero, vacc4x0);
-      vacc4x1 = vmaxq_f32(vzero, vacc4x1);
-      vacc5x0 = vmaxq_f32(vzero, vacc5x0);
-      vacc5x1 = vmaxq_f32(vzero, vacc5x1);
-      vacc6x0 = vmaxq_f32(vzero, vacc6x0);
-      vacc6x1 = vmaxq_f32(vzero, vacc6x1);
-      vacc7x0 = vmaxq_f32(vzero, vacc7x0);
-      vacc7x1 = vmaxq_f32(vzero, vacc7x1);
       break;
     }
     case TG_ACT_RELU6: {
@@ -338,14 +243,6 @@ void tg_f32_dwconv3x3s1_ukernel_8x8__neon(
       vacc2x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc2x1));
       vacc3x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc3x0));
       vacc3x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc3x1));
-      vacc4x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc4x0));
-      vacc4x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc4x1));
-      vacc5x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc5x0));
-      vacc5x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc5x1));
-      vacc6x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc6x0));
-      vacc6x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc6x1));
-      vacc7x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc7x0));
-      vacc7x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc7x1));
       break;
     }
     case TG_ACT_GELU:
@@ -357,14 +254,6 @@ void tg_f32_dwconv3x3s1_ukernel_8x8__neon(
       vacc2x1 = tg_vgelu(vacc2x1);
       vacc3x0 = tg_vgelu(vacc3x0);
       vacc3x1 = tg_vgelu(vacc3x1);
-      vacc4x0 = tg_vgelu(vacc4x0);
-      vacc4x1 = tg_vgelu(vacc4x1);
-      vacc5x0 = tg_vgelu(vacc5x0);
-      vacc5x1 = tg_vgelu(vacc5x1);
-      vacc6x0 = tg_vgelu(vacc6x0);
-      vacc6x1 = tg_vgelu(vacc6x1);
-      vacc7x0 = tg_vgelu(vacc7x0);
-      vacc7x1 = tg_vgelu(vacc7x1);
       break;
     case TG_ACT_SILU:
       vacc0x0 = tg_vsilu(vacc0x0);
@@ -375,288 +264,179 @@ void tg_f32_dwconv3x3s1_ukernel_8x8__neon(
       vacc2x1 = tg_vsilu(vacc2x1);
       vacc3x0 = tg_vsilu(vacc3x0);
       vacc3x1 = tg_vsilu(vacc3x1);
-      vacc4x0 = tg_vsilu(vacc4x0);
-      vacc4x1 = tg_vsilu(vacc4x1);
-      vacc5x0 = tg_vsilu(vacc5x0);
-      vacc5x1 = tg_vsilu(vacc5x1);
-      vacc6x0 = tg_vsilu(vacc6x0);
-      vacc6x1 = tg_vsilu(vacc6x1);
-      vacc7x0 = tg_vsilu(vacc7x0);
-      vacc7x1 = tg_vsilu(vacc7x1);
       break;
     default:
       break;
   }
 
-    {
-      vst1q_f32(y + 0 * ys + 0, vacc0x0);
-      vst1q_f32(y + 0 * ys + 4, vacc0x1);
-    }
-    if (m > 1) {
-      vst1q_f32(y + 1 * ys + 0, vacc1x0);
-      vst1q_f32(y + 1 * ys + 4, vacc1x1);
-    }
-    if (m > 2) {
-      vst1q_f32(y + 2 * ys + 0, vacc2x0);
-      vst1q_f32(y + 2 * ys + 4, vacc2x1);
-    }
-    if (m > 3) {
-      vst1q_f32(y + 3 * ys + 0, vacc3x0);
-      vst1q_f32(y + 3 * ys + 4, vacc3x1);
-    }
-    if (m > 4) {
-      vst1q_f32(y + 4 * ys + 0, vacc4x0);
-      vst1q_f32(y + 4 * ys + 4, vacc4x1);
-    }
-    if (m > 5) {
-      vst1q_f32(y + 5 * ys + 0, vacc5x0);
-      vst1q_f32(y + 5 * ys + 4, vacc5x1);
-    }
-    if (m > 6) {
-      vst1q_f32(y + 6 * ys + 0, vacc6x0);
-      vst1q_f32(y + 6 * ys + 4, vacc6x1);
-    }
-    if (m > 7) {
-      vst1q_f32(y + 7 * ys + 0, vacc7x0);
-      vst1q_f32(y + 7 * ys + 4, vacc7x1);
+      float* yg = y + i0 * ys;
+      {
+        vst1q_f32(yg + 0 * ys + 0, vacc0x0);
+        vst1q_f32(yg + 0 * ys + 4, vacc0x1);
+      }
+      if (m > i0 + 1) {
+        vst1q_f32(yg + 1 * ys + 0, vacc1x0);
+        vst1q_f32(yg + 1 * ys + 4, vacc1x1);
+      }
+      if (m > i0 + 2) {
+        vst1q_f32(yg + 2 * ys + 0, vacc2x0);
+        vst1q_f32(yg + 2 * ys + 4, vacc2x1);
+      }
+      if (m > i0 + 3) {
+        vst1q_f32(yg + 3 * ys + 0, vacc3x0);
+        vst1q_f32(yg + 3 * ys + 4, vacc3x1);
+      }
     }
 } else {
     int64_t rem0 = n - 0;
     rem0 = rem0 < 0 ? 0 : (rem0 > 4 ? 4 : rem0);
     int64_t rem1 = n - 4;
     rem1 = rem1 < 0 ? 0 : (rem1 > 4 ? 4 : rem1);
-    float32x4_t vacc0x0 = vbias0;
-    float32x4_t vacc0x1 = vbias1;
-    float32x4_t vacc1x0 = vbias0;
-    float32x4_t vacc1x1 = vbias1;
-    float32x4_t vacc2x0 = vbias0;
-    float32x4_t vacc2x1 = vbias1;
-    float32x4_t vacc3x0 = vbias0;
-    float32x4_t vacc3x1 = vbias1;
-    float32x4_t vacc4x0 = vbias0;
-    float32x4_t vacc4x1 = vbias1;
-    float32x4_t vacc5x0 = vbias0;
-    float32x4_t vacc5x1 = vbias1;
-    float32x4_t vacc6x0 = vbias0;
-    float32x4_t vacc6x1 = vbias1;
-    float32x4_t vacc7x0 = vbias0;
-    float32x4_t vacc7x1 = vbias1;
-    {
-      const char* row = (const char*) rows[0];
-    {
-      const char* ab0 = row;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 8 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 8 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, tg_load_part((const float*) (ab0 + 4 * rsb) + 0, rem0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, tg_load_part((const float*) (ab0 + 4 * rsb) + 4, rem1), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, tg_load_part((const float*) (ab3 + 2 * rsb) + 0, rem0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, tg_load_part((const float*) (ab3 + 2 * rsb) + 4, rem1), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, tg_load_part((const float*) (ab6) + 0, rem0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, tg_load_part((const float*) (ab6) + 4, rem1), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, tg_load_part((const float*) (ab3 + 4 * rsb) + 0, rem0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, tg_load_part((const float*) (ab3 + 4 * rsb) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 16 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 16 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, tg_load_part((const float*) (ab0 + 4 * rsb) + 0, rem0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, tg_load_part((const float*) (ab0 + 4 * rsb) + 4, rem1), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, tg_load_part((const float*) (ab3 + 2 * rsb) + 0, rem0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, tg_load_part((const float*) (ab3 + 2 * rsb) + 4, rem1), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, tg_load_part((const float*) (ab6) + 0, rem0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, tg_load_part((const float*) (ab6) + 4, rem1), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, tg_load_part((const float*) (ab3 + 4 * rsb) + 0, rem0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, tg_load_part((const float*) (ab3 + 4 * rsb) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 24 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 24 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, tg_load_part((const float*) (ab0 + 4 * rsb) + 0, rem0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, tg_load_part((const float*) (ab0 + 4 * rsb) + 4, rem1), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, tg_load_part((const float*) (ab3 + 2 * rsb) + 0, rem0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, tg_load_part((const float*) (ab3 + 2 * rsb) + 4, rem1), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, tg_load_part((const float*) (ab6) + 0, rem0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, tg_load_part((const float*) (ab6) + 4, rem1), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, tg_load_part((const float*) (ab3 + 4 * rsb) + 0, rem0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, tg_load_part((const float*) (ab3 + 4 * rsb) + 4, rem1), vw1);
-    }
-    }
-    {
-      const char* row = (const char*) rows[1];
-    {
-      const char* ab0 = row;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 32 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 32 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, tg_load_part((const float*) (ab0 + 4 * rsb) + 0, rem0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, tg_load_part((const float*) (ab0 + 4 * rsb) + 4, rem1), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, tg_load_part((const float*) (ab3 + 2 * rsb) + 0, rem0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, tg_load_part((const float*) (ab3 + 2 * rsb) + 4, rem1), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, tg_load_part((const float*) (ab6) + 0, rem0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, tg_load_part((const float*) (ab6) + 4, rem1), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, tg_load_part((const float*) (ab3 + 4 * rsb) + 0, rem0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, tg_load_part((const float*) (ab3 + 4 * rsb) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 40 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 40 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, tg_load_part((const float*) (ab0 + 4 * rsb) + 0, rem0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, tg_load_part((const float*) (ab0 + 4 * rsb) + 4, rem1), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, tg_load_part((const float*) (ab3 + 2 * rsb) + 0, rem0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, tg_load_part((const float*) (ab3 + 2 * rsb) + 4, rem1), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, tg_load_part((const float*) (ab6) + 0, rem0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, tg_load_part((const float*) (ab6) + 4, rem1), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, tg_load_part((const float*) (ab3 + 4 * rsb) + 0, rem0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, tg_load_part((const float*) (ab3 + 4 * rsb) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 48 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 48 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, tg_load_part((const float*) (ab0 + 4 * rsb) + 0, rem0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, tg_load_part((const float*) (ab0 + 4 * rsb) + 4, rem1), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, tg_load_part((const float*) (ab3 + 2 * rsb) + 0, rem0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, tg_load_part((const float*) (ab3 + 2 * rsb) + 4, rem1), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, tg_load_part((const float*) (ab6) + 0, rem0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, tg_load_part((const float*) (ab6) + 4, rem1), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, tg_load_part((const float*) (ab3 + 4 * rsb) + 0, rem0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, tg_load_part((const float*) (ab3 + 4 * rsb) + 4, rem1), vw1);
-    }
-    }
-    {
-      const char* row = (const char*) rows[2];
-    {
-      const char* ab0 = row;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 56 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 56 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, tg_load_part((const float*) (ab0 + 4 * rsb) + 0, rem0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, tg_load_part((const float*) (ab0 + 4 * rsb) + 4, rem1), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, tg_load_part((const float*) (ab3 + 2 * rsb) + 0, rem0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, tg_load_part((const float*) (ab3 + 2 * rsb) + 4, rem1), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, tg_load_part((const float*) (ab6) + 0, rem0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, tg_load_part((const float*) (ab6) + 4, rem1), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, tg_load_part((const float*) (ab3 + 4 * rsb) + 0, rem0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, tg_load_part((const float*) (ab3 + 4 * rsb) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 64 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 64 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, tg_load_part((const float*) (ab0 + 4 * rsb) + 0, rem0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, tg_load_part((const float*) (ab0 + 4 * rsb) + 4, rem1), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, tg_load_part((const float*) (ab3 + 2 * rsb) + 0, rem0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, tg_load_part((const float*) (ab3 + 2 * rsb) + 4, rem1), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, tg_load_part((const float*) (ab6) + 0, rem0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, tg_load_part((const float*) (ab6) + 4, rem1), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, tg_load_part((const float*) (ab3 + 4 * rsb) + 0, rem0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, tg_load_part((const float*) (ab3 + 4 * rsb) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const char* ab3 = ab0 + off3;
-      const char* ab6 = ab0 + off6;
-      const float32x4_t vw0 = vld1q_f32(w + 72 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 72 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-      vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
-      vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
-      vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
-      vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
-      vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
-      vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
-      vacc4x0 = vfmaq_f32(vacc4x0, tg_load_part((const float*) (ab0 + 4 * rsb) + 0, rem0), vw0);
-      vacc4x1 = vfmaq_f32(vacc4x1, tg_load_part((const float*) (ab0 + 4 * rsb) + 4, rem1), vw1);
-      vacc5x0 = vfmaq_f32(vacc5x0, tg_load_part((const float*) (ab3 + 2 * rsb) + 0, rem0), vw0);
-      vacc5x1 = vfmaq_f32(vacc5x1, tg_load_part((const float*) (ab3 + 2 * rsb) + 4, rem1), vw1);
-      vacc6x0 = vfmaq_f32(vacc6x0, tg_load_part((const float*) (ab6) + 0, rem0), vw0);
-      vacc6x1 = vfmaq_f32(vacc6x1, tg_load_part((const float*) (ab6) + 4, rem1), vw1);
-      vacc7x0 = vfmaq_f32(vacc7x0, tg_load_part((const float*) (ab3 + 4 * rsb) + 0, rem0), vw0);
-      vacc7x1 = vfmaq_f32(vacc7x1, tg_load_part((const float*) (ab3 + 4 * rsb) + 4, rem1), vw1);
-    }
-    }
+    for (int64_t i0 = 0; i0 < m; i0 += 4) {
+      const int64_t g = i0 * rsb;
+      float32x4_t vacc0x0 = vbias0;
+      float32x4_t vacc0x1 = vbias1;
+      float32x4_t vacc1x0 = vbias0;
+      float32x4_t vacc1x1 = vbias1;
+      float32x4_t vacc2x0 = vbias0;
+      float32x4_t vacc2x1 = vbias1;
+      float32x4_t vacc3x0 = vbias0;
+      float32x4_t vacc3x1 = vbias1;
+      {
+        const char* row = (const char*) rows[0] + g;
+      {
+        const char* ab0 = row;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 8 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 8 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 16 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 16 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 24 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 24 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
+      }
+      }
+      {
+        const char* row = (const char*) rows[1] + g;
+      {
+        const char* ab0 = row;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 32 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 32 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 40 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 40 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 48 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 48 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
+      }
+      }
+      {
+        const char* row = (const char*) rows[2] + g;
+      {
+        const char* ab0 = row;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 56 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 56 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 64 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 64 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const char* ab3 = ab0 + off3;
+        const float32x4_t vw0 = vld1q_f32(w + 72 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 72 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+        vacc1x0 = vfmaq_f32(vacc1x0, tg_load_part((const float*) (ab0 + 1 * rsb) + 0, rem0), vw0);
+        vacc1x1 = vfmaq_f32(vacc1x1, tg_load_part((const float*) (ab0 + 1 * rsb) + 4, rem1), vw1);
+        vacc2x0 = vfmaq_f32(vacc2x0, tg_load_part((const float*) (ab0 + 2 * rsb) + 0, rem0), vw0);
+        vacc2x1 = vfmaq_f32(vacc2x1, tg_load_part((const float*) (ab0 + 2 * rsb) + 4, rem1), vw1);
+        vacc3x0 = vfmaq_f32(vacc3x0, tg_load_part((const float*) (ab3) + 0, rem0), vw0);
+        vacc3x1 = vfmaq_f32(vacc3x1, tg_load_part((const float*) (ab3) + 4, rem1), vw1);
+      }
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const float32x4_t vzero = vdupq_n_f32(0);
@@ -668,14 +448,6 @@ void tg_f32_dwconv3x3s1_ukernel_8x8__neon(
       vacc2x1 = vmaxq_f32(vzero, vacc2x1);
       vacc3x0 = vmaxq_f32(vzero, vacc3x0);
       vacc3x1 = vmaxq_f32(vzero, vacc3x1);
-      vacc4x0 = vmaxq_f32(vzero, vacc4x0);
-      vacc4x1 = vmaxq_f32(vzero, vacc4x1);
-      vacc5x0 = vmaxq_f32(vzero, vacc5x0);
-      vacc5x1 = vmaxq_f32(vzero, vacc5x1);
-      vacc6x0 = vmaxq_f32(vzero, vacc6x0);
-      vacc6x1 = vmaxq_f32(vzero, vacc6x1);
-      vacc7x0 = vmaxq_f32(vzero, vacc7x0);
-      vacc7x1 = vmaxq_f32(vzero, vacc7x1);
       break;
     }
     case TG_ACT_RELU6: {
@@ -689,14 +461,6 @@ void tg_f32_dwconv3x3s1_ukernel_8x8__neon(
       vacc2x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc2x1));
       vacc3x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc3x0));
       vacc3x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc3x1));
-      vacc4x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc4x0));
-      vacc4x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc4x1));
-      vacc5x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc5x0));
-      vacc5x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc5x1));
-      vacc6x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc6x0));
-      vacc6x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc6x1));
-      vacc7x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc7x0));
-      vacc7x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc7x1));
       break;
     }
     case TG_ACT_GELU:
@@ -708,14 +472,6 @@ void tg_f32_dwconv3x3s1_ukernel_8x8__neon(
       vacc2x1 = tg_vgelu(vacc2x1);
       vacc3x0 = tg_vgelu(vacc3x0);
       vacc3x1 = tg_vgelu(vacc3x1);
-      vacc4x0 = tg_vgelu(vacc4x0);
-      vacc4x1 = tg_vgelu(vacc4x1);
-      vacc5x0 = tg_vgelu(vacc5x0);
-      vacc5x1 = tg_vgelu(vacc5x1);
-      vacc6x0 = tg_vgelu(vacc6x0);
-      vacc6x1 = tg_vgelu(vacc6x1);
-      vacc7x0 = tg_vgelu(vacc7x0);
-      vacc7x1 = tg_vgelu(vacc7x1);
       break;
     case TG_ACT_SILU:
       vacc0x0 = tg_vsilu(vacc0x0);
@@ -726,59 +482,32 @@ void tg_f32_dwconv3x3s1_ukernel_8x8__neon(
       vacc2x1 = tg_vsilu(vacc2x1);
       vacc3x0 = tg_vsilu(vacc3x0);
       vacc3x1 = tg_vsilu(vacc3x1);
-      vacc4x0 = tg_vsilu(vacc4x0);
-      vacc4x1 = tg_vsilu(vacc4x1);
-      vacc5x0 = tg_vsilu(vacc5x0);
-      vacc5x1 = tg_vsilu(vacc5x1);
-      vacc6x0 = tg_vsilu(vacc6x0);
-      vacc6x1 = tg_vsilu(vacc6x1);
-      vacc7x0 = tg_vsilu(vacc7x0);
-      vacc7x1 = tg_vsilu(vacc7x1);
       break;
     default:
       break;
   }
 
-    float ctmp[8];
-    {
-      vst1q_f32(ctmp + 0, vacc0x0);
-      vst1q_f32(ctmp + 4, vacc0x1);
-      memcpy(y + 0 * ys, ctmp, (size_t) n * sizeof(float));
-    }
-    if (m > 1) {
-      vst1q_f32(ctmp + 0, vacc1x0);
-      vst1q_f32(ctmp + 4, vacc1x1);
-      memcpy(y + 1 * ys, ctmp, (size_t) n * sizeof(float));
-    }
-    if (m > 2) {
-      vst1q_f32(ctmp + 0, vacc2x0);
-      vst1q_f32(ctmp + 4, vacc2x1);
-      memcpy(y + 2 * ys, ctmp, (size_t) n * sizeof(float));
-    }
-    if (m > 3) {
-      vst1q_f32(ctmp + 0, vacc3x0);
-      vst1q_f32(ctmp + 4, vacc3x1);
-      memcpy(y + 3 * ys, ctmp, (size_t) n * sizeof(float));
-    }
-    if (m > 4) {
-      vst1q_f32(ctmp + 0, vacc4x0);
-      vst1q_f32(ctmp + 4, vacc4x1);
-      memcpy(y + 4 * ys, ctmp, (size_t) n * sizeof(float));
-    }
-    if (m > 5) {
-      vst1q_f32(ctmp + 0, vacc5x0);
-      vst1q_f32(ctmp + 4, vacc5x1);
-      memcpy(y + 5 * ys, ctmp, (size_t) n * sizeof(float));
-    }
-    if (m > 6) {
-      vst1q_f32(ctmp + 0, vacc6x0);
-      vst1q_f32(ctmp + 4, vacc6x1);
-      memcpy(y + 6 * ys, ctmp, (size_t) n * sizeof(float));
-    }
-    if (m > 7) {
-      vst1q_f32(ctmp + 0, vacc7x0);
-      vst1q_f32(ctmp + 4, vacc7x1);
-      memcpy(y + 7 * ys, ctmp, (size_t) n * sizeof(float));
+      float* yg = y + i0 * ys;
+      {
+        vst1q_f32(ctmp + 0, vacc0x0);
+        vst1q_f32(ctmp + 4, vacc0x1);
+        memcpy(yg + 0 * ys, ctmp, (size_t) n * sizeof(float));
+      }
+      if (m > i0 + 1) {
+        vst1q_f32(ctmp + 0, vacc1x0);
+        vst1q_f32(ctmp + 4, vacc1x1);
+        memcpy(yg + 1 * ys, ctmp, (size_t) n * sizeof(float));
+      }
+      if (m > i0 + 2) {
+        vst1q_f32(ctmp + 0, vacc2x0);
+        vst1q_f32(ctmp + 4, vacc2x1);
+        memcpy(yg + 2 * ys, ctmp, (size_t) n * sizeof(float));
+      }
+      if (m > i0 + 3) {
+        vst1q_f32(ctmp + 0, vacc3x0);
+        vst1q_f32(ctmp + 4, vacc3x1);
+        memcpy(yg + 3 * ys, ctmp, (size_t) n * sizeof(float));
+      }
     }
 }
 }

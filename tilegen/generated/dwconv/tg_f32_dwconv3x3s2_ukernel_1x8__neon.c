@@ -67,86 +67,88 @@ void tg_f32_dwconv3x3s2_ukernel_1x8__neon(
     const float* restrict w, float* restrict y, int64_t ys,
     const tg_f32_conv_params* restrict params)
 {
-  (void) m;  /* the caller guarantees m == 1 */
   (void) ps;  /* one pixel */
   const int64_t dpsb = dps * (int64_t) sizeof(float);
   const float32x4_t vbias0 = vld1q_f32(w + 0);
   const float32x4_t vbias1 = vld1q_f32(w + 4);
+  float ctmp[8];
   if (n == 8) {
-    float32x4_t vacc0x0 = vbias0;
-    float32x4_t vacc0x1 = vbias1;
-    {
-      const char* row = (const char*) rows[0];
-    {
-      const char* ab0 = row;
-      const float32x4_t vw0 = vld1q_f32(w + 8 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 8 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 16 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 16 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 24 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 24 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-    }
-    }
-    {
-      const char* row = (const char*) rows[1];
-    {
-      const char* ab0 = row;
-      const float32x4_t vw0 = vld1q_f32(w + 32 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 32 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 40 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 40 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 48 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 48 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-    }
-    }
-    {
-      const char* row = (const char*) rows[2];
-    {
-      const char* ab0 = row;
-      const float32x4_t vw0 = vld1q_f32(w + 56 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 56 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 64 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 64 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 72 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 72 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
-    }
-    }
+    for (int64_t i0 = 0; i0 < m; i0 += 1) {
+      const int64_t g = 0;
+      float32x4_t vacc0x0 = vbias0;
+      float32x4_t vacc0x1 = vbias1;
+      {
+        const char* row = (const char*) rows[0] + g;
+      {
+        const char* ab0 = row;
+        const float32x4_t vw0 = vld1q_f32(w + 8 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 8 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 16 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 16 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 24 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 24 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+      }
+      }
+      {
+        const char* row = (const char*) rows[1] + g;
+      {
+        const char* ab0 = row;
+        const float32x4_t vw0 = vld1q_f32(w + 32 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 32 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 40 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 40 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 48 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 48 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+      }
+      }
+      {
+        const char* row = (const char*) rows[2] + g;
+      {
+        const char* ab0 = row;
+        const float32x4_t vw0 = vld1q_f32(w + 56 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 56 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 64 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 64 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 72 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 72 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, vld1q_f32((const float*) (ab0) + 0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, vld1q_f32((const float*) (ab0) + 4), vw1);
+      }
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const float32x4_t vzero = vdupq_n_f32(0);
@@ -173,89 +175,93 @@ void tg_f32_dwconv3x3s2_ukernel_1x8__neon(
       break;
   }
 
-    {
-      vst1q_f32(y + 0 * ys + 0, vacc0x0);
-      vst1q_f32(y + 0 * ys + 4, vacc0x1);
+      float* yg = y + i0 * ys;
+      {
+        vst1q_f32(yg + 0 * ys + 0, vacc0x0);
+        vst1q_f32(yg + 0 * ys + 4, vacc0x1);
+      }
     }
 } else {
     int64_t rem0 = n - 0;
     rem0 = rem0 < 0 ? 0 : (rem0 > 4 ? 4 : rem0);
     int64_t rem1 = n - 4;
     rem1 = rem1 < 0 ? 0 : (rem1 > 4 ? 4 : rem1);
-    float32x4_t vacc0x0 = vbias0;
-    float32x4_t vacc0x1 = vbias1;
-    {
-      const char* row = (const char*) rows[0];
-    {
-      const char* ab0 = row;
-      const float32x4_t vw0 = vld1q_f32(w + 8 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 8 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 16 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 16 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 24 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 24 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-    }
-    }
-    {
-      const char* row = (const char*) rows[1];
-    {
-      const char* ab0 = row;
-      const float32x4_t vw0 = vld1q_f32(w + 32 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 32 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 40 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 40 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 48 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 48 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-    }
-    }
-    {
-      const char* row = (const char*) rows[2];
-    {
-      const char* ab0 = row;
-      const float32x4_t vw0 = vld1q_f32(w + 56 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 56 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 64 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 64 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const float32x4_t vw0 = vld1q_f32(w + 72 + 0);
-      const float32x4_t vw1 = vld1q_f32(w + 72 + 4);
-      vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
-      vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
-    }
-    }
+    for (int64_t i0 = 0; i0 < m; i0 += 1) {
+      const int64_t g = 0;
+      float32x4_t vacc0x0 = vbias0;
+      float32x4_t vacc0x1 = vbias1;
+      {
+        const char* row = (const char*) rows[0] + g;
+      {
+        const char* ab0 = row;
+        const float32x4_t vw0 = vld1q_f32(w + 8 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 8 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 16 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 16 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 24 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 24 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+      }
+      }
+      {
+        const char* row = (const char*) rows[1] + g;
+      {
+        const char* ab0 = row;
+        const float32x4_t vw0 = vld1q_f32(w + 32 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 32 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 40 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 40 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 48 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 48 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+      }
+      }
+      {
+        const char* row = (const char*) rows[2] + g;
+      {
+        const char* ab0 = row;
+        const float32x4_t vw0 = vld1q_f32(w + 56 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 56 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 64 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 64 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const float32x4_t vw0 = vld1q_f32(w + 72 + 0);
+        const float32x4_t vw1 = vld1q_f32(w + 72 + 4);
+        vacc0x0 = vfmaq_f32(vacc0x0, tg_load_part((const float*) (ab0) + 0, rem0), vw0);
+        vacc0x1 = vfmaq_f32(vacc0x1, tg_load_part((const float*) (ab0) + 4, rem1), vw1);
+      }
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const float32x4_t vzero = vdupq_n_f32(0);
@@ -282,11 +288,12 @@ void tg_f32_dwconv3x3s2_ukernel_1x8__neon(
       break;
   }
 
-    float ctmp[8];
-    {
-      vst1q_f32(ctmp + 0, vacc0x0);
-      vst1q_f32(ctmp + 4, vacc0x1);
-      memcpy(y + 0 * ys, ctmp, (size_t) n * sizeof(float));
+      float* yg = y + i0 * ys;
+      {
+        vst1q_f32(ctmp + 0, vacc0x0);
+        vst1q_f32(ctmp + 4, vacc0x1);
+        memcpy(yg + 0 * ys, ctmp, (size_t) n * sizeof(float));
+      }
     }
 }
 }

@@ -83,41 +83,43 @@ void tg_f32_dwconv5x5s1_ukernel_1x8__avx2(
     const float* restrict w, float* restrict y, int64_t ys,
     const tg_f32_conv_params* restrict params)
 {
-  (void) m;  /* the caller guarantees m == 1 */
   (void) ps;  /* one pixel */
   const int64_t dpsb = dps * (int64_t) sizeof(float);
   const __m256 vbias0 = _mm256_loadu_ps(w + 0);
+  float ctmp[8];
   if (n == 8) {
-    __m256 vacc0x0 = vbias0;
-    for (int64_t kh = 0; kh < 5; kh++) {
-      const char* row = (const char*) rows[kh];
-      const float* wr = w + (1 + kh * 5) * 8;
-    {
-      const char* ab0 = row;
-      const __m256 vw0 = _mm256_loadu_ps(wr + 0 + 0);
-      vacc0x0 = _mm256_fmadd_ps(_mm256_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const __m256 vw0 = _mm256_loadu_ps(wr + 8 + 0);
-      vacc0x0 = _mm256_fmadd_ps(_mm256_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const __m256 vw0 = _mm256_loadu_ps(wr + 16 + 0);
-      vacc0x0 = _mm256_fmadd_ps(_mm256_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 3 * dpsb;
-      const __m256 vw0 = _mm256_loadu_ps(wr + 24 + 0);
-      vacc0x0 = _mm256_fmadd_ps(_mm256_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 4 * dpsb;
-      const __m256 vw0 = _mm256_loadu_ps(wr + 32 + 0);
-      vacc0x0 = _mm256_fmadd_ps(_mm256_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    }
+    for (int64_t i0 = 0; i0 < m; i0 += 1) {
+      const int64_t g = 0;
+      __m256 vacc0x0 = vbias0;
+      for (int64_t kh = 0; kh < 5; kh++) {
+        const char* row = (const char*) rows[kh] + g;
+        const float* wr = w + (1 + kh * 5) * 8;
+      {
+        const char* ab0 = row;
+        const __m256 vw0 = _mm256_loadu_ps(wr + 0 + 0);
+        vacc0x0 = _mm256_fmadd_ps(_mm256_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const __m256 vw0 = _mm256_loadu_ps(wr + 8 + 0);
+        vacc0x0 = _mm256_fmadd_ps(_mm256_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const __m256 vw0 = _mm256_loadu_ps(wr + 16 + 0);
+        vacc0x0 = _mm256_fmadd_ps(_mm256_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 3 * dpsb;
+        const __m256 vw0 = _mm256_loadu_ps(wr + 24 + 0);
+        vacc0x0 = _mm256_fmadd_ps(_mm256_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 4 * dpsb;
+        const __m256 vw0 = _mm256_loadu_ps(wr + 32 + 0);
+        vacc0x0 = _mm256_fmadd_ps(_mm256_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const __m256 vzero = _mm256_setzero_ps();
@@ -140,42 +142,46 @@ void tg_f32_dwconv5x5s1_ukernel_1x8__avx2(
       break;
   }
 
-    {
-      _mm256_storeu_ps(y + 0 * ys + 0, vacc0x0);
+      float* yg = y + i0 * ys;
+      {
+        _mm256_storeu_ps(yg + 0 * ys + 0, vacc0x0);
+      }
     }
 } else {
     int64_t rem0 = n - 0;
     rem0 = rem0 < 0 ? 0 : (rem0 > 8 ? 8 : rem0);
-    __m256 vacc0x0 = vbias0;
-    for (int64_t kh = 0; kh < 5; kh++) {
-      const char* row = (const char*) rows[kh];
-      const float* wr = w + (1 + kh * 5) * 8;
-    {
-      const char* ab0 = row;
-      const __m256 vw0 = _mm256_loadu_ps(wr + 0 + 0);
-      vacc0x0 = _mm256_fmadd_ps(tg_load_part((const float*) (ab0) + 0, rem0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const __m256 vw0 = _mm256_loadu_ps(wr + 8 + 0);
-      vacc0x0 = _mm256_fmadd_ps(tg_load_part((const float*) (ab0) + 0, rem0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const __m256 vw0 = _mm256_loadu_ps(wr + 16 + 0);
-      vacc0x0 = _mm256_fmadd_ps(tg_load_part((const float*) (ab0) + 0, rem0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 3 * dpsb;
-      const __m256 vw0 = _mm256_loadu_ps(wr + 24 + 0);
-      vacc0x0 = _mm256_fmadd_ps(tg_load_part((const float*) (ab0) + 0, rem0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 4 * dpsb;
-      const __m256 vw0 = _mm256_loadu_ps(wr + 32 + 0);
-      vacc0x0 = _mm256_fmadd_ps(tg_load_part((const float*) (ab0) + 0, rem0), vw0, vacc0x0);
-    }
-    }
+    for (int64_t i0 = 0; i0 < m; i0 += 1) {
+      const int64_t g = 0;
+      __m256 vacc0x0 = vbias0;
+      for (int64_t kh = 0; kh < 5; kh++) {
+        const char* row = (const char*) rows[kh] + g;
+        const float* wr = w + (1 + kh * 5) * 8;
+      {
+        const char* ab0 = row;
+        const __m256 vw0 = _mm256_loadu_ps(wr + 0 + 0);
+        vacc0x0 = _mm256_fmadd_ps(tg_load_part((const float*) (ab0) + 0, rem0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const __m256 vw0 = _mm256_loadu_ps(wr + 8 + 0);
+        vacc0x0 = _mm256_fmadd_ps(tg_load_part((const float*) (ab0) + 0, rem0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const __m256 vw0 = _mm256_loadu_ps(wr + 16 + 0);
+        vacc0x0 = _mm256_fmadd_ps(tg_load_part((const float*) (ab0) + 0, rem0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 3 * dpsb;
+        const __m256 vw0 = _mm256_loadu_ps(wr + 24 + 0);
+        vacc0x0 = _mm256_fmadd_ps(tg_load_part((const float*) (ab0) + 0, rem0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 4 * dpsb;
+        const __m256 vw0 = _mm256_loadu_ps(wr + 32 + 0);
+        vacc0x0 = _mm256_fmadd_ps(tg_load_part((const float*) (ab0) + 0, rem0), vw0, vacc0x0);
+      }
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const __m256 vzero = _mm256_setzero_ps();
@@ -198,10 +204,11 @@ void tg_f32_dwconv5x5s1_ukernel_1x8__avx2(
       break;
   }
 
-    float ctmp[8];
-    {
-      _mm256_storeu_ps(ctmp + 0, vacc0x0);
-      memcpy(y + 0 * ys, ctmp, (size_t) n * sizeof(float));
+      float* yg = y + i0 * ys;
+      {
+        _mm256_storeu_ps(ctmp + 0, vacc0x0);
+        memcpy(yg + 0 * ys, ctmp, (size_t) n * sizeof(float));
+      }
     }
 }
 }

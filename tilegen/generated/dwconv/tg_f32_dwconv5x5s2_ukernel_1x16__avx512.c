@@ -61,41 +61,42 @@ void tg_f32_dwconv5x5s2_ukernel_1x16__avx512(
     const float* restrict w, float* restrict y, int64_t ys,
     const tg_f32_conv_params* restrict params)
 {
-  (void) m;  /* the caller guarantees m == 1 */
   (void) ps;  /* one pixel */
   const int64_t dpsb = dps * (int64_t) sizeof(float);
   const __m512 vbias0 = _mm512_loadu_ps(w + 0);
   if (n == 16) {
-    __m512 vacc0x0 = vbias0;
-    for (int64_t kh = 0; kh < 5; kh++) {
-      const char* row = (const char*) rows[kh];
-      const float* wr = w + (1 + kh * 5) * 16;
-    {
-      const char* ab0 = row;
-      const __m512 vw0 = _mm512_loadu_ps(wr + 0 + 0);
-      vacc0x0 = _mm512_fmadd_ps(_mm512_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const __m512 vw0 = _mm512_loadu_ps(wr + 16 + 0);
-      vacc0x0 = _mm512_fmadd_ps(_mm512_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const __m512 vw0 = _mm512_loadu_ps(wr + 32 + 0);
-      vacc0x0 = _mm512_fmadd_ps(_mm512_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 3 * dpsb;
-      const __m512 vw0 = _mm512_loadu_ps(wr + 48 + 0);
-      vacc0x0 = _mm512_fmadd_ps(_mm512_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 4 * dpsb;
-      const __m512 vw0 = _mm512_loadu_ps(wr + 64 + 0);
-      vacc0x0 = _mm512_fmadd_ps(_mm512_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    }
+    for (int64_t i0 = 0; i0 < m; i0 += 1) {
+      const int64_t g = 0;
+      __m512 vacc0x0 = vbias0;
+      for (int64_t kh = 0; kh < 5; kh++) {
+        const char* row = (const char*) rows[kh] + g;
+        const float* wr = w + (1 + kh * 5) * 16;
+      {
+        const char* ab0 = row;
+        const __m512 vw0 = _mm512_loadu_ps(wr + 0 + 0);
+        vacc0x0 = _mm512_fmadd_ps(_mm512_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const __m512 vw0 = _mm512_loadu_ps(wr + 16 + 0);
+        vacc0x0 = _mm512_fmadd_ps(_mm512_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const __m512 vw0 = _mm512_loadu_ps(wr + 32 + 0);
+        vacc0x0 = _mm512_fmadd_ps(_mm512_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 3 * dpsb;
+        const __m512 vw0 = _mm512_loadu_ps(wr + 48 + 0);
+        vacc0x0 = _mm512_fmadd_ps(_mm512_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 4 * dpsb;
+        const __m512 vw0 = _mm512_loadu_ps(wr + 64 + 0);
+        vacc0x0 = _mm512_fmadd_ps(_mm512_loadu_ps((const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const __m512 vzero = _mm512_setzero_ps();
@@ -118,43 +119,47 @@ void tg_f32_dwconv5x5s2_ukernel_1x16__avx512(
       break;
   }
 
-    {
-      _mm512_storeu_ps(y + 0 * ys + 0, vacc0x0);
+      float* yg = y + i0 * ys;
+      {
+        _mm512_storeu_ps(yg + 0 * ys + 0, vacc0x0);
+      }
     }
 } else {
     int64_t rem0 = n - 0;
     rem0 = rem0 < 0 ? 0 : (rem0 > 16 ? 16 : rem0);
     const __mmask16 vmask0 = ((__mmask16) ((1u << (rem0)) - 1u));
-    __m512 vacc0x0 = vbias0;
-    for (int64_t kh = 0; kh < 5; kh++) {
-      const char* row = (const char*) rows[kh];
-      const float* wr = w + (1 + kh * 5) * 16;
-    {
-      const char* ab0 = row;
-      const __m512 vw0 = _mm512_loadu_ps(wr + 0 + 0);
-      vacc0x0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask0, (const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 1 * dpsb;
-      const __m512 vw0 = _mm512_loadu_ps(wr + 16 + 0);
-      vacc0x0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask0, (const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 2 * dpsb;
-      const __m512 vw0 = _mm512_loadu_ps(wr + 32 + 0);
-      vacc0x0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask0, (const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 3 * dpsb;
-      const __m512 vw0 = _mm512_loadu_ps(wr + 48 + 0);
-      vacc0x0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask0, (const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    {
-      const char* ab0 = row + 4 * dpsb;
-      const __m512 vw0 = _mm512_loadu_ps(wr + 64 + 0);
-      vacc0x0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask0, (const float*) (ab0) + 0), vw0, vacc0x0);
-    }
-    }
+    for (int64_t i0 = 0; i0 < m; i0 += 1) {
+      const int64_t g = 0;
+      __m512 vacc0x0 = vbias0;
+      for (int64_t kh = 0; kh < 5; kh++) {
+        const char* row = (const char*) rows[kh] + g;
+        const float* wr = w + (1 + kh * 5) * 16;
+      {
+        const char* ab0 = row;
+        const __m512 vw0 = _mm512_loadu_ps(wr + 0 + 0);
+        vacc0x0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask0, (const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 1 * dpsb;
+        const __m512 vw0 = _mm512_loadu_ps(wr + 16 + 0);
+        vacc0x0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask0, (const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 2 * dpsb;
+        const __m512 vw0 = _mm512_loadu_ps(wr + 32 + 0);
+        vacc0x0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask0, (const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 3 * dpsb;
+        const __m512 vw0 = _mm512_loadu_ps(wr + 48 + 0);
+        vacc0x0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask0, (const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      {
+        const char* ab0 = row + 4 * dpsb;
+        const __m512 vw0 = _mm512_loadu_ps(wr + 64 + 0);
+        vacc0x0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask0, (const float*) (ab0) + 0), vw0, vacc0x0);
+      }
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const __m512 vzero = _mm512_setzero_ps();
@@ -177,8 +182,10 @@ void tg_f32_dwconv5x5s2_ukernel_1x16__avx512(
       break;
   }
 
-    {
-      _mm512_mask_storeu_ps(y + 0 * ys + 0, vmask0, vacc0x0);
+      float* yg = y + i0 * ys;
+      {
+        _mm512_mask_storeu_ps(yg + 0 * ys + 0, vmask0, vacc0x0);
+      }
     }
 }
 }
