@@ -630,21 +630,28 @@ static int run_rows(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
    a padded copy of its input rows (wp = S*wq columns, S the horizontal stride): tap (kh, kw) of
    pixel q reads band[S*q + off(kh, kw)], so each tap is one pointer. Rows are split by their
    parity under vertical stride 2 (sh phase planes), so that consecutive output rows stay a
-   plane row apart. The wq - ow columns past each output row are computed and dropped: the
-   output goes through a band buffer unless wq == ow (1x1 filters, no padding: the input and
-   output planes are read and written in place). */
+   plane row apart. The wq - ow columns past each output row are computed and dropped (tiles
+   go through a small buffer) unless wq == ow (1x1 filters, no padding: the input and output
+   planes are read and written in place). */
 typedef struct {
   const tilegen_conv2d_f32_plan* p;
   int64_t n, h, w, oh, ow;
   const float* x;
   float* y;
-  int64_t wq, wp, bh, nbands, ps, cs, ld;  /* pitch, padded width, band rows, phase plane, ... */
+  int64_t wq, wp, bh, nbands, ps, cs;  /* pitch, padded width, band rows, phase plane, channel */
   int64_t off[TG_CONV_MAX_KH * 16];       /* tap offsets in the band */
   int64_t groups, chans;                  /* items per image: groups, or depthwise blocks */
   int in_place;                           /* pointwise: the input planes are the band */
   size_t thread_floats;
   atomic_int failed;
 } band_job;
+
+/* A short copy (a tile's run): fixed-size moves the compiler inlines, not a memcpy call. */
+static inline void copy_floats(float* d, const float* s, int64_t n) {
+  for (; n >= 8; n -= 8, d += 8, s += 8) memcpy(d, s, 8 * sizeof(float));
+  if (n >= 4) { memcpy(d, s, 4 * sizeof(float)); n -= 4; d += 4; s += 4; }
+  for (; n > 0; n--) *d++ = *s++;
+}
 
 static void band_item(const band_job* jb, float* band, float* obuf, int64_t item) {
   const tilegen_conv2d_f32_plan* p = jb->p;
@@ -660,13 +667,13 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
   const int64_t kg = dw ? cg : p->kg;
   const int64_t oh0 = bi * jb->bh, bhr = jb->oh - oh0 < jb->bh ? jb->oh - oh0 : jb->bh;
   const int64_t q_count = (bhr - 1) * jb->wq + jb->ow, nr = p->nr;
-  const int64_t plane = jb->h * jb->w;
-  const float* xg = jb->x + (ni * g->cin + gi * jb->chans) * plane;
+  const int64_t in_plane = jb->h * jb->w;
+  const float* xg = jb->x + (ni * g->cin + gi * jb->chans) * in_plane;
   const float* base;
   int64_t cs;
   if (jb->in_place) {
     base = xg + oh0 * jb->w;
-    cs = plane;
+    cs = in_plane;
   } else {  /* copy the band's input rows, padded, split into sh row phases */
     const int64_t rows = (bhr - 1) * g->sh + (g->kh - 1) * g->dh + 1;
     for (int64_t ci = 0; ci < cg; ci++) {
@@ -683,17 +690,18 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
           continue;
         }
         memset(dst, 0, (size_t) g->pl * sizeof(float));
-        memcpy(dst + g->pl, xg + ci * plane + ih * jb->w, (size_t) jb->w * sizeof(float));
+        memcpy(dst + g->pl, xg + ci * in_plane + ih * jb->w, (size_t) jb->w * sizeof(float));
         memset(dst + g->pl + jb->w, 0, (size_t) (jb->wp - g->pl - jb->w) * sizeof(float));
       }
     }
     base = band;
     cs = jb->cs;
   }
+  /* Output: in place when the band has no dropped columns (wq == ow); otherwise each tile
+     goes through a small buffer (still in L1) into its rows of the output planes. */
   const int direct_out = jb->wq == jb->ow;
-  float* yg = jb->y + (ni * g->cout + gi * (dw ? jb->chans : kg)) * jb->oh * jb->ow;
-  float* out = direct_out ? yg + oh0 * jb->ow : obuf;
-  const int64_t ys = direct_out ? jb->oh * jb->ow : jb->ld;
+  const int64_t plane = jb->oh * jb->ow;
+  float* yg = jb->y + (ni * g->cout + gi * (dw ? jb->chans : kg)) * plane;
   const tg_f32_conv_params prm = {g->act};
   const float* tp[TG_CONV_MAX_KH * 16];
   const float* wg = p->wpack + (dw ? gi * jb->chans * (1 + taps) : gi * p->gstride);
@@ -714,20 +722,25 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
     } else {
       for (int64_t t = 0; t < taps; t++) tp[t] = base + jb->off[t] + S * q0;
     }
-    if (dw) {
-      p->dw->nchw_by_rows[cg](cg, nn, tp, tcs, wg, out + q0, ys, &prm);
-      continue;
-    }
-    for (int64_t co0 = 0; co0 < kg; co0 += sh->mr) {
-      const int64_t r = kg - co0 < sh->mr ? kg - co0 : sh->mr;
-      sh->nchw_by_rows[r](r, nn, cg, tp, tcs, wg + co0 * per, out + co0 * ys + q0, ys, &prm);
+    const int64_t mr = dw ? cg : sh->mr;
+    for (int64_t co0 = 0; co0 < kg; co0 += mr) {
+      const int64_t r = kg - co0 < mr ? kg - co0 : mr;
+      float* out = direct_out ? yg + co0 * plane + oh0 * jb->ow + q0 : obuf;
+      const int64_t ys = direct_out ? plane : nr;
+      if (dw) p->dw->nchw_by_rows[r](r, nn, tp, tcs, wg, out, ys, &prm);
+      else sh->nchw_by_rows[r](r, nn, cg, tp, tcs, wg + co0 * per, out, ys, &prm);
+      if (direct_out) continue;
+      for (int64_t q = q0; q < q0 + nn;) {  /* the tile's runs of real columns */
+        const int64_t o = q / jb->wq, c = q % jb->wq;
+        const int64_t run = jb->wq - c < q0 + nn - q ? jb->wq - c : q0 + nn - q;
+        const int64_t keep = c >= jb->ow ? 0 : (jb->ow - c < run ? jb->ow - c : run);
+        for (int64_t i = 0; i < r && keep; i++)
+          copy_floats(yg + (co0 + i) * plane + (oh0 + o) * jb->ow + c, obuf + i * nr + (q - q0),
+                      keep);
+        q += run;
+      }
     }
   }
-  if (!direct_out)
-    for (int64_t co = 0; co < kg; co++)
-      for (int64_t o = 0; o < bhr; o++)
-        memcpy(yg + (co * jb->oh + oh0 + o) * jb->ow, obuf + co * jb->ld + o * jb->wq,
-               (size_t) jb->ow * sizeof(float));
 }
 
 static void band_task(void* ctx, int tid, int nt) {
@@ -737,7 +750,6 @@ static void band_task(void* ctx, int tid, int nt) {
     atomic_store(&jb->failed, 1);
     return;
   }
-  const tilegen_conv2d_f32_plan* p = jb->p;
   float* obuf = jb->in_place ? NULL : band + round_up(jb->chans * jb->cs, 16);
   const int64_t items = jb->n * jb->groups * jb->nbands;
   for (int64_t it = items * tid / nt; it < items * (tid + 1) / nt; it++)
@@ -783,11 +795,9 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   }
   jb.cs = g->sh * jb.ps;
   if ((jb.cs * 4) % 4096 == 0) jb.cs += 16;  /* channels a page apart alias in L1 */
-  jb.ld = round_up(q_end, 16);
-  if ((jb.ld * 4) % 4096 == 0) jb.ld += 16;
-  const int64_t kchans = dw ? jb.chans : p->kg;
+  const int64_t tile_rows = dw ? p->dw->mr : p->shape->mr;
   jb.thread_floats = jb.in_place ? (size_t) round_up(p->cg * nr, 16)  /* a last partial tile */
-                                 : (size_t) (round_up(jb.chans * jb.cs, 16) + kchans * jb.ld);
+                                 : (size_t) (round_up(jb.chans * jb.cs, 16) + tile_rows * nr);
   const double flops = 2.0 * (double) n * (double) jb.oh * (double) jb.ow * (double) g->cout *
                        (double) (dw ? 1 : p->cg) * (double) taps;
   int nt = flops < TG_CONV_PARALLEL_MIN_FLOPS ? 1 : nt_max;
