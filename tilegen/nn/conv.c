@@ -709,10 +709,14 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
   /* In place, the kernel reads all nr pixels of a tile: a partial tile at the very end of the
      input would read past it, so it runs on a copy. */
   const int last = ni == jb->n - 1 && gi == jb->groups - 1 && bi == jb->nbands - 1;
-  for (int64_t q0 = 0; q0 < q_count; q0 += nr) {
-    const int64_t nn = q_count - q0 < nr ? q_count - q0 : nr;
+  /* In place, a short first tile puts the others' input runs on cache-line boundaries
+     (NumPy's arrays start 16 bytes into a line: every load would span two). */
+  const int64_t peel = jb->in_place ? ((64 - (int64_t) ((uintptr_t) base % 64)) % 64) / 4 % nr : 0;
+  for (int64_t q0 = 0; q0 < q_count;) {
+    const int64_t want = q0 == 0 && peel ? peel : nr;
+    const int64_t nn = q_count - q0 < want ? q_count - q0 : want;
     int64_t tcs = cs;
-    if (jb->in_place && last && nn < nr) {
+    if (jb->in_place && last && q0 + nr > q_count) {
       for (int64_t ci = 0; ci < cg; ci++) {
         memcpy(band + ci * nr, base + ci * cs + q0, (size_t) nn * sizeof(float));
         memset(band + ci * nr + nn, 0, (size_t) (nr - nn) * sizeof(float));
@@ -740,6 +744,7 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
         q += run;
       }
     }
+    q0 += nn;
   }
 }
 
@@ -773,6 +778,7 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   if (jb.wq < jb.ow) jb.wq = jb.ow;
   jb.wp = S * jb.wq;
   jb.in_place = is_pointwise(g);
+
   /* Band height: the input band near 256 KiB (an L2 share), and at least a band per thread. */
   const int nt_max = tg_threads_max();
   int64_t bh = (65536 / (jb.chans * jb.wp) - (g->kh - 1) * g->dh) / g->sh;
