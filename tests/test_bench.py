@@ -164,8 +164,8 @@ def test_case_list_and_check():
     full = benchcases.cases("gemm")
     ids = [c.id for c in full]
     assert len(ids) == len(set(ids)) == 20
-    gemm_ids = {k for k in benchcases.by_id() if benchcases.op_of(k) == "gemm"}  # other ops: theirs
-    assert gemm_ids == set(ids) | set(QUICK_IDS)
+    every = {c.id for op in benchcases.OPS for q in (False, True) for c in benchcases.cases(op, q)}
+    assert set(benchcases.by_id()) == every and set(ids) | set(QUICK_IDS) <= every
     assert {c.group for c in full} == set(gemm_bench.GROUPS)
     assert [c.m for c in full if c.group == "small"] == [8, 16, 32, 64]
     assert all(c.alloc for c in full if c.group == "small")
@@ -294,3 +294,24 @@ def test_a_worker_that_dies_becomes_error_rows_and_the_run_goes_on():
             (bad,) = raw[case.id, lib, 1]
             assert "worker failed" in bad["error"] and "KeyError" in bad["error"], bad
     assert len(report["errors"]) == 2
+
+
+def test_conv2d_cases_and_onnx_model():
+    """The conv2d plug-in: both layouts of every layer, ids unique and prefixed, ratio_cases
+    pairing the layouts, and its hand-encoded ONNX Conv graph giving the reference's answer."""
+    from tilegen.benchops import conv2d as conv_bench
+
+    full = benchcases.cases("conv2d")
+    assert len({c.id for c in full}) == len(full) == 8
+    assert all(c.id.startswith("conv2d-") for c in full)
+    for c in full:
+        pair = conv_bench.ratio_cases(c)
+        assert c.id in pair and len(pair) == 2 and all(p in benchcases.by_id() for p in pair)
+    ort = pytest.importorskip("onnxruntime")
+    case = benchcases.cases("conv2d", quick=True)[0]
+    x, w, b = case.operands()
+    oh = case.out_hw
+    model = conv_bench.onnx_conv_model(w, b, case.stride, case.pad, case.groups, x.shape,
+                                       (1, case.cout, oh, oh))
+    got = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert case.check((x, w, b), got) is None

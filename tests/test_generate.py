@@ -132,6 +132,11 @@ def test_emit_prints_the_kernel(capsys):
     assert code == 0, err
     assert "void tg_f64_gemm_ukernel_4x16__avx512_rows(" in out
     assert "vfmadd231pd" in out and "prefetcht0" in out and "#else" in out  # asm + fallback
+    code, out, err = tilegen_cli(capsys, "emit", "--op", "conv", "--dtype", "f32", "--isa", "avx2",
+                                 "--tile", "6x16", "--field", "kh=3", "--field", "kw=3",
+                                 "--field", "stride=2")
+    assert code == 0, err
+    assert "void tg_f32_conv3x3s2_ukernel_6x16__avx2(" in out
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -152,7 +157,9 @@ def test_emit_prints_the_kernel(capsys):
      ["kloop", "allowed: c"]),
     (["emit", "--op", "gemm", "--dtype", "f32", "--tile", "8x12"], ["--isa"]),
     (["list", "--isa", "sse"], ["--isa", "avx512", "neon", "scalar"]),
-    (["list", "--op", "conv"], ["--op", "gemm"]),
+    (["list", "--op", "fft"], ["--op", "gemm"]),
+    (["emit", "--op", "conv", "--dtype", "f32", "--isa", "avx2", "--tile", "6x16", "--field",
+      "stride=3"], ["stride", "allowed"]),
     (["list", "--dtype", "int8"], ["--dtype", "f32"]),
     (["list", "--root", "/nonexistent"], ["root"]),
     (["frobnicate"], ["frobnicate"]),

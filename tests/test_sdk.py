@@ -294,3 +294,71 @@ def test_sdk_speed_script(capsys):
     rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
     assert [r[0] for r in rows] == ["gaussian5x5_u8x3", "box5x5_u8x3", "filter2d3x3_f32"]
     assert all(float(r[1]) > 0 and float(r[2]) > 0 for r in rows)
+
+
+# ------------------------------------------------------------ convolution and attention
+
+NN_CLIENT = REPO_ROOT / "tests" / "sdk" / "nn_client.c"
+
+
+def nn_inputs(seed=3):
+    """tests/sdk/nn_client.c's inputs, in its order."""
+    rng = np.random.default_rng(seed)
+    f = lambda *shape: rng.uniform(-1, 1, shape).astype(np.float32)  # noqa: E731
+    x, w, bias = f(1, 9, 11, 5), f(4, 3, 3, 5), f(4)
+    xc, wc = f(1, 5, 9, 11), f(4, 5, 3, 3)
+    q, k, v = f(2, 5, 8), f(1, 7, 8), f(1, 7, 6)
+    pq, kc, vc = f(2, 4, 8), f(6, 4, 2, 8), f(6, 4, 2, 8)
+    return [x, w, bias, xc, wc, q, k, v, pq, kc, vc]
+
+
+def nn_expected(ins):
+    """The same four results from the Python API."""
+    x, w, bias, xc, wc, q, k, v, pq, kc, vc = ins
+    table = np.array([[5, 1, 3], [0, 2, 4]], np.int32)
+    lens = np.array([5, 9], np.int32)
+    return [tg.conv2d(x, w, bias, padding=1, layout="NHWC", activation="relu"),
+            tg.conv2d(xc, wc, stride=2, padding=1),
+            tg.attention(q, k, v, causal=True),
+            tg.paged_attention(pq, kc, vc, table, lens)]
+
+
+def test_conv_and_attention_through_the_sdk(tmp_path):
+    """The conv2d and attention ops of the SDK (gemm comes with conv2d), built for this machine
+    and for aarch64 under qemu: the Python API's results, float within 1e-5."""
+    need("cmake")
+    sdk = tmp_path / "sdk"
+    isas = ",".join(i for i in ("avx512", "avx2", "neon") if i in tg.blas._core.isas())
+    r = tilegen_cli("generate", "--sdk", "--isa", isas, "--ops", "conv2d,attention", "--out", sdk)
+    assert r.returncode == 0 and "added gemm" in r.stderr, r.stderr
+    ins = nn_inputs()
+    (tmp_path / "in.bin").write_bytes(b"".join(a.tobytes() for a in ins))
+    want = nn_expected(ins)
+    runs = []
+    host = cmake_build(sdk, tmp_path / "host")
+    exe = tmp_path / "nn-host"
+    subprocess.run([cprog.cc(), "-std=c11", f"-I{sdk / 'include'}", str(NN_CLIENT),
+                    str(host / "libtilegen.a"), "-o", str(exe), "-lpthread", "-lm"], check=True)
+    runs.append(([str(exe)], tg.blas._core.gemm_config(np.float32)["isa"]))
+    if host_arch() != "aarch64":
+        need("aarch64-linux-gnu-gcc", "qemu-aarch64")
+        toolchain = tmp_path / "aarch64.cmake"
+        toolchain.write_text(TOOLCHAIN)
+        arm = cmake_build(sdk, tmp_path / "arm", f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
+        exe_arm = tmp_path / "nn-arm"
+        subprocess.run(["aarch64-linux-gnu-gcc", "-std=c11", "-static", f"-I{sdk / 'include'}",
+                        str(NN_CLIENT), str(arm / "libtilegen.a"), "-o", str(exe_arm),
+                        "-lpthread", "-lm"], check=True)
+        runs.append((["qemu-aarch64", str(exe_arm)], "neon"))
+    for cmd, isa in runs:
+        out = tmp_path / f"out-{isa}.bin"
+        r = subprocess.run([*cmd, str(tmp_path / "in.bin"), str(out)], capture_output=True,
+                           text=True, timeout=600, env=cprog.clean_env())
+        assert r.returncode == 0 and r.stdout.strip() == f"isa {isa} rc 0", r.stdout + r.stderr
+        got = np.frombuffer(out.read_bytes(), np.float32)
+        at = 0
+        for name, w in zip(("conv NHWC", "conv NCHW", "attention", "paged"), want):
+            part = got[at:at + w.size].reshape(w.shape)
+            at += w.size
+            np.testing.assert_allclose(part, w, rtol=1e-5, atol=1e-5, err_msg=f"{isa} {name}")
+        assert at == got.size

@@ -112,6 +112,17 @@ def attndecode_defines(s: KernelSpec) -> Dict[str, object]:
             "TG_WORK": decode_work_floats(s.mr, s.nr, cw, lanes)}
 
 
+def conv_defines(s: KernelSpec) -> Dict[str, object]:
+    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride,
+            "TG_FIXED_C": s.kr if s.kr > 1 else 0, "TG_UNROLL": s.unroll,
+            "TG_NCHW": int(s.layout == "nchw")}
+
+
+def dwconv_defines(s: KernelSpec) -> Dict[str, object]:
+    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride,
+            "TG_NCHW": int(s.layout == "nchw"), "TG_D1": int(s.dilation == "1")}
+
+
 @dataclass(frozen=True)
 class Family:
     """A kernel family's tester: its C file, its own -D flags and the generated sources it links
@@ -131,6 +142,8 @@ FAMILIES = {
     "attention": Family("attention_ukernel_tester.c", attention_defines,
                         lambda s: [exp_path(s.dtype, s.isa)]),
     "attndecode": Family("attndecode_ukernel_tester.c", attndecode_defines),
+    "conv": Family("conv_ukernel_tester.c", conv_defines),
+    "dwconv": Family("dwconv_ukernel_tester.c", dwconv_defines),
 }
 
 CASES = [(e, t) for e in ENTRIES if e.spec.op in FAMILIES for t in targets(e.spec)]

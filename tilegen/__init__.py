@@ -20,6 +20,7 @@ if _core is not None:
     from .blas._core import matmul, set_num_threads, get_num_threads
     from .numpy_api import dot, gemm
     from .nn._attention import attention, paged_attention
+    from .nn.conv import Conv2d, conv2d
     from .runtime import (get_cmake_dir, get_include, get_library, get_pkgconfig_dir,
                           runtime_info, show_config)
     from . import _threadpoolctl
@@ -28,7 +29,7 @@ if _core is not None:
     _threadpoolctl.register()
 
 __all__ = [
-    "__version__", "attention", "dot", "gemm", "get_cmake_dir", "get_include", "get_library",
-    "get_num_threads", "get_pkgconfig_dir", "matmul", "paged_attention", "runtime_info",
-    "set_num_threads", "show_config",
+    "__version__", "Conv2d", "attention", "conv2d", "dot", "gemm", "get_cmake_dir", "get_include",
+    "get_library", "get_num_threads", "get_pkgconfig_dir", "matmul", "paged_attention",
+    "runtime_info", "set_num_threads", "show_config",
 ]

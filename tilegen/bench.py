@@ -520,13 +520,17 @@ def merge_results(raw, cases, peak, op) -> List[dict]:
             row["note"] = f"{len(runs) - len(ok)} of {len(runs)} rounds failed"
         rows.append(row)
     by_key = {(r["case"], r["lib"], r["threads"]): r for r in rows}
+    ratio_cases = getattr(op, "ratio_cases", None)
+    by_id = {c.id: c for c in cases}
     for r in rows:
-        peers = [by_key.get((r["case"], lib, r["threads"])) for lib in op.RATIO_VS]
+        near = ratio_cases(by_id[r["case"]]) if ratio_cases and r["case"] in by_id else [r["case"]]
+        peers = [by_key.get((c, lib, r["threads"])) for c in near for lib in op.RATIO_VS]
         peers = [p for p in peers if p and "best_s" in p]
         if r["lib"] == "tilegen" and peers and "best_s" in r:
             fastest = min(peers, key=lambda p: p["best_s"])
             r["ratio"] = fastest["best_s"] / r["best_s"]
             r["ratio_vs"] = fastest["lib"]
+            r["ratio_case"] = fastest["case"]
     order = {c.id: i for i, c in enumerate(cases)}
     rows.sort(key=lambda r: (r["threads"], order.get(r["case"], 0), LIBS.index(r["lib"])))
     return rows

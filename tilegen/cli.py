@@ -175,12 +175,15 @@ class EmitCommand:
         p.add_argument("--variant", help="name suffix (default none)")
         for name, (allowed, fams) in _family_fields().items():
             fam = OPS[fams[0]]
+            numeric = not allowed or all(isinstance(v, int) for v in allowed)
             p.add_argument(f"--{name.replace('_', '-')}", dest=name,
-                           type=None if allowed else int,
+                           type=int if numeric else None,
                            help=f"{', '.join(fams)} kernels: "
                                 + (f"one of {', '.join(map(str, allowed))}" if allowed
                                    else "a positive integer")
                                 + f" (default {fam.fields[name][0]})")
+        p.add_argument("--field", action="append", default=[], metavar="NAME=VALUE",
+                       help="a family's own field, the same as its option: --field kh=3")
 
     @staticmethod
     def run(args) -> int:
@@ -189,6 +192,11 @@ class EmitCommand:
         schedule = {f: getattr(args, f) for f in names if getattr(args, f) is not None}
         if args.epilogue is not None:
             schedule["epilogue"] = tuple(s.strip() for s in args.epilogue.split(",") if s.strip())
+        for item in args.field:
+            name, sep, value = item.partition("=")
+            if not sep or not name:
+                raise ValueError(f"--field: expected NAME=VALUE, got {item!r}")
+            schedule[name.strip()] = int(value) if value.strip().lstrip("-").isdigit() else value.strip()
         spec = KernelSpec(op=args.op, dtype=args.dtype, isa=args.isa, mr=mr, nr=nr, kr=kr,
                           **schedule)
         entry = next((e for e in load_registry() if e.name == spec.name), None)

@@ -15,6 +15,10 @@ The harness (tilegen/bench.py, tilegen/bench_worker.py) knows no op; each module
                               everything else (layout conversions, sessions) prepared here
     shape_note()              lines explaining the case labels
     FAMILIES (optional)       kernel families whose dispatch choice the report shows (NAME)
+    ratio_cases(case) (optional)
+                              ids of the cases whose RATIO_VS peers tilegen's row of `case` is
+                              compared with (default: `case` alone), e.g. one layer in every
+                              layout, so tilegen meets each peer at its best
     PLOT_XLABEL (optional)    the --plot x axis, for the cases whose ``size`` is set
 
 and its cases are frozen objects with ``id`` (unique across ops: ops other than gemm prefix it

@@ -174,7 +174,7 @@ class KernelSpec:
 
     @property
     def template(self) -> str:
-        return self.family.template
+        return self.family.template_for(self)
 
     def replace(self, **changes: Any) -> "KernelSpec":
         return KernelSpec(**{**self.as_dict(), **changes})

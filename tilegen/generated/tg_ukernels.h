@@ -74,6 +74,52 @@ typedef struct {
 typedef void (*tg_f32_attndecode_ukernel_fn)(int64_t n, const tg_f32_attndecode_args* args);
 
 
+/* ======== conv ======== */
+/* Activation codes of the convolution kernels: the values of TILEGEN_ACT_* in tilegen.h. */
+#define TG_ACT_NONE 0
+#define TG_ACT_RELU 1
+#define TG_ACT_RELU6 2
+#define TG_ACT_GELU 3
+#define TG_ACT_SILU 4
+
+typedef struct tg_f32_conv_params {
+  int act;  /* TG_ACT_*, applied before the store */
+} tg_f32_conv_params;
+
+/* y[i*ys + j] = act(w bias[j] + sum_{kh, kw, ci < c} x_i(kh, kw, ci) * w(kh, kw, ci, j)) for
+   i < m <= MR output pixels and j < n <= NR output channels. Pixel i's input at tap (kh, kw) is
+   rows[kh] + (i*S + kw*D)*ps, dps = D*ps; channels follow contiguously. The inputs of all MR
+   pixels are read. w: NR bias values, then NR weights per (kh, kw, ci). */
+typedef void (*tg_f32_conv_ukernel_fn)(
+    int64_t m, int64_t n, int64_t c, const float* const* rows, int64_t ps, int64_t dps,
+    const float* w, float* y, int64_t ys, const tg_f32_conv_params* params);
+
+/* Channel-first ("_nchw") kernels: y[i*ys + j] = act(w bias[i] + sum_{t, ci < c} w(t, ci)[i] *
+   taps[t][S*j + ci*cs]) for i < m <= MR output channels and j < n <= NR pixels; the inputs of
+   all NR pixels are read (S*NR values per tap and channel). w: MR bias values, then MR
+   weights per (tap, ci), taps in (kh, kw) order. */
+typedef void (*tg_f32_conv_nchw_ukernel_fn)(
+    int64_t m, int64_t n, int64_t c, const float* const* taps, int64_t cs,
+    const float* w, float* y, int64_t ys, const tg_f32_conv_params* params);
+
+
+/* ======== dwconv ======== */
+/* y[i*ys + j] = act(w bias[j] + sum_{kh, kw} x_i(kh, kw)[j] * w(kh, kw)[j]) for i < m <= MR
+   output pixels and j < n <= NR channels; pixel i's input at tap (kh, kw) is
+   rows[kh] + (i*S + kw*D)*ps, dps = D*ps. The inputs of all MR pixels are read (channels < n).
+   w: NR bias values, then NR weights per tap. */
+typedef void (*tg_f32_dwconv_ukernel_fn)(
+    int64_t m, int64_t n, const float* const* rows, int64_t ps, int64_t dps,
+    const float* w, float* y, int64_t ys, const tg_f32_conv_params* params);
+
+/* Channel-first ("_nchw") kernels: y[i*ys + j] = act(w bias[i] + sum_t w(t)[i] *
+   taps[t][i*cs + S*j]) for i < m <= MR channels and j < n <= NR pixels; the inputs of all NR
+   pixels are read (S*NR values per tap and channel). w: MR bias values, then MR per tap. */
+typedef void (*tg_f32_dwconv_nchw_ukernel_fn)(
+    int64_t m, int64_t n, const float* const* taps, int64_t cs, const float* w,
+    float* y, int64_t ys, const tg_f32_conv_params* params);
+
+
 /* ======== filter ======== */
 /* Filter passes (the X rows' kind). */
 #define TG_FILTER_KIND_VFILT 0
@@ -487,6 +533,86 @@ void tg_f32_attention_exp__avx512(int64_t, const float*, float*);
 void tg_f32_attndecode_ukernel_4x64__avx512(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_attndecode_ukernel_4x64__avx512_temp(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t, const tg_f32_attndecode_args*);
+void tg_f32_conv1x1s1_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_14x32c3__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_4x32c3__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_6x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_4x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_2x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_6x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_4x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_6x16c3__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_2x16c3__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_3x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_1x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_2x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_2x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_u8_vfilt_ukernel_1x64__avx512(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
 void tg_u8_vsum_ukernel_1x64__avx512(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x64__avx512(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
@@ -577,6 +703,42 @@ double tg_f64_fma_probe__avx512(int64_t iters);
 void tg_f32_attention_ukernel_16x6__neon(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_exp__neon(int64_t, const float*, float*);
 void tg_f32_attndecode_ukernel_4x64__neon(int64_t, const tg_f32_attndecode_args*);
+void tg_f32_conv1x1s1_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_8x12c3__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_2x12c3__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_6x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_2x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_6x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_2x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_1x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_5x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_1x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_u8_vfilt_ukernel_1x32__neon(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
 void tg_u8_vsum_ukernel_1x32__neon(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x16__neon(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
@@ -616,6 +778,21 @@ double tg_f64_fma_probe__neon(int64_t iters);
 void tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_exp__scalar(int64_t, const float*, float*);
 void tg_f32_attndecode_ukernel_4x16__scalar_pv2(int64_t, const tg_f32_attndecode_args*);
+void tg_f32_conv1x1s1_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_2x4c3__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_conv3x3s2_ukernel_1x4__scalar_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_u8_vfilt_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
 void tg_u8_vsum_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x2__scalar(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
@@ -682,6 +859,163 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_IF_BUILT_X86_64(TG_ATTNDECODE_UKERNELS_f32_X86_64(X)) \
   TG_IF_BUILT_AARCH64(TG_ATTNDECODE_UKERNELS_f32_AARCH64(X)) \
   TG_ATTNDECODE_UKERNELS_f32_ANY(X)
+
+/* TG_CONV_UKERNELS_<dtype>_<ARCH>(X): every conv kernel of that dtype built
+   for that architecture, registry order. X(isa id, KH, KW, stride, fixed input channels (0: any), layout (0 nhwc, 1 nchw), MR, NR, production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
+#define TG_CONV_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 14, 32, 1, tg_f32_conv1x1s1_ukernel_14x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 8, 32, 1, tg_f32_conv1x1s1_ukernel_8x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_8x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 4, 32, 1, tg_f32_conv1x1s1_ukernel_4x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 1, 32, 1, tg_f32_conv1x1s1_ukernel_1x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 14, 32, 1, tg_f32_conv3x3s1_ukernel_14x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 8, 32, 1, tg_f32_conv3x3s1_ukernel_8x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_8x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 4, 32, 1, tg_f32_conv3x3s1_ukernel_4x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 32, 1, tg_f32_conv3x3s1_ukernel_1x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 14, 32, 1, tg_f32_conv3x3s2_ukernel_14x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_14x32c3__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 4, 32, 1, tg_f32_conv3x3s2_ukernel_4x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_4x32c3__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 8, 48, 1, NULL, tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 4, 48, 1, NULL, tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 1, 48, 1, NULL, tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 8, 48, 1, NULL, tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 4, 48, 1, NULL, tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 1, 48, 1, NULL, tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 8, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 4, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 6, 16, 1, tg_f32_conv1x1s1_ukernel_6x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_6x16__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 4, 16, 1, tg_f32_conv1x1s1_ukernel_4x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_4x16__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 2, 16, 1, tg_f32_conv1x1s1_ukernel_2x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_2x16__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 1, 16, 1, tg_f32_conv1x1s1_ukernel_1x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_1x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 6, 16, 1, tg_f32_conv3x3s1_ukernel_6x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_6x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 4, 16, 1, tg_f32_conv3x3s1_ukernel_4x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_4x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 16, 1, tg_f32_conv3x3s1_ukernel_1x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_1x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 6, 16, 1, tg_f32_conv3x3s2_ukernel_6x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_6x16c3__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 2, 16, 1, tg_f32_conv3x3s2_ukernel_2x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_2x16c3__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 4, 24, 1, NULL, tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 2, 24, 1, NULL, tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 1, 24, 1, NULL, tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 4, 24, 1, NULL, tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 2, 24, 1, NULL, tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 1, 24, 1, NULL, tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 3, 24, 1, NULL, tg_f32_conv3x3s2_ukernel_3x24__avx2_nchw, "tg_f32_conv3x3s2_ukernel_3x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 1, 24, 1, NULL, tg_f32_conv3x3s2_ukernel_1x24__avx2_nchw, "tg_f32_conv3x3s2_ukernel_1x24__avx2_nchw") \
+
+#define TG_CONV_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 8, 12, 1, tg_f32_conv1x1s1_ukernel_8x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_8x12__neon") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 4, 12, 1, tg_f32_conv1x1s1_ukernel_4x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_4x12__neon") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 1, 12, 1, tg_f32_conv1x1s1_ukernel_1x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_1x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 8, 12, 1, tg_f32_conv3x3s1_ukernel_8x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_8x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 4, 12, 1, tg_f32_conv3x3s1_ukernel_4x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_4x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 12, 1, tg_f32_conv3x3s1_ukernel_1x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_1x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 3, 0, 8, 12, 1, tg_f32_conv3x3s2_ukernel_8x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_8x12c3__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 3, 0, 2, 12, 1, tg_f32_conv3x3s2_ukernel_2x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_2x12c3__neon") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 6, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_6x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_6x16__neon_nchw") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 2, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_2x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_2x16__neon_nchw") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 1, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_1x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 6, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_6x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_6x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 2, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_2x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_2x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 1, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 5, 16, 1, NULL, tg_f32_conv3x3s2_ukernel_5x16__neon_nchw, "tg_f32_conv3x3s2_ukernel_5x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 1, 16, 1, NULL, tg_f32_conv3x3s2_ukernel_1x16__neon_nchw, "tg_f32_conv3x3s2_ukernel_1x16__neon_nchw") \
+
+#define TG_CONV_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 2, 4, 1, tg_f32_conv1x1s1_ukernel_2x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 1, 4, 1, tg_f32_conv1x1s1_ukernel_1x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 2, 4, 1, tg_f32_conv3x3s1_ukernel_2x4__scalar, NULL, "tg_f32_conv3x3s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 3, 0, 2, 4, 1, tg_f32_conv3x3s2_ukernel_2x4c3__scalar, NULL, "tg_f32_conv3x3s2_ukernel_2x4c3__scalar") \
+  X(TG_ISA_SCALAR, 1, 1, 1, 0, 1, 2, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw, "tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 0, 1, 2, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 0, 1, 1, 4, 1, NULL, tg_f32_conv3x3s2_ukernel_1x4__scalar_nchw, "tg_f32_conv3x3s2_ukernel_1x4__scalar_nchw") \
+
+#define TG_FOREACH_CONV_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_CONV_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_CONV_UKERNELS_f32_AARCH64(X)) \
+  TG_CONV_UKERNELS_f32_ANY(X)
+
+/* TG_DWCONV_UKERNELS_<dtype>_<ARCH>(X): every dwconv kernel of that dtype built
+   for that architecture, registry order. X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, MR, NR, production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
+#define TG_DWCONV_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 16, 16, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 1, 16, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 16, 16, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 16, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 16, 16, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 1, 16, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 16, 16, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 16, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 16, 16, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 16, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 16, 16, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 1, 16, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 16, 16, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 1, 16, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 16, 16, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 16, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 4, 64, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 64, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 2, 1, 0, 4, 64, 1, NULL, tg_f32_dwconv3x3s2_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s2_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 2, 1, 0, 1, 64, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s2_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 4, 64, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 64, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 2, 1, 0, 4, 64, 1, NULL, tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 2, 1, 0, 1, 64, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 4, 8, 1, tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 4, 8, 1, tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 5, 5, 1, 0, 1, 4, 8, 1, tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 5, 5, 2, 0, 1, 4, 8, 1, tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 16, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 8, 1, tg_f32_dwconv3x3s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 1, 8, 1, tg_f32_dwconv3x3s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 16, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 1, 8, 1, tg_f32_dwconv5x5s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 1, 8, 1, tg_f32_dwconv5x5s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 4, 24, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 1, 24, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 2, 1, 0, 2, 24, 1, NULL, tg_f32_dwconv3x3s2_ukernel_2x24__avx2_nchw, "tg_f32_dwconv3x3s2_ukernel_2x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 2, 1, 0, 1, 24, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s2_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 4, 24, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 1, 24, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 2, 1, 0, 2, 24, 1, NULL, tg_f32_dwconv5x5s2_ukernel_2x24__avx2_nchw, "tg_f32_dwconv5x5s2_ukernel_2x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 2, 1, 0, 1, 24, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s2_ukernel_1x24__avx2_nchw") \
+
+#define TG_DWCONV_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 8, 8, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 8, 8, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 5, 5, 1, 0, 1, 8, 8, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 5, 5, 2, 0, 1, 8, 8, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 8, 8, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 8, 1, tg_f32_dwconv3x3s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 8, 8, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 1, 8, 1, tg_f32_dwconv3x3s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 8, 8, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 1, 8, 1, tg_f32_dwconv5x5s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 8, 8, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 1, 8, 1, tg_f32_dwconv5x5s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 4, 16, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 1, 16, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 2, 1, 0, 4, 16, 1, NULL, tg_f32_dwconv3x3s2_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s2_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 2, 1, 0, 1, 16, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s2_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 4, 16, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 1, 16, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 2, 1, 0, 4, 16, 1, NULL, tg_f32_dwconv5x5s2_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s2_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 2, 1, 0, 1, 16, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s2_ukernel_1x16__neon_nchw") \
+
+#define TG_DWCONV_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 4, 4, 1, tg_f32_dwconv3x3s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s1_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 0, 0, 4, 4, 1, tg_f32_dwconv3x3s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s2_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 5, 5, 1, 0, 0, 4, 4, 1, tg_f32_dwconv5x5s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s1_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 5, 5, 2, 0, 0, 4, 4, 1, tg_f32_dwconv5x5s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s2_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 1, 0, 2, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 1, 0, 1, 4, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x4__scalar_nchw, "tg_f32_dwconv3x3s2_ukernel_1x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 5, 5, 1, 1, 0, 2, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 5, 5, 2, 1, 0, 1, 4, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x4__scalar_nchw, "tg_f32_dwconv5x5s2_ukernel_1x4__scalar_nchw") \
+
+#define TG_FOREACH_DWCONV_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_DWCONV_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_DWCONV_UKERNELS_f32_AARCH64(X)) \
+  TG_DWCONV_UKERNELS_f32_ANY(X)
 
 /* TG_FILTER_UKERNELS_<dtype>_<ARCH>(X): every filter kernel of that dtype built
    for that architecture, registry order. X(isa id, kind (TG_FILTER_KIND_*), MR, NR, production, kernel, "name") */
@@ -857,6 +1191,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
    the dispatcher calls every fn() once it knows the usable ISAs (and again on re-selection). */
 #define TG_FOREACH_FAMILY_SELECT(X) \
   X(tg_attention_select) \
+  X(tg_conv_select) \
   X(tg_filter_select) \
   X(tg_gemm_select) \
 

@@ -24,6 +24,9 @@ def _vec_ops(dtype: str) -> VecOps:
         round_=f"vrndnq_{s}({{x}})",
         scale2_=(f"vmulq_{s}({{x}}, vreinterpretq_{s}_{i}(vshlq_n_{i}(vaddq_{i}("
                  f"vcvtnq_{i}_{s}({{n}}), vdupq_n_{i}({bias})), {bits})))"),
+        abs_=f"vabsq_{s}({{x}})",
+        select_neg_=f"vbslq_{s}(vcltzq_{s}({{x}}), {{a}}, {{b}})",
+        load_even_=f"vuzp1q_{s}(vld1q_{s}({{p}}), vld1q_{s}({{p}} + {lanes}))",
         reduce_=f"vaddvq_{s}({{x}})",
         reduce_max_=f"vmaxvq_{s}({{x}})",
         # x < t is false for NaN x, so NaN lanes are kept.

@@ -18,6 +18,9 @@ def _vec_ops(dtype: str) -> VecOps:
         round_=f"__builtin_rint{f}({{x}})",
         scale2_=f"__builtin_ldexp{f}({{x}}, (int) ({{n}}))",
         keep_ge_=f"(({{x}}) < ({{t}}) ? ({ctype}) 0 : ({{y}}))",
+        abs_=f"__builtin_fabs{f}({{x}})",
+        select_neg_="(({x}) < 0 ? ({a}) : ({b}))",
+        load_even_="(*({p}))",
     )
 
 

@@ -77,6 +77,10 @@ class OpFamily:
     sdk_headers: Tuple[str, ...] = ()
     sdk_options: Mapping[str, Tuple[str, str, bool]] = {}
 
+    def template_for(self, spec: "KernelSpec") -> str:
+        """The template of one kernel (a family with layout variants may have several)."""
+        return self.template
+
     # --- names: tg_<dtype>_<op token>[_<epilogue>]_ukernel_<tile>__<isa>[_<variant tokens>] ---
     def op_token(self, spec: "KernelSpec") -> str:
         return self.name

@@ -1,0 +1,205 @@
+"""Depthwise convolution, channels last: each channel filtered by its own KH x KW taps.
+
+    y[i*ys + j] = act(bias[j] + sum over (kh, kw) of x_i(kh, kw)[j] * w(kh, kw)[j])
+
+for i < m <= MR output pixels of one output row and j < n <= NR channels (along the SIMD lanes).
+Pixel i's input at tap (kh, kw) starts at rows[kh] + (i*S + kw*D)*ps, as for the conv family;
+the weights come packed per block of NR channels (NR bias values, then NR weights per tap).
+Each input vector meets one weight vector: a tap is NV weight loads, then MR*NV input loads
+and FMAs. Only channels j < n are read or written (masked, or through a temporary on ISAs
+without masks). The conv family's driver selects these kernels.
+
+Channel-first kernels (layout "nchw", named ``..._nchw``) take MR channels x NR pixels of a
+flattened band of output rows, as the conv family's do:
+
+    y[i*ys + j] = act(bias[i] + sum over taps t of w(t)[i] * taps[t][i*cs + S*j])
+
+(one pointer per tap for channel 0, channel i at i*cs; weights: MR bias values, then MR per
+tap). Each channel's weight is broadcast and meets NV pixel vectors of its own plane.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
+
+from ..isa import DTYPES, Isa, VecOps, get_isa
+from . import OpFamily, RegisterBudget
+from .conv import LAYOUTS, MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES
+from .gemm import FMA_CHAINS, row_addressing
+
+TOKEN = re.compile(r"^dwconv([0-9]+)x([0-9]+)s([0-9]+)$")
+
+
+@dataclass(frozen=True)
+class DwconvPlan:
+    name: str
+    dtype: str
+    ctype: str
+    mr: int
+    nr: int
+    lanes: int
+    nv: int
+    kh: int
+    kw: int
+    stride: int
+    unroll_taps: bool
+    tail: str
+    row_bases: Tuple[int, ...]
+    row_addr: Tuple[Tuple[int, int], ...]
+    isa: Isa
+    v: VecOps
+    budget: RegisterBudget
+    params_type: str
+    layout: str = "nhwc"
+    group: int = 1             # channels last: pixels per step of the tile's pixel loop
+    group_bases: Tuple[int, ...] = (0,)
+    slide: bool = False        # unit dilation: each input column loaded once per filter row
+    pos_bases: Tuple[int, ...] = (0,)
+    pos_addr: Tuple[Tuple[int, int], ...] = ((0, 0),)
+
+    @property
+    def positions(self) -> int:
+        """Input columns a pixel group's filter row covers (unit dilation)."""
+        return (self.group - 1) * self.stride + self.kw
+
+    def pos_elem(self, k: int, j: int) -> str:
+        """Address of input column k (of the group's filter row) at channel vector j."""
+        base, scale = self.pos_addr[k]
+        row = f"ap{base}" if scale == 0 else f"ap{base} + {scale} * psb"
+        return f"(const {self.ctype}*) ({row}) + {j * self.lanes}"
+
+    def x_elem(self, i: int, j: int) -> str:
+        """Address of pixel i's channel vector j at the current tap."""
+        base, scale = self.row_addr[i]
+        row = f"ab{base}" if scale == 0 else f"ab{base} + {scale} * rsb"
+        return f"(const {self.ctype}*) ({row}) + {j * self.lanes}"
+
+
+class Dwconv(OpFamily):
+    name = "dwconv"
+    sdk_op = "conv2d"  # the conv driver selects and calls these kernels
+    template = "dwconv/ukernel.c.j2"
+    types_template = "dwconv/types.h.j2"
+    vector_dim = "n"
+    dtypes = ("f32",)
+    fields = {"kh": (1, None), "kw": (1, None), "stride": (1, STRIDES),
+              "layout": ("nhwc", LAYOUTS), "dilation": ("any", ("any", "1"))}
+    c_row_doc = ("X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, MR, NR, "
+                 "production, "
+                 "channels-last kernel or NULL, channel-first kernel or NULL, \"name\")")
+
+    def template_for(self, spec) -> str:
+        return "dwconv/ukernel_nchw.c.j2" if spec.layout == "nchw" else self.template
+
+    def variant_tokens(self, spec):
+        return (["nchw"] if spec.layout == "nchw" else []) + (
+            ["d1"] if spec.dilation == "1" else [])
+
+    def parse_variant(self, variant: str):
+        fields = {"layout": "nhwc", "dilation": "any"}
+        tokens = variant.split("_") if variant else []
+        if tokens[:1] == ["nchw"]:
+            fields["layout"] = "nchw"
+            tokens = tokens[1:]
+        if tokens[:1] == ["d1"]:
+            fields["dilation"] = "1"
+            tokens = tokens[1:]
+        return fields, "_".join(tokens)
+
+    def op_token(self, spec) -> str:
+        return f"dwconv{spec.kh}x{spec.kw}s{spec.stride}"
+
+    def parse_op_token(self, token: str) -> Optional[Dict[str, Any]]:
+        m = TOKEN.match(token)
+        if not m:
+            return None
+        return {"kh": int(m.group(1)), "kw": int(m.group(2)), "stride": int(m.group(3))}
+
+    def check(self, spec) -> None:
+        if spec.kr != 1:
+            raise ValueError(f"kr: dwconv kernels take KR=1, got KR={spec.kr}")
+        if spec.dilation == "1" and spec.layout != "nhwc":
+            raise ValueError("dilation: unit-dilation (sliding) dwconv kernels are channels last")
+        self.check_multiple("nr", spec.nr, spec, "NR")
+        for f in ("kh", "kw"):
+            if getattr(spec, f) > MAX_TAPS_SIDE:
+                raise ValueError(f"{f}: {getattr(spec, f)} is over the limit of {MAX_TAPS_SIDE}")
+
+    def register_budget(self, spec) -> RegisterBudget:
+        isa = get_isa(spec.isa)
+        nv = spec.nr // isa.lanes(spec.dtype)
+        if spec.layout == "nchw":
+            # MR x NV accumulators, a channel's NV pixel vectors (S loads each), one weight.
+            return RegisterBudget(spec.mr * nv, nv * spec.stride, 1, isa.num_vregs,
+                                  input_name="input", broadcast_name="weight broadcast")
+        if spec.dilation == "1":
+            # A pixel group's accumulators, a filter row's input columns (each loaded once),
+            # one weight vector.
+            cols = (self.group(spec) - 1) * spec.stride + spec.kw
+            return RegisterBudget(self.group(spec) * nv, cols * nv, nv, isa.num_vregs,
+                                  input_name="input column", broadcast_name="weight")
+        # A pixel group's NV accumulators each, a tap's NV weight vectors, NV input vectors.
+        return RegisterBudget(self.group(spec) * nv, nv, nv, isa.num_vregs,
+                              input_name="weight", broadcast_name="input")
+
+    def budget_rule(self, spec) -> str:
+        lanes = self.lanes(spec)
+        if spec.layout == "nchw":
+            return f"MR*NR/{lanes} + stride*NR/{lanes} + 1"
+        return f"group*NR/{lanes} + 2*NR/{lanes} (group: pixels per step, <= MR)"
+
+    def lower(self, spec) -> DwconvPlan:
+        isa = get_isa(spec.isa)
+        v = isa.vec(spec.dtype)
+        bases, rows = row_addressing(spec.mr)
+        group = self.group(spec)
+        gbases, grows = row_addressing(group)
+        pbases, prows = row_addressing((group - 1) * spec.stride + spec.kw)
+        if spec.layout == "nhwc":
+            bases, rows = gbases, grows
+        return DwconvPlan(
+            name=spec.name, dtype=spec.dtype, ctype=v.ctype, mr=spec.mr, nr=spec.nr,
+            lanes=v.lanes, nv=spec.nr // v.lanes, kh=spec.kh, kw=spec.kw, stride=spec.stride,
+            unroll_taps=spec.kh * spec.kw <= MAX_UNROLLED_TAPS, tail=spec.tail,
+            row_bases=bases, row_addr=rows, isa=isa, v=v, budget=self.register_budget(spec),
+            params_type=f"tg_{spec.dtype}_conv_params", layout=spec.layout, group=group,
+            group_bases=gbases, slide=spec.dilation == "1", pos_bases=pbases, pos_addr=prows)
+
+    @staticmethod
+    def group(spec) -> int:
+        """Pixels per step of a channels-last tile: enough accumulators for FMA_CHAINS
+        independent chains, dividing MR."""
+        nv = spec.nr // get_isa(spec.isa).lanes(spec.dtype)
+        want = max(1, -(-FMA_CHAINS // nv))
+        return max(d for d in range(1, spec.mr + 1) if spec.mr % d == 0 and d <= want)
+
+    def c_declaration(self, spec) -> str:
+        t = DTYPES[spec.dtype]
+        if spec.layout == "nchw":
+            return (f"void {spec.name}(int64_t, int64_t, const {t}* const*, int64_t, "
+                    f"const {t}*, {t}*, int64_t, const tg_{spec.dtype}_conv_params*);")
+        return (f"void {spec.name}(int64_t, int64_t, const {t}* const*, int64_t, int64_t, "
+                f"const {t}*, {t}*, int64_t, const tg_{spec.dtype}_conv_params*);")
+
+    def c_row(self, entry) -> str:
+        s = entry.spec
+        nchw = s.layout == "nchw"
+        return (f"TG_ISA_{s.isa.upper()}, {s.kh}, {s.kw}, {s.stride}, {int(nchw)}, "
+                f"{int(s.dilation == '1')}, {s.mr}, "
+                f"{s.nr}, {int(entry.production)}, {'NULL' if nchw else s.name}, "
+                f"{s.name if nchw else 'NULL'}, \"{s.name}\"")
+
+    def validate_registry(self, entries, where: str) -> None:
+        """Per ISA and layout, production dwconv kernels share one NR (one weight packing)."""
+        nrs: Dict[Tuple[str, str, str], set] = {}
+        for e in entries:
+            if e.production:
+                nrs.setdefault((e.spec.dtype, e.spec.isa, e.spec.layout), set()).add(e.spec.nr)
+        for (dtype, isa, _), group in nrs.items():  # noqa: B007
+            if len(group) > 1:
+                raise ValueError(f"{where}: production dwconv {dtype} kernels for {isa} have NR "
+                                 f"values {sorted(group)}; allowed: one NR per ISA")
+
+
+FAMILY = Dwconv()
