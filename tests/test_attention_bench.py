@@ -1,5 +1,5 @@
-"""The attention and paged_attention bench plug-ins: every quick case runs once on each library
-present and passes its own check; a wrong answer fails it."""
+"""The attention, paged_attention and bert bench plug-ins: every quick case runs once on each
+library present and passes its own check; a wrong answer fails it."""
 import numpy as np
 import pytest
 
@@ -7,7 +7,7 @@ from tilegen.bench import installed
 from tilegen.benchops import OPS
 
 
-@pytest.mark.parametrize("op", ["attention", "paged_attention"])
+@pytest.mark.parametrize("op", ["attention", "paged_attention", "bert"])
 def test_quick_cases_run_and_check(op):
     mod = OPS[op]
     for case in mod.cases(quick=True):

@@ -86,7 +86,10 @@ TG_DEFINE_PUBLISH(f64)
     fill_set_##DT(&next.narrow, k, count, 1, nr / 2, limit[2]);                                \
     if (next.packed.mr == 0) return 0; /* the packed layout is the one every ISA must have */  \
     for (int i = 0; i < count; i++)                                                            \
-      if (k[i].layout == 0 && k[i].mr == next.packed.mr && k[i].nr == nr) next.packr = k[i].pr; \
+      if (k[i].layout == 0 && k[i].mr == next.packed.mr && k[i].nr == nr) {                   \
+        next.packr = k[i].pr;                                                                  \
+        next.epi = k[i].epi;                                                                   \
+      }                                                                                        \
     TG_FOREACH_GEMV_UKERNEL_##DT(TG_COLLECT_GEMV)                                              \
     if (next.gemv == NULL) { /* no dot-form kernel for this ISA: the portable one */           \
       const int want = isa;                                                                    \
@@ -107,14 +110,15 @@ TG_DEFINE_PUBLISH(f64)
     tg_##DT##_packa_fn pa;                                                                    \
     tg_##DT##_packr_fn pr;                                                                    \
     tg_##DT##_packb_fn pb;                                                                    \
+    tg_##DT##_epi_fn epi;                                                                     \
     const char* name;                                                                         \
   } tg_ukernel_##DT;
 TG_DEFINE_UKERNEL_T(f32)
 TG_DEFINE_UKERNEL_T(f64)
 
-#define TG_COLLECT(ISA, MR, NR, U, EPI, PROD, LAYOUT, FN, PA, PR, PB, NAME)                  \
+#define TG_COLLECT(ISA, MR, NR, U, EPI, PROD, LAYOUT, FN, PA, PR, PB, EPIFN, NAME)           \
   if ((ISA) == isa && (PROD) && (EPI) == 0u && count < 64 && (MR) <= TG_MAX_MR) {            \
-    k[count] = (__typeof__(k[0])){(MR), (NR), (LAYOUT), FN, PA, PR, PB, NAME};               \
+    k[count] = (__typeof__(k[0])){(MR), (NR), (LAYOUT), FN, PA, PR, PB, EPIFN, NAME};        \
     count++;                                                                                  \
   }
 

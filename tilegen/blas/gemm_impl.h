@@ -46,9 +46,24 @@ static inline T F(activate_)(T x, int act) {
   }
 }
 
-/* bias + activation over an m x n block of C, right after its last k block (still in cache). */
-static void F(epilogue_)(T* c, int64_t m, int64_t n, int64_t rs_c, int64_t cs_c, const T* bias,
-                         int64_t bias_rs, int64_t bias_cs, int act) {
+/* bias + activation over an m x n block of C, right after its last k block (still in cache):
+   the ISA's vectorised row epilogue where C's rows (or a one-column C) are contiguous, else
+   element by element. */
+static void F(epilogue_)(const F(cfg_t_)* cfg, T* c, int64_t m, int64_t n, int64_t rs_c,
+                         int64_t cs_c, const T* bias, int64_t bias_rs, int64_t bias_cs, int act) {
+  if (cfg->epi != NULL) {
+    if (n == 1 && rs_c == 1 && (bias == NULL || bias_rs == 1)) {  /* a contiguous column */
+      cfg->epi(m, c, bias, (T) 0, act);
+      return;
+    }
+    if (cs_c == 1 && (bias == NULL || bias_cs <= 1) && bias_cs >= 0) {
+      for (int64_t i = 0; i < m; i++) {  /* bias along the row, or one value per row */
+        const T* brow = bias && bias_cs == 1 ? bias + i * bias_rs : NULL;
+        cfg->epi(n, c + i * rs_c, brow, bias && bias_cs == 0 ? bias[i * bias_rs] : (T) 0, act);
+      }
+      return;
+    }
+  }
   for (int64_t i = 0; i < m; i++) {
     T* row = c + i * rs_c;
     const T* brow = bias ? bias + i * bias_rs : NULL;
@@ -72,7 +87,7 @@ static void F(scale_c_)(const F(problem_)* p) {
     }
   }
   if (p->bias || p->act)
-    F(epilogue_)(p->c, p->m, p->n, p->rs_c, p->cs_c, p->bias, p->bias_rs, p->bias_cs, p->act);
+    F(epilogue_)(p->cfg, p->c, p->m, p->n, p->rs_c, p->cs_c, p->bias, p->bias_rs, p->bias_cs, p->act);
 }
 
 /* Last resort when packing memory cannot be had: slow, but correct and allocation-free. */
@@ -87,7 +102,7 @@ static void F(naive_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_
     }
   }
   if (p->bias || p->act)
-    F(epilogue_)(p->c + i0 * p->rs_c + j0 * p->cs_c, i1 - i0, j1 - j0, p->rs_c, p->cs_c,
+    F(epilogue_)(p->cfg, p->c + i0 * p->rs_c + j0 * p->cs_c, i1 - i0, j1 - j0, p->rs_c, p->cs_c,
                  p->bias ? p->bias + i0 * p->bias_rs + j0 * p->bias_cs : NULL, p->bias_rs,
                  p->bias_cs, p->act);
 }
@@ -313,7 +328,7 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
               }
           }
           if (last_k && has_epi)
-            F(epilogue_)(ct, r, nr, p->rs_c, p->cs_c,
+            F(epilogue_)(p->cfg, ct, r, nr, p->rs_c, p->cs_c,
                          p->bias ? p->bias + ci * p->bias_rs + cj * p->bias_cs : NULL,
                          p->bias_rs, p->bias_cs, p->act);
         }
@@ -400,6 +415,7 @@ static int F(gemm_prepare_)(F(problem_)* p, int64_t m, int64_t n, int64_t k, T a
                      .bias_cs = bias_stride, .act = act};
   if (m == 0 || n == 0) return 0;
   if (alpha == 0 || k == 0) {
+    p->cfg = F(tg_gemm_cfg_)();  /* its row epilogue */
     F(scale_c_)(p);
     return 0;
   }
@@ -491,7 +507,7 @@ static void F(gemv_dot_)(const F(problem_)* p, const T* mat, int64_t rs_mat, int
   const int64_t panels = (rows + g.cfg->gemv_mr - 1) / g.cfg->gemv_mr;
   if (nt > panels) nt = (int) panels;
   tg_parallel_run(nt, F(gemv_task_), &g);
-  if (p->bias || p->act) F(epilogue_)(y, rows, 1, inc_y, 1, p->bias, bias_inc, 0, p->act);
+  if (p->bias || p->act) F(epilogue_)(p->cfg, y, rows, 1, inc_y, 1, p->bias, bias_inc, 0, p->act);
 }
 
 void F(tg_gemm_)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t rs_a,

@@ -32,6 +32,7 @@
     tg_gemm_set_##DT rows;    /* A(i, kk) at a[i*rs_a + kk]: row-major A, row panels */   \
     tg_gemm_set_##DT narrow;  /* "rows" kernels of half the NR, for products with few columns */ \
     tg_##DT##_packr_fn packr;                                                             \
+    tg_##DT##_epi_fn epi;     /* bias + activation over a row of C, or NULL */            \
     /* y = A x with A's rows contiguous: the dot-form GEMV kernel of the same ISA. */      \
     tg_##DT##_gemv_ukernel_fn gemv;                                                       \
     int gemv_mr;                                                                          \

@@ -128,8 +128,10 @@ const void* tg_intern(tg_interned** list, const void* cfg, size_t size) {
   tg_interned* n = *list;
   while (n != NULL && !(n->size == size && memcmp(n->data, cfg, size) == 0)) n = n->next;
   if (n == NULL) {
-    n = malloc(sizeof(*n) + size);
-    if (n == NULL) return NULL;
+    /* The struct's 64-byte alignment (its data member's) is more than malloc promises. */
+    void* mem = NULL;
+    if (posix_memalign(&mem, _Alignof(tg_interned), sizeof(*n) + size) != 0) return NULL;
+    n = mem;
     n->size = size;
     memcpy(n->data, cfg, size);
     n->next = *list;

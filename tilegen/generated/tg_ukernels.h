@@ -14,6 +14,14 @@
 extern "C" {
 #endif
 
+/* Activation codes of the kernels that fuse one (common/activations.c.j2): the values of
+   TILEGEN_ACT_* in tilegen.h. */
+#define TG_ACT_NONE 0
+#define TG_ACT_RELU 1
+#define TG_ACT_RELU6 2
+#define TG_ACT_GELU 3
+#define TG_ACT_SILU 4
+
 /* ======== attention ======== */
 /* One call: a tile of MR queries (along the lanes) against n keys, 1 <= n <= KB, updating the
    tile's online-softmax state. The driver owns every buffer:
@@ -75,13 +83,6 @@ typedef void (*tg_f32_attndecode_ukernel_fn)(int64_t n, const tg_f32_attndecode_
 
 
 /* ======== conv ======== */
-/* Activation codes of the convolution kernels: the values of TILEGEN_ACT_* in tilegen.h. */
-#define TG_ACT_NONE 0
-#define TG_ACT_RELU 1
-#define TG_ACT_RELU6 2
-#define TG_ACT_GELU 3
-#define TG_ACT_SILU 4
-
 typedef struct tg_f32_conv_params {
   int act;  /* TG_ACT_*, applied before the store */
 } tg_f32_conv_params;
@@ -467,6 +468,11 @@ typedef void (*tg_f32_packr_fn)(
     int64_t m, int64_t mr, int64_t k, const float* a, int64_t rs_a, int64_t cs_a,
     float* dst, int64_t ld);
 
+/* The epilogue over one contiguous row of C: c[j] = act(c[j] + (bias ? bias[j] : bias_add))
+   for j < n, act a TG_ACT_* code; vectorised per ISA (float32 only; float64's is the driver's). */
+typedef void (*tg_f32_epi_fn)(int64_t n, float* c, const float* bias,
+                                     float bias_add, int act);
+
 /* A k x n block of B as NR-wide panels (panel p at dst + p*k*NR), zero-padded past n. */
 typedef void (*tg_f32_packb_fn)(
     int64_t n, int64_t k, const float* b, int64_t rs_b, int64_t cs_b, float* dst);
@@ -492,6 +498,11 @@ typedef void (*tg_f64_packa_fn)(
 typedef void (*tg_f64_packr_fn)(
     int64_t m, int64_t mr, int64_t k, const double* a, int64_t rs_a, int64_t cs_a,
     double* dst, int64_t ld);
+
+/* The epilogue over one contiguous row of C: c[j] = act(c[j] + (bias ? bias[j] : bias_add))
+   for j < n, act a TG_ACT_* code; vectorised per ISA (float32 only; float64's is the driver's). */
+typedef void (*tg_f64_epi_fn)(int64_t n, double* c, const double* bias,
+                                     double bias_add, int act);
 
 /* A k x n block of B as NR-wide panels (panel p at dst + p*k*NR), zero-padded past n. */
 typedef void (*tg_f64_packb_fn)(
@@ -671,6 +682,7 @@ void tg_f32_packa_2__avx2(int64_t, int64_t, const float*, int64_t, int64_t, floa
 void tg_f32_packa_6__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packb_16__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packr__avx2(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
+void tg_f32_gemm_epi__avx2(int64_t, float*, const float*, float, int);
 void tg_f32_packa_1__avx512(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_4__avx512(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_8__avx512(int64_t, int64_t, const float*, int64_t, int64_t, float*);
@@ -678,6 +690,7 @@ void tg_f32_packa_14__avx512(int64_t, int64_t, const float*, int64_t, int64_t, f
 void tg_f32_packb_16__avx512(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packb_32__avx512(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packr__avx512(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
+void tg_f32_gemm_epi__avx512(int64_t, float*, const float*, float, int);
 void tg_f64_packa_1__avx2(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_6__avx2(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_8__avx2(int64_t, int64_t, const double*, int64_t, int64_t, double*);
@@ -764,6 +777,7 @@ void tg_f32_packa_4__neon(int64_t, int64_t, const float*, int64_t, int64_t, floa
 void tg_f32_packa_8__neon(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packb_12__neon(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packr__neon(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
+void tg_f32_gemm_epi__neon(int64_t, float*, const float*, float, int);
 void tg_f64_packa_1__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_8__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_6__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
@@ -814,6 +828,7 @@ void tg_f32_packa_1__scalar(int64_t, int64_t, const float*, int64_t, int64_t, fl
 void tg_f32_packa_2__scalar(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packb_4__scalar(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packr__scalar(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
+void tg_f32_gemm_epi__scalar(int64_t, float*, const float*, float, int);
 void tg_f64_packa_1__scalar(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packa_2__scalar(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_4__scalar(int64_t, int64_t, const double*, int64_t, int64_t, double*);
@@ -1078,42 +1093,42 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_FILTER_UKERNELS_f32_ANY(X)
 
 /* TG_GEMM_UKERNELS_<dtype>_<ARCH>(X): every gemm kernel of that dtype built
-   for that architecture, registry order. X(isa id, MR, NR, unroll, epilogue flags, production, A layout (0 packed, 1 rows), kernel, packa, packr, packb, "name") */
+   for that architecture, registry order. X(isa id, MR, NR, unroll, epilogue flags, production, A layout (0 packed, 1 rows), kernel, packa, packr, packb, row epilogue or NULL, "name") */
 #define TG_GEMM_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, 1, tg_f32_gemm_ukernel_14x32__avx512_rows, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_14x32__avx512_rows") \
-  X(TG_ISA_AVX512, 8, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_8x32__avx512, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_8x32__avx512") \
-  X(TG_ISA_AVX512, 8, 32, 1, 0u, 1, 1, tg_f32_gemm_ukernel_8x32__avx512_rows, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_8x32__avx512_rows") \
-  X(TG_ISA_AVX512, 4, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x32__avx512, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 4, 32, 1, 0u, 1, 1, tg_f32_gemm_ukernel_4x32__avx512_rows, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_4x32__avx512_rows") \
-  X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x32__avx512, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x32__avx512_rows, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_ukernel_1x32__avx512_rows") \
-  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_14x16__avx512_rows, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, "tg_f32_gemm_ukernel_14x16__avx512_rows") \
-  X(TG_ISA_AVX512, 8, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_8x16__avx512_rows, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, "tg_f32_gemm_ukernel_8x16__avx512_rows") \
-  X(TG_ISA_AVX512, 4, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_4x16__avx512_rows, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, "tg_f32_gemm_ukernel_4x16__avx512_rows") \
-  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x16__avx512_rows, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, "tg_f32_gemm_ukernel_1x16__avx512_rows") \
-  X(TG_ISA_AVX512, 14, 32, 2, TG_EPI_BIAS | TG_EPI_RELU, 0, 0, tg_f32_gemm_bias_relu_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, "tg_f32_gemm_bias_relu_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 0, tg_f32_gemm_ukernel_6x16__avx2, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_6x16__avx2") \
-  X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_6x16__avx2_rows, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_6x16__avx2_rows") \
-  X(TG_ISA_AVX2, 2, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_2x16__avx2, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_2x16__avx2") \
-  X(TG_ISA_AVX2, 2, 16, 1, 0u, 1, 1, tg_f32_gemm_ukernel_2x16__avx2_rows, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_2x16__avx2_rows") \
-  X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x16__avx2, tg_f32_packa_1__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_1x16__avx2") \
-  X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x16__avx2_rows, tg_f32_packa_1__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, "tg_f32_gemm_ukernel_1x16__avx2_rows") \
+  X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, 1, tg_f32_gemm_ukernel_14x32__avx512_rows, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_14x32__avx512_rows") \
+  X(TG_ISA_AVX512, 8, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_8x32__avx512, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_8x32__avx512") \
+  X(TG_ISA_AVX512, 8, 32, 1, 0u, 1, 1, tg_f32_gemm_ukernel_8x32__avx512_rows, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_8x32__avx512_rows") \
+  X(TG_ISA_AVX512, 4, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x32__avx512, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 4, 32, 1, 0u, 1, 1, tg_f32_gemm_ukernel_4x32__avx512_rows, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_4x32__avx512_rows") \
+  X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x32__avx512, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x32__avx512_rows, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_1x32__avx512_rows") \
+  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_14x16__avx512_rows, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_14x16__avx512_rows") \
+  X(TG_ISA_AVX512, 8, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_8x16__avx512_rows, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_8x16__avx512_rows") \
+  X(TG_ISA_AVX512, 4, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_4x16__avx512_rows, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_4x16__avx512_rows") \
+  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x16__avx512_rows, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_1x16__avx512_rows") \
+  X(TG_ISA_AVX512, 14, 32, 2, TG_EPI_BIAS | TG_EPI_RELU, 0, 0, tg_f32_gemm_bias_relu_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_bias_relu_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 0, tg_f32_gemm_ukernel_6x16__avx2, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_6x16__avx2") \
+  X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_6x16__avx2_rows, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_6x16__avx2_rows") \
+  X(TG_ISA_AVX2, 2, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_2x16__avx2, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_2x16__avx2") \
+  X(TG_ISA_AVX2, 2, 16, 1, 0u, 1, 1, tg_f32_gemm_ukernel_2x16__avx2_rows, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_2x16__avx2_rows") \
+  X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x16__avx2, tg_f32_packa_1__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_1x16__avx2") \
+  X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x16__avx2_rows, tg_f32_packa_1__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_1x16__avx2_rows") \
 
 #define TG_GEMM_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 8, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_8x12__neon") \
-  X(TG_ISA_NEON, 8, 12, 1, 0u, 1, 1, tg_f32_gemm_ukernel_8x12__neon_rows, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_8x12__neon_rows") \
-  X(TG_ISA_NEON, 4, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x12__neon, tg_f32_packa_4__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_4x12__neon") \
-  X(TG_ISA_NEON, 4, 12, 1, 0u, 1, 1, tg_f32_gemm_ukernel_4x12__neon_rows, tg_f32_packa_4__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_4x12__neon_rows") \
-  X(TG_ISA_NEON, 1, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_1x12__neon, tg_f32_packa_1__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_1x12__neon") \
-  X(TG_ISA_NEON, 1, 12, 2, 0u, 1, 1, tg_f32_gemm_ukernel_1x12__neon_rows, tg_f32_packa_1__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_ukernel_1x12__neon_rows") \
-  X(TG_ISA_NEON, 8, 12, 2, TG_EPI_BIAS | TG_EPI_RELU6, 0, 0, tg_f32_gemm_bias_relu6_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, "tg_f32_gemm_bias_relu6_ukernel_8x12__neon") \
+  X(TG_ISA_NEON, 8, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_8x12__neon") \
+  X(TG_ISA_NEON, 8, 12, 1, 0u, 1, 1, tg_f32_gemm_ukernel_8x12__neon_rows, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_8x12__neon_rows") \
+  X(TG_ISA_NEON, 4, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x12__neon, tg_f32_packa_4__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_4x12__neon") \
+  X(TG_ISA_NEON, 4, 12, 1, 0u, 1, 1, tg_f32_gemm_ukernel_4x12__neon_rows, tg_f32_packa_4__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_4x12__neon_rows") \
+  X(TG_ISA_NEON, 1, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_1x12__neon, tg_f32_packa_1__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_1x12__neon") \
+  X(TG_ISA_NEON, 1, 12, 2, 0u, 1, 1, tg_f32_gemm_ukernel_1x12__neon_rows, tg_f32_packa_1__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_1x12__neon_rows") \
+  X(TG_ISA_NEON, 8, 12, 2, TG_EPI_BIAS | TG_EPI_RELU6, 0, 0, tg_f32_gemm_bias_relu6_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_bias_relu6_ukernel_8x12__neon") \
 
 #define TG_GEMM_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 0, tg_f32_gemm_ukernel_2x4__scalar, tg_f32_packa_2__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, "tg_f32_gemm_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 1, tg_f32_gemm_ukernel_2x4__scalar_rows, tg_f32_packa_2__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, "tg_f32_gemm_ukernel_2x4__scalar_rows") \
-  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 0, tg_f32_gemm_ukernel_1x4__scalar, tg_f32_packa_1__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, "tg_f32_gemm_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 1, tg_f32_gemm_ukernel_1x4__scalar_rows, tg_f32_packa_1__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, "tg_f32_gemm_ukernel_1x4__scalar_rows") \
+  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 0, tg_f32_gemm_ukernel_2x4__scalar, tg_f32_packa_2__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 1, tg_f32_gemm_ukernel_2x4__scalar_rows, tg_f32_packa_2__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_2x4__scalar_rows") \
+  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 0, tg_f32_gemm_ukernel_1x4__scalar, tg_f32_packa_1__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 1, tg_f32_gemm_ukernel_1x4__scalar_rows, tg_f32_packa_1__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_1x4__scalar_rows") \
 
 #define TG_FOREACH_GEMM_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_GEMM_UKERNELS_f32_X86_64(X)) \
@@ -1121,34 +1136,34 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_GEMM_UKERNELS_f32_ANY(X)
 
 #define TG_GEMM_UKERNELS_f64_X86_64(X) \
-  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 0, tg_f64_gemm_ukernel_14x16__avx512, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_14x16__avx512") \
-  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 1, tg_f64_gemm_ukernel_14x16__avx512_rows, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_14x16__avx512_rows") \
-  X(TG_ISA_AVX512, 8, 16, 2, 0u, 1, 0, tg_f64_gemm_ukernel_8x16__avx512, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_8x16__avx512") \
-  X(TG_ISA_AVX512, 8, 16, 1, 0u, 1, 1, tg_f64_gemm_ukernel_8x16__avx512_rows, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_8x16__avx512_rows") \
-  X(TG_ISA_AVX512, 4, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_4x16__avx512, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_4x16__avx512") \
-  X(TG_ISA_AVX512, 4, 16, 1, 0u, 1, 1, tg_f64_gemm_ukernel_4x16__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_4x16__avx512_rows") \
-  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x16__avx512, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x16__avx512_rows, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, "tg_f64_gemm_ukernel_1x16__avx512_rows") \
-  X(TG_ISA_AVX512, 14, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_14x8__avx512_rows, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, "tg_f64_gemm_ukernel_14x8__avx512_rows") \
-  X(TG_ISA_AVX512, 8, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_8x8__avx512_rows, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, "tg_f64_gemm_ukernel_8x8__avx512_rows") \
-  X(TG_ISA_AVX512, 4, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_4x8__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, "tg_f64_gemm_ukernel_4x8__avx512_rows") \
-  X(TG_ISA_AVX512, 1, 8, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x8__avx512_rows, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, "tg_f64_gemm_ukernel_1x8__avx512_rows") \
-  X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 0, tg_f64_gemm_ukernel_6x8__avx2, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_6x8__avx2") \
-  X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_6x8__avx2_rows, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_6x8__avx2_rows") \
-  X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x8__avx2, tg_f64_packa_1__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x8__avx2_rows, tg_f64_packa_1__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, "tg_f64_gemm_ukernel_1x8__avx2_rows") \
+  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 0, tg_f64_gemm_ukernel_14x16__avx512, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_14x16__avx512") \
+  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 1, tg_f64_gemm_ukernel_14x16__avx512_rows, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_14x16__avx512_rows") \
+  X(TG_ISA_AVX512, 8, 16, 2, 0u, 1, 0, tg_f64_gemm_ukernel_8x16__avx512, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_8x16__avx512") \
+  X(TG_ISA_AVX512, 8, 16, 1, 0u, 1, 1, tg_f64_gemm_ukernel_8x16__avx512_rows, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_8x16__avx512_rows") \
+  X(TG_ISA_AVX512, 4, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_4x16__avx512, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_4x16__avx512") \
+  X(TG_ISA_AVX512, 4, 16, 1, 0u, 1, 1, tg_f64_gemm_ukernel_4x16__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_4x16__avx512_rows") \
+  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x16__avx512, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x16__avx512_rows, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_1x16__avx512_rows") \
+  X(TG_ISA_AVX512, 14, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_14x8__avx512_rows, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_14x8__avx512_rows") \
+  X(TG_ISA_AVX512, 8, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_8x8__avx512_rows, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_8x8__avx512_rows") \
+  X(TG_ISA_AVX512, 4, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_4x8__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_4x8__avx512_rows") \
+  X(TG_ISA_AVX512, 1, 8, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x8__avx512_rows, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_1x8__avx512_rows") \
+  X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 0, tg_f64_gemm_ukernel_6x8__avx2, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_6x8__avx2") \
+  X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_6x8__avx2_rows, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_6x8__avx2_rows") \
+  X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x8__avx2, tg_f64_packa_1__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x8__avx2_rows, tg_f64_packa_1__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_1x8__avx2_rows") \
 
 #define TG_GEMM_UKERNELS_f64_AARCH64(X) \
-  X(TG_ISA_NEON, 8, 6, 2, 0u, 1, 0, tg_f64_gemm_ukernel_8x6__neon, tg_f64_packa_8__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, "tg_f64_gemm_ukernel_8x6__neon") \
-  X(TG_ISA_NEON, 8, 6, 1, 0u, 1, 1, tg_f64_gemm_ukernel_8x6__neon_rows, tg_f64_packa_8__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, "tg_f64_gemm_ukernel_8x6__neon_rows") \
-  X(TG_ISA_NEON, 1, 6, 2, 0u, 1, 0, tg_f64_gemm_ukernel_1x6__neon, tg_f64_packa_1__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, "tg_f64_gemm_ukernel_1x6__neon") \
-  X(TG_ISA_NEON, 1, 6, 2, 0u, 1, 1, tg_f64_gemm_ukernel_1x6__neon_rows, tg_f64_packa_1__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, "tg_f64_gemm_ukernel_1x6__neon_rows") \
+  X(TG_ISA_NEON, 8, 6, 2, 0u, 1, 0, tg_f64_gemm_ukernel_8x6__neon, tg_f64_packa_8__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_8x6__neon") \
+  X(TG_ISA_NEON, 8, 6, 1, 0u, 1, 1, tg_f64_gemm_ukernel_8x6__neon_rows, tg_f64_packa_8__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_8x6__neon_rows") \
+  X(TG_ISA_NEON, 1, 6, 2, 0u, 1, 0, tg_f64_gemm_ukernel_1x6__neon, tg_f64_packa_1__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_1x6__neon") \
+  X(TG_ISA_NEON, 1, 6, 2, 0u, 1, 1, tg_f64_gemm_ukernel_1x6__neon_rows, tg_f64_packa_1__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_1x6__neon_rows") \
 
 #define TG_GEMM_UKERNELS_f64_ANY(X) \
-  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 0, tg_f64_gemm_ukernel_2x4__scalar, tg_f64_packa_2__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 1, tg_f64_gemm_ukernel_2x4__scalar_rows, tg_f64_packa_2__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_2x4__scalar_rows") \
-  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 0, tg_f64_gemm_ukernel_1x4__scalar, tg_f64_packa_1__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 1, tg_f64_gemm_ukernel_1x4__scalar_rows, tg_f64_packa_1__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, "tg_f64_gemm_ukernel_1x4__scalar_rows") \
+  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 0, tg_f64_gemm_ukernel_2x4__scalar, tg_f64_packa_2__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 1, tg_f64_gemm_ukernel_2x4__scalar_rows, tg_f64_packa_2__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_2x4__scalar_rows") \
+  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 0, tg_f64_gemm_ukernel_1x4__scalar, tg_f64_packa_1__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 1, tg_f64_gemm_ukernel_1x4__scalar_rows, tg_f64_packa_1__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_1x4__scalar_rows") \
 
 #define TG_FOREACH_GEMM_UKERNEL_f64(X) \
   TG_IF_BUILT_X86_64(TG_GEMM_UKERNELS_f64_X86_64(X)) \

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..isa import DTYPE_BYTES, DTYPES, FLOAT_DTYPES, ISAS, Isa, VecOps, get_isa
 from . import ExtraFile, OpFamily, RegisterBudget
@@ -138,6 +138,11 @@ def packr_name(dtype: str, isa: str) -> str:
     return f"tg_{dtype}_packr__{isa}"
 
 
+def epilogue_name(dtype: str, isa: str) -> Optional[str]:
+    """The vectorised row epilogue of (dtype, ISA), or None (float64 keeps the driver's)."""
+    return f"tg_{dtype}_gemm_epi__{isa}" if dtype == "f32" else None
+
+
 def pack_path(dtype: str, isa: str) -> str:
     return os.path.join(GENERATED, "gemm", "pack", f"tg_{dtype}_pack__{isa}.c")
 
@@ -164,7 +169,7 @@ class Gemm(OpFamily):
         "blas/blas_abi.c", "also build the Fortran sgemm_/dgemm_ and CBLAS cblas_sgemm/"
         "cblas_dgemm ABI (tilegen_cblas.h)", False)}
     c_row_doc = ("X(isa id, MR, NR, unroll, epilogue flags, production, A layout (0 packed, "
-                 "1 rows), kernel, packa, packr, packb, \"name\")")
+                 "1 rows), kernel, packa, packr, packb, row epilogue or NULL, \"name\")")
 
     def variant_tokens(self, spec) -> List[str]:
         return ["rows"] if spec.a_layout == "rows" else []
@@ -223,7 +228,8 @@ class Gemm(OpFamily):
         return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {s.unroll}, {epilogue_flags(s)}, "
                 f"{int(entry.production)}, {int(s.a_layout == 'rows')}, {s.name}, "
                 f"{packa_name(s.dtype, s.isa, s.mr)}, {packr_name(s.dtype, s.isa)}, "
-                f"{packb_name(s.dtype, s.isa, s.nr)}, \"{s.name}\"")
+                f"{packb_name(s.dtype, s.isa, s.nr)}, "
+                f"{epilogue_name(s.dtype, s.isa) or 'NULL'}, \"{s.name}\"")
 
     def validate_registry(self, entries, where: str) -> None:
         """Per dtype and ISA, production kernels share one NR (one packed-B format), except
@@ -256,9 +262,10 @@ class Gemm(OpFamily):
             nrs.add(e.spec.nr)
         out = []
         for (dtype, isa), (mrs, nrs) in sorted(sets.items()):
+            epi = epilogue_name(dtype, isa)
             body = env.get_template("gemm/pack.c.j2").render(
                 dtype=dtype, ctype=DTYPES[dtype], isa=ISAS[isa], v=ISAS[isa].vec(dtype),
-                mrs=sorted(mrs), nrs=sorted(nrs))
+                mrs=sorted(mrs), nrs=sorted(nrs), epilogue=epi)
             t = DTYPES[dtype]
             decls = [f"void {packa_name(dtype, isa, m)}(int64_t, int64_t, const {t}*, int64_t, "
                      f"int64_t, {t}*);" for m in sorted(mrs)]
@@ -266,6 +273,8 @@ class Gemm(OpFamily):
                       f"int64_t, {t}*);" for n in sorted(nrs)]
             decls.append(f"void {packr_name(dtype, isa)}(int64_t, int64_t, int64_t, const {t}*, "
                          f"int64_t, int64_t, {t}*, int64_t);")
+            if epi:
+                decls.append(f"void {epi}(int64_t, {t}*, const {t}*, {t}, int);")
             out.append(ExtraFile(
                 path=pack_path(dtype, isa), content=body, template="gemm/pack.c.j2",
                 note=f"{self.registry_file}: the MR/NR of every {dtype} {isa} kernel", isa=isa,

@@ -5,6 +5,7 @@
 /* clang-format off */
 #include <stdint.h>
 #include <string.h>
+#include <immintrin.h>
 
 #include "tg_ukernels.h"
 
@@ -191,5 +192,130 @@ void tg_f32_packr__avx2(
       const float* restrict src = a + i * rs_a;
       for (int64_t kk = 0; kk < k; kk++) dst[kk] = src[kk * cs_a];
     }
+  }
+}
+
+static inline float tg_hsum256_ps(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+static inline float tg_hmax256_ps(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
+}
+static inline __m256 tg_scale2_256_ps(__m256 x, __m256 n) {
+  const __m256i e = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(x, _mm256_castsi256_ps(e));
+}
+
+/* exp(x) = 2^n p(r), n = round(x log2(e)), r = x - n ln(2) with ln(2) in two parts, p the
+   degree-6 Taylor polynomial (|r| <= ln(2)/2: relative error < 2e-7); x is clamped to the range
+   where 2^n stays a normal number (max(k, x) keeps a NaN x). */
+static inline __m256 tg_vexp(__m256 x) {
+  x = _mm256_max_ps(_mm256_set1_ps(-87.3f), x);
+  x = _mm256_min_ps(_mm256_set1_ps(88.3f), x);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693359375f), x);
+  r = _mm256_fmadd_ps(n, _mm256_set1_ps(0.00021219444f), r);
+  __m256 p = _mm256_set1_ps(0.00138888889f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.00833333333f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.0416666667f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.166666667f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  return tg_scale2_256_ps(p, n);
+}
+
+/* gelu(x) = x/2 erfc(-x/sqrt(2)), erfc(z) = t exp(-z^2 + P(t)) with t = 1/(1 + |z|/2) for z >= 0
+   and 2 - erfc(-z) below (the Chebyshev fit of Numerical Recipes' erfcc: relative error
+   < 1.2e-7 everywhere). */
+static inline __m256 tg_vgelu(__m256 x) {
+  const __m256 z = _mm256_mul_ps(x, _mm256_set1_ps(-0.707106781f));
+  const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), z);
+  const __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(a, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.0f)));
+  __m256 q = _mm256_set1_ps(0.17087277f);
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.82215223f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.48851587f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-1.13520398f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.27886807f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.18628806f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.09678418f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.37409196f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.00002368f));
+  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-1.26551223f));
+  const __m256 e = _mm256_mul_ps(t, tg_vexp(_mm256_fmadd_ps(a, _mm256_sub_ps(_mm256_setzero_ps(), a), q)));
+  const __m256 erfc = _mm256_blendv_ps(e, _mm256_sub_ps(_mm256_set1_ps(2.0f), e), z);
+  return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), erfc);
+}
+
+/* silu(x) = x / (1 + exp(-x)). */
+static inline __m256 tg_vsilu(__m256 x) {
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), tg_vexp(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+}
+
+void tg_f32_gemm_epi__avx2(int64_t n, float* restrict c, const float* restrict bias,
+                           float bias_add, int act)
+{
+  const __m256 vadd = _mm256_set1_ps(bias_add);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    __m256 x = _mm256_add_ps(_mm256_loadu_ps(c + j), bias ? _mm256_loadu_ps(bias + j) : vadd);
+  switch (act) {
+    case TG_ACT_RELU: {
+      const __m256 vzero = _mm256_setzero_ps();
+      x = _mm256_max_ps(vzero, x);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m256 vzero = _mm256_setzero_ps();
+      const __m256 vsix = _mm256_set1_ps(6.0f);
+      x = _mm256_min_ps(vsix, _mm256_max_ps(vzero, x));
+      break;
+    }
+    case TG_ACT_GELU:
+      x = tg_vgelu(x);
+      break;
+    case TG_ACT_SILU:
+      x = tg_vsilu(x);
+      break;
+    default:
+      break;
+  }
+
+    _mm256_storeu_ps(c + j, x);
+  }
+  if (j < n) {  /* the tail through a vector-sized copy */
+    float tc[8] = {0}, tb[8] = {0};
+    memcpy(tc, c + j, (size_t) (n - j) * sizeof(float));
+    if (bias) memcpy(tb, bias + j, (size_t) (n - j) * sizeof(float));
+    __m256 x = _mm256_add_ps(_mm256_loadu_ps(tc), bias ? _mm256_loadu_ps(tb) : vadd);
+  switch (act) {
+    case TG_ACT_RELU: {
+      const __m256 vzero = _mm256_setzero_ps();
+      x = _mm256_max_ps(vzero, x);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m256 vzero = _mm256_setzero_ps();
+      const __m256 vsix = _mm256_set1_ps(6.0f);
+      x = _mm256_min_ps(vsix, _mm256_max_ps(vzero, x));
+      break;
+    }
+    case TG_ACT_GELU:
+      x = tg_vgelu(x);
+      break;
+    case TG_ACT_SILU:
+      x = tg_vsilu(x);
+      break;
+    default:
+      break;
+  }
+
+    _mm256_storeu_ps(tc, x);
+    memcpy(c + j, tc, (size_t) (n - j) * sizeof(float));
   }
 }

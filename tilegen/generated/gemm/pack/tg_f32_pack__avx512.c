@@ -304,3 +304,112 @@ void tg_f32_packr__avx512(
     }
   }
 }
+
+/* exp(x) = 2^n p(r), n = round(x log2(e)), r = x - n ln(2) with ln(2) in two parts, p the
+   degree-6 Taylor polynomial (|r| <= ln(2)/2: relative error < 2e-7); x is clamped to the range
+   where 2^n stays a normal number (max(k, x) keeps a NaN x). */
+static inline __m512 tg_vexp(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(-87.3f), x);
+  x = _mm512_min_ps(_mm512_set1_ps(88.3f), x);
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693359375f), x);
+  r = _mm512_fmadd_ps(n, _mm512_set1_ps(0.00021219444f), r);
+  __m512 p = _mm512_set1_ps(0.00138888889f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.00833333333f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.0416666667f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.166666667f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+/* gelu(x) = x/2 erfc(-x/sqrt(2)), erfc(z) = t exp(-z^2 + P(t)) with t = 1/(1 + |z|/2) for z >= 0
+   and 2 - erfc(-z) below (the Chebyshev fit of Numerical Recipes' erfcc: relative error
+   < 1.2e-7 everywhere). */
+static inline __m512 tg_vgelu(__m512 x) {
+  const __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(-0.707106781f));
+  const __m512 a = _mm512_abs_ps(z);
+  const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(a, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.0f)));
+  __m512 q = _mm512_set1_ps(0.17087277f);
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.82215223f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.48851587f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-1.13520398f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.27886807f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-0.18628806f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.09678418f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(0.37409196f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.00002368f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-1.26551223f));
+  const __m512 e = _mm512_mul_ps(t, tg_vexp(_mm512_fmadd_ps(a, _mm512_sub_ps(_mm512_setzero_ps(), a), q)));
+  const __m512 erfc = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_LT_OQ), e, _mm512_sub_ps(_mm512_set1_ps(2.0f), e));
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), x), erfc);
+}
+
+/* silu(x) = x / (1 + exp(-x)). */
+static inline __m512 tg_vsilu(__m512 x) {
+  return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), tg_vexp(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+}
+
+void tg_f32_gemm_epi__avx512(int64_t n, float* restrict c, const float* restrict bias,
+                             float bias_add, int act)
+{
+  const __m512 vadd = _mm512_set1_ps(bias_add);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    __m512 x = _mm512_add_ps(_mm512_loadu_ps(c + j), bias ? _mm512_loadu_ps(bias + j) : vadd);
+  switch (act) {
+    case TG_ACT_RELU: {
+      const __m512 vzero = _mm512_setzero_ps();
+      x = _mm512_max_ps(vzero, x);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m512 vzero = _mm512_setzero_ps();
+      const __m512 vsix = _mm512_set1_ps(6.0f);
+      x = _mm512_min_ps(vsix, _mm512_max_ps(vzero, x));
+      break;
+    }
+    case TG_ACT_GELU:
+      x = tg_vgelu(x);
+      break;
+    case TG_ACT_SILU:
+      x = tg_vsilu(x);
+      break;
+    default:
+      break;
+  }
+
+    _mm512_storeu_ps(c + j, x);
+  }
+  if (j < n) {  /* the tail through a vector-sized copy */
+    float tc[16] = {0}, tb[16] = {0};
+    memcpy(tc, c + j, (size_t) (n - j) * sizeof(float));
+    if (bias) memcpy(tb, bias + j, (size_t) (n - j) * sizeof(float));
+    __m512 x = _mm512_add_ps(_mm512_loadu_ps(tc), bias ? _mm512_loadu_ps(tb) : vadd);
+  switch (act) {
+    case TG_ACT_RELU: {
+      const __m512 vzero = _mm512_setzero_ps();
+      x = _mm512_max_ps(vzero, x);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m512 vzero = _mm512_setzero_ps();
+      const __m512 vsix = _mm512_set1_ps(6.0f);
+      x = _mm512_min_ps(vsix, _mm512_max_ps(vzero, x));
+      break;
+    }
+    case TG_ACT_GELU:
+      x = tg_vgelu(x);
+      break;
+    case TG_ACT_SILU:
+      x = tg_vsilu(x);
+      break;
+    default:
+      break;
+  }
+
+    _mm512_storeu_ps(tc, x);
+    memcpy(c + j, tc, (size_t) (n - j) * sizeof(float));
+  }
+}

@@ -5,6 +5,7 @@
 /* clang-format off */
 #include <stdint.h>
 #include <string.h>
+#include <arm_neon.h>
 
 #include "tg_ukernels.h"
 
@@ -191,5 +192,114 @@ void tg_f32_packr__neon(
       const float* restrict src = a + i * rs_a;
       for (int64_t kk = 0; kk < k; kk++) dst[kk] = src[kk * cs_a];
     }
+  }
+}
+
+/* exp(x) = 2^n p(r), n = round(x log2(e)), r = x - n ln(2) with ln(2) in two parts, p the
+   degree-6 Taylor polynomial (|r| <= ln(2)/2: relative error < 2e-7); x is clamped to the range
+   where 2^n stays a normal number (max(k, x) keeps a NaN x). */
+static inline float32x4_t tg_vexp(float32x4_t x) {
+  x = vmaxq_f32(vdupq_n_f32(-87.3f), x);
+  x = vminq_f32(vdupq_n_f32(88.3f), x);
+  const float32x4_t n = vrndnq_f32(vmulq_f32(x, vdupq_n_f32(1.44269504f)));
+  float32x4_t r = vfmaq_f32(x, n, vdupq_n_f32(-0.693359375f));
+  r = vfmaq_f32(r, n, vdupq_n_f32(0.00021219444f));
+  float32x4_t p = vdupq_n_f32(0.00138888889f);
+  p = vfmaq_f32(vdupq_n_f32(0.00833333333f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(0.0416666667f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(0.166666667f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(0.5f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+  return vmulq_f32(p, vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(n), vdupq_n_s32(127)), 23)));
+}
+
+/* gelu(x) = x/2 erfc(-x/sqrt(2)), erfc(z) = t exp(-z^2 + P(t)) with t = 1/(1 + |z|/2) for z >= 0
+   and 2 - erfc(-z) below (the Chebyshev fit of Numerical Recipes' erfcc: relative error
+   < 1.2e-7 everywhere). */
+static inline float32x4_t tg_vgelu(float32x4_t x) {
+  const float32x4_t z = vmulq_f32(x, vdupq_n_f32(-0.707106781f));
+  const float32x4_t a = vabsq_f32(z);
+  const float32x4_t t = vdivq_f32(vdupq_n_f32(1.0f), vfmaq_f32(vdupq_n_f32(1.0f), a, vdupq_n_f32(0.5f)));
+  float32x4_t q = vdupq_n_f32(0.17087277f);
+  q = vfmaq_f32(vdupq_n_f32(-0.82215223f), q, t);
+  q = vfmaq_f32(vdupq_n_f32(1.48851587f), q, t);
+  q = vfmaq_f32(vdupq_n_f32(-1.13520398f), q, t);
+  q = vfmaq_f32(vdupq_n_f32(0.27886807f), q, t);
+  q = vfmaq_f32(vdupq_n_f32(-0.18628806f), q, t);
+  q = vfmaq_f32(vdupq_n_f32(0.09678418f), q, t);
+  q = vfmaq_f32(vdupq_n_f32(0.37409196f), q, t);
+  q = vfmaq_f32(vdupq_n_f32(1.00002368f), q, t);
+  q = vfmaq_f32(vdupq_n_f32(-1.26551223f), q, t);
+  const float32x4_t e = vmulq_f32(t, tg_vexp(vfmaq_f32(q, a, vsubq_f32(vdupq_n_f32(0), a))));
+  const float32x4_t erfc = vbslq_f32(vcltzq_f32(z), vsubq_f32(vdupq_n_f32(2.0f), e), e);
+  return vmulq_f32(vmulq_f32(vdupq_n_f32(0.5f), x), erfc);
+}
+
+/* silu(x) = x / (1 + exp(-x)). */
+static inline float32x4_t tg_vsilu(float32x4_t x) {
+  return vdivq_f32(x, vaddq_f32(vdupq_n_f32(1.0f), tg_vexp(vsubq_f32(vdupq_n_f32(0), x))));
+}
+
+void tg_f32_gemm_epi__neon(int64_t n, float* restrict c, const float* restrict bias,
+                           float bias_add, int act)
+{
+  const float32x4_t vadd = vdupq_n_f32(bias_add);
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    float32x4_t x = vaddq_f32(vld1q_f32(c + j), bias ? vld1q_f32(bias + j) : vadd);
+  switch (act) {
+    case TG_ACT_RELU: {
+      const float32x4_t vzero = vdupq_n_f32(0);
+      x = vmaxq_f32(vzero, x);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const float32x4_t vzero = vdupq_n_f32(0);
+      const float32x4_t vsix = vdupq_n_f32(6.0f);
+      x = vminq_f32(vsix, vmaxq_f32(vzero, x));
+      break;
+    }
+    case TG_ACT_GELU:
+      x = tg_vgelu(x);
+      break;
+    case TG_ACT_SILU:
+      x = tg_vsilu(x);
+      break;
+    default:
+      break;
+  }
+
+    vst1q_f32(c + j, x);
+  }
+  if (j < n) {  /* the tail through a vector-sized copy */
+    float tc[4] = {0}, tb[4] = {0};
+    memcpy(tc, c + j, (size_t) (n - j) * sizeof(float));
+    if (bias) memcpy(tb, bias + j, (size_t) (n - j) * sizeof(float));
+    float32x4_t x = vaddq_f32(vld1q_f32(tc), bias ? vld1q_f32(tb) : vadd);
+  switch (act) {
+    case TG_ACT_RELU: {
+      const float32x4_t vzero = vdupq_n_f32(0);
+      x = vmaxq_f32(vzero, x);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const float32x4_t vzero = vdupq_n_f32(0);
+      const float32x4_t vsix = vdupq_n_f32(6.0f);
+      x = vminq_f32(vsix, vmaxq_f32(vzero, x));
+      break;
+    }
+    case TG_ACT_GELU:
+      x = tg_vgelu(x);
+      break;
+    case TG_ACT_SILU:
+      x = tg_vsilu(x);
+      break;
+    default:
+      break;
+  }
+
+    vst1q_f32(tc, x);
+    memcpy(c + j, tc, (size_t) (n - j) * sizeof(float));
   }
 }

@@ -157,3 +157,112 @@ void tg_f32_packr__scalar(
     }
   }
 }
+
+/* exp(x) = 2^n p(r), n = round(x log2(e)), r = x - n ln(2) with ln(2) in two parts, p the
+   degree-6 Taylor polynomial (|r| <= ln(2)/2: relative error < 2e-7); x is clamped to the range
+   where 2^n stays a normal number (max(k, x) keeps a NaN x). */
+static inline float tg_vexp(float x) {
+  x = (((-87.3f)) > (x) ? ((-87.3f)) : (x));
+  x = (((88.3f)) < (x) ? ((88.3f)) : (x));
+  const float n = __builtin_rintf(((x) * ((1.44269504f))));
+  float r = ((x) + (n) * ((-0.693359375f)));
+  r = ((r) + (n) * ((0.00021219444f)));
+  float p = (0.00138888889f);
+  p = (((0.00833333333f)) + (p) * (r));
+  p = (((0.0416666667f)) + (p) * (r));
+  p = (((0.166666667f)) + (p) * (r));
+  p = (((0.5f)) + (p) * (r));
+  p = (((1.0f)) + (p) * (r));
+  p = (((1.0f)) + (p) * (r));
+  return __builtin_ldexpf(p, (int) (n));
+}
+
+/* gelu(x) = x/2 erfc(-x/sqrt(2)), erfc(z) = t exp(-z^2 + P(t)) with t = 1/(1 + |z|/2) for z >= 0
+   and 2 - erfc(-z) below (the Chebyshev fit of Numerical Recipes' erfcc: relative error
+   < 1.2e-7 everywhere). */
+static inline float tg_vgelu(float x) {
+  const float z = ((x) * ((-0.707106781f)));
+  const float a = __builtin_fabsf(z);
+  const float t = (((1.0f)) / ((((1.0f)) + (a) * ((0.5f)))));
+  float q = (0.17087277f);
+  q = (((-0.82215223f)) + (q) * (t));
+  q = (((1.48851587f)) + (q) * (t));
+  q = (((-1.13520398f)) + (q) * (t));
+  q = (((0.27886807f)) + (q) * (t));
+  q = (((-0.18628806f)) + (q) * (t));
+  q = (((0.09678418f)) + (q) * (t));
+  q = (((0.37409196f)) + (q) * (t));
+  q = (((1.00002368f)) + (q) * (t));
+  q = (((-1.26551223f)) + (q) * (t));
+  const float e = ((t) * (tg_vexp(((q) + (a) * (((0) - (a)))))));
+  const float erfc = ((z) < 0 ? ((((2.0f)) - (e))) : (e));
+  return (((((0.5f)) * (x))) * (erfc));
+}
+
+/* silu(x) = x / (1 + exp(-x)). */
+static inline float tg_vsilu(float x) {
+  return ((x) / ((((1.0f)) + (tg_vexp(((0) - (x)))))));
+}
+
+void tg_f32_gemm_epi__scalar(int64_t n, float* restrict c, const float* restrict bias,
+                             float bias_add, int act)
+{
+  const float vadd = (bias_add);
+  int64_t j = 0;
+  for (; j + 1 <= n; j += 1) {
+    float x = (((*(c + j))) + (bias ? (*(bias + j)) : vadd));
+  switch (act) {
+    case TG_ACT_RELU: {
+      const float vzero = 0;
+      x = ((vzero) > (x) ? (vzero) : (x));
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const float vzero = 0;
+      const float vsix = (6.0f);
+      x = ((vsix) < (((vzero) > (x) ? (vzero) : (x))) ? (vsix) : (((vzero) > (x) ? (vzero) : (x))));
+      break;
+    }
+    case TG_ACT_GELU:
+      x = tg_vgelu(x);
+      break;
+    case TG_ACT_SILU:
+      x = tg_vsilu(x);
+      break;
+    default:
+      break;
+  }
+
+    (*(c + j) = (x));
+  }
+  if (j < n) {  /* the tail through a vector-sized copy */
+    float tc[1] = {0}, tb[1] = {0};
+    memcpy(tc, c + j, (size_t) (n - j) * sizeof(float));
+    if (bias) memcpy(tb, bias + j, (size_t) (n - j) * sizeof(float));
+    float x = (((*(tc))) + (bias ? (*(tb)) : vadd));
+  switch (act) {
+    case TG_ACT_RELU: {
+      const float vzero = 0;
+      x = ((vzero) > (x) ? (vzero) : (x));
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const float vzero = 0;
+      const float vsix = (6.0f);
+      x = ((vsix) < (((vzero) > (x) ? (vzero) : (x))) ? (vsix) : (((vzero) > (x) ? (vzero) : (x))));
+      break;
+    }
+    case TG_ACT_GELU:
+      x = tg_vgelu(x);
+      break;
+    case TG_ACT_SILU:
+      x = tg_vsilu(x);
+      break;
+    default:
+      break;
+  }
+
+    (*(tc) = (x));
+    memcpy(c + j, tc, (size_t) (n - j) * sizeof(float));
+  }
+}
