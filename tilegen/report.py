@@ -11,7 +11,7 @@ from typing import Any, List, Mapping, Tuple
 from .dsl.spec import spec_from_name
 
 # Top-level keys with a dedicated row below; anything else is printed generically at the end.
-_KNOWN = {"version", "numpy_version", "arch", "cpu_brand", "features", "isa_cap",
+_KNOWN = {"version", "numpy_version", "arch", "cpu_brand", "features", "caches", "isa_cap",
           "isas_available", "kernels", "threads", "library", "tuning"}
 
 
@@ -96,6 +96,19 @@ def _tuning(t: Any) -> str:
     return f"{state} ({detail})" if detail else str(state)
 
 
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n >> 10} KiB"
+
+
+def _caches(c: Any) -> str:
+    """{"l1d": 49152, "l2": 2097152, "l3": 0, "source": "sysfs"} -> "L1d 48 KiB, L2 2 MiB (sysfs)"."""
+    if not isinstance(c, Mapping):
+        return str(c)
+    parts = [f"{label} {_size(int(c[key]))}" for key, label in (("l1d", "L1d"), ("l2", "L2"),
+                                                                   ("l3", "L3")) if c.get(key)]
+    return ", ".join(parts) + (f" ({c['source']})" if c.get("source") else "")
+
+
 def format_runtime_info(info: Mapping[str, Any]) -> str:
     """The readable, aligned report of a runtime_info() dict."""
     rows: List[Tuple[str, str]] = []
@@ -121,6 +134,7 @@ def format_runtime_info(info: Mapping[str, Any]) -> str:
             rows.append(("OS-enabled", _words(features["os_enabled"])))
     elif features is not None:
         rows.append(("features", _words(features)))
+    add("caches", "caches", _caches)
     # None means no cap: TILEGEN_ISA is unset, the best ISA the CPU supports is used.
     add("ISA cap", "isa_cap", lambda v: "none (TILEGEN_ISA not set)" if v is None else str(v))
     add("ISAs available", "isas_available")

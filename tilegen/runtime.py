@@ -44,6 +44,7 @@ def runtime_info() -> dict:
         "arch": platform.machine(),
         "cpu_brand": _cpu_brand(),
         "features": {"detected": reported, "os_enabled": usable},
+        "caches": _core.caches(),
         "isa_cap": _core.isa_cap(),
         "isas_available": [name for name, ok in _core.isas().items() if ok],
         "kernels": _kernels(),

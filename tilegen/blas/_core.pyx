@@ -46,6 +46,7 @@ cdef extern from "dispatch.h" nogil:
     int tilegen_x_isa_usable(int isa)
     const char* tilegen_x_isa_cap()
     int tilegen_x_reinit(int fake, uint32_t usable)
+    const char* tilegen_x_caches(int64_t* l1d, int64_t* l2, int64_t* l3)
     int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops)
     int tilegen_x_choice_count()
     int tilegen_x_choice(int i, const char** family, const char** dtype, const char** isa,
@@ -59,6 +60,8 @@ cdef extern from "tg_gemm_dispatch.h" nogil:
     int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc)
     int tilegen_x_set_gemm_main_kernel(int dtype, const char* name)
     const char* tilegen_x_gemv_kernel(int dtype)
+    int64_t tilegen_x_gemm_row_stream(int dtype)
+    int tilegen_x_set_gemm_row_stream(int dtype, int64_t depth)
 
 cdef extern from "tg_threads.h" nogil:
     uint64_t tilegen_x_worker_tasks()
@@ -88,6 +91,13 @@ def features():
     names = [_s(tilegen_x_feature_name(i)) for i in range(tilegen_x_feature_count())]
     return ([n for i, n in enumerate(names) if rep >> i & 1],
             [n for i, n in enumerate(names) if use >> i & 1])
+
+
+def caches():
+    """This core's cache sizes in bytes (l3 0 when unknown) and where they were read."""
+    cdef int64_t l1d = 0, l2 = 0, l3 = 0
+    source = _s(tilegen_x_caches(&l1d, &l2, &l3))
+    return {"l1d": l1d, "l2": l2, "l3": l3, "source": source}
 
 
 def isas():
@@ -142,6 +152,7 @@ def gemm_config(dtype):
         }
     out["kernel"] = out["rows"]["kernel"] or out["packed"]["kernel"]
     out["gemv_kernel"] = _s(tilegen_x_gemv_kernel(d))
+    out["row_stream"] = tilegen_x_gemm_row_stream(d)
     return out
 
 
@@ -165,6 +176,12 @@ def set_gemm_blocking(dtype, int64_t kc=0, int64_t nc=0):
     """Override KC/NC (0 keeps a value); NC is rounded to NR."""
     if tilegen_x_set_gemm_blocking(_dtype_index(dtype), kc, nc) != 0:
         raise ValueError(f"blocking: kc={kc}, nc={nc} out of range")
+
+
+def set_gemm_row_stream(dtype, int64_t depth=0):
+    """Rows of B a row vector sweeps together when B is beyond L2 (1..64; 0: the built-in)."""
+    if tilegen_x_set_gemm_row_stream(_dtype_index(dtype), depth) != 0:
+        raise ValueError(f"row_stream: depth={depth} out of range; allowed: 0 to 64")
 
 
 def set_gemm_kernel(dtype, str name):

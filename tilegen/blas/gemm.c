@@ -11,16 +11,17 @@
 
 #define TG_MAX_NR 128                 /* widest register tile the driver's temp tile holds */
 #define TG_DIRECT_B_MAX_PANELS 4      /* read B unpacked when C has at most this many row panels */
-#define TG_DIRECT_B_L1_BYTES 16384    /* ... or when all of B is this small (L1-resident) */
+#define TG_DIRECT_B_L1_BYTES(cfg) ((cfg)->l1d / 3)  /* ... or when all of B is this small
+                                                       (L1-resident beside A's panel and C) */
 #define TG_PEEL_MIN_PANELS 4          /* B read in place is realigned from this many column panels */
-#define TG_PEEL_L2_BYTES 2.1e6        /* ... and a vector's matrix up to this size (L2; beyond, the
-                                         reads are memory-bound and split loads cost nothing) */
+#define TG_PEEL_L2_BYTES(cfg) ((cfg)->l2)  /* ... and a vector's matrix up to L2's size (beyond,
+                                              the reads are memory-bound and split loads cost nothing) */
 #define TG_PARALLEL_MIN_FLOPS 4.0e6   /* below this a product runs on one thread */
 #define TG_GEMV_PARALLEL_MIN_BYTES 1.0e6 /* matrix-vector products: threads from this size */
 #define TG_GEMV_PEEL_MIN_K 128        /* ... realigned (rows read from their first full line) */
 #define TG_STACK_PACK_BYTES 32768     /* packing buffers this small live on the stack */
 #define TG_STREAM_KC 32               /* depth block when few rows stream a big B (x B, M=16) */
-#define TG_STREAM_B_MIN_BYTES 1.0e6   /* ... "big": B no longer sits in L2 */
+#define TG_STREAM_B_MIN_BYTES(cfg) ((cfg)->l2 / 2)  /* ... "big": B no longer sits in L2 */
 
 #define DT f32
 #define T float

@@ -7,6 +7,9 @@
 
 #include "tg_gemm_dispatch.h"
 
+#define TG_ROW_STREAM 16  /* built-in depth of x B's sweep over a B beyond L2 (tuned per CPU) */
+#define TG_ROW_STREAM_MAX 64
+
 #define TG_DTYPE_INDEX_f32 0
 #define TG_DTYPE_INDEX_f64 1
 
@@ -97,7 +100,10 @@ TG_DEFINE_PUBLISH(f64)
       TG_FOREACH_GEMV_UKERNEL_##DT(TG_COLLECT_GEMV)                                            \
       isa = want;                                                                              \
     }                                                                                          \
+    next.l1d = tg_caches()->l1d;                                                               \
+    next.l2 = tg_caches()->l2;                                                                 \
     next.kc = cfg->isa == isa ? cfg->kc : 0;  /* a re-fill keeps tuned blocking */             \
+    next.row_stream = cfg->isa == isa && cfg->row_stream > 0 ? cfg->row_stream : TG_ROW_STREAM; \
     next.nc = cfg->isa == isa ? cfg->nc : 0;                                                   \
     *cfg = next;                                                                               \
     return 1;                                                                                  \
@@ -132,17 +138,34 @@ TG_DEFINE_FILL(f64)
 #undef TG_COLLECT
 #undef TG_COLLECT_GEMV
 
-/* Fills kc/nc from the ISA's defaults where unset (0) and keeps them sane. */
-#define TG_DEFINE_APPLY_BLOCKING(DT, IDX)                                                   \
+/* The built-in blocking from this core's caches: the family's KC unless A's MR x KC panel would
+   take more than 3/4 of L1 (the rest for the B slivers streaming past it and C's tile: half of
+   L1 measured 8% slower on float64 2048^3, Xeon family 6 model 167, KC 216 against 256), and the
+   KC x NC block of packed B half of L2 (room for C's rows and the next A panel), at most 4x the
+   table's NC. */
+#define TG_DEFINE_CACHE_BLOCKING(DT, IDX, T)                                                \
+  static void cache_blocking_##DT(const tg_gemm_config_##DT* cfg, int64_t* kc, int64_t* nc) { \
+    const int64_t* d = default_blocking[cfg->isa][IDX], sz = (int64_t) sizeof(T);           \
+    const int64_t kc_l1 = cfg->l1d * 3 / 4 / (cfg->packed.mr * sz) / 8 * 8;                \
+    *kc = kc_l1 >= d[0] ? d[0] : kc_l1 < 64 ? 64 : kc_l1;  /* short k loops cost more */     \
+    const int64_t nc_l2 = cfg->l2 / 2 / (*kc * sz);                                        \
+    *nc = nc_l2 < d[1] * 4 ? nc_l2 : d[1] * 4;                                             \
+  }
+TG_DEFINE_CACHE_BLOCKING(f32, 0, float)
+TG_DEFINE_CACHE_BLOCKING(f64, 1, double)
+
+/* Fills kc/nc from the cache-derived defaults where unset (0) and keeps them sane. */
+#define TG_DEFINE_APPLY_BLOCKING(DT)                                                        \
   static void apply_blocking_##DT(tg_gemm_config_##DT* cfg, int64_t kc, int64_t nc) {      \
-    const int64_t* d = default_blocking[cfg->isa][IDX];                                    \
+    int64_t d[2];                                                                          \
+    cache_blocking_##DT(cfg, &d[0], &d[1]);                                                \
     cfg->kc = kc > 0 ? kc : (cfg->kc > 0 ? cfg->kc : d[0]);                                \
     nc = nc > 0 ? nc : (cfg->nc > 0 ? cfg->nc : d[1]);                                     \
     nc = nc / cfg->packed.nr * cfg->packed.nr;                                             \
     cfg->nc = nc < cfg->packed.nr ? cfg->packed.nr : nc;                                   \
   }
-TG_DEFINE_APPLY_BLOCKING(f32, 0)
-TG_DEFINE_APPLY_BLOCKING(f64, 1)
+TG_DEFINE_APPLY_BLOCKING(f32)
+TG_DEFINE_APPLY_BLOCKING(f64)
 
 /* The best candidate ISA with production kernels for the dtype. */
 #define TG_DEFINE_SELECT(DT)                                                                 \
@@ -263,6 +286,28 @@ int tilegen_x_set_gemm_main_kernel(int dtype, const char* name) {
   if (ok) report_choice();
   tg_dispatch_unlock();
   return ok ? 0 : -1;
+}
+
+int64_t tilegen_x_gemm_row_stream(int dtype) {
+  return dtype == 0 ? tg_gemm_cfg_f32()->row_stream : tg_gemm_cfg_f64()->row_stream;
+}
+
+int tilegen_x_set_gemm_row_stream(int dtype, int64_t depth) {
+  if (depth < 0 || depth > TG_ROW_STREAM_MAX) return -1;
+  if (depth == 0) depth = TG_ROW_STREAM;
+  int rc;
+  tg_dispatch_lock();
+  if (dtype == 0) {
+    tg_gemm_config_f32 c = *current_f32();
+    c.row_stream = depth;
+    rc = publish_f32(&c);
+  } else {
+    tg_gemm_config_f64 c = *current_f64();
+    c.row_stream = depth;
+    rc = publish_f64(&c);
+  }
+  tg_dispatch_unlock();
+  return rc;
 }
 
 const char* tilegen_x_gemv_kernel(int dtype) {

@@ -175,7 +175,7 @@ static inline double F(b_bytes_)(const F(problem_)* p) {
    packing it. */
 static inline int F(direct_b_)(const F(problem_)* p, int64_t M) {
   return p->cs_b == 1 && (M <= TG_DIRECT_B_MAX_PANELS * p->set->mr ||
-                          F(b_bytes_)(p) <= TG_DIRECT_B_L1_BYTES);
+                          F(b_bytes_)(p) <= TG_DIRECT_B_L1_BYTES(p->cfg));
 }
 
 /* The A panel (r rows from asrc, kc deep) as the kernel of tmr rows reads it: the user's
@@ -241,8 +241,8 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
   const double b_bytes = F(b_bytes_)(p);
   if (direct_b && j1 - j0 >= TG_PEEL_MIN_PANELS * p->set->nr &&
       p->rs_b * (int64_t) sizeof(T) % 64 == 0 &&
-      (p->m == 1 ? b_bytes > TG_DIRECT_B_L1_BYTES && b_bytes <= TG_PEEL_L2_BYTES
-                 : b_bytes > TG_STREAM_B_MIN_BYTES)) {
+      (p->m == 1 ? b_bytes > TG_DIRECT_B_L1_BYTES(p->cfg) && b_bytes <= TG_PEEL_L2_BYTES(p->cfg)
+                 : b_bytes > TG_STREAM_B_MIN_BYTES(p->cfg))) {
     /* B read in place with every row at the same offset into a cache line (NumPy's arrays
        are 16-byte aligned): the first few columns go alone (a packed edge panel), so that the
        other panels' rows start on a line and each k step reads two lines rather than parts of
@@ -378,11 +378,11 @@ static void F(choose_blocking_)(F(problem_)* p) {
   p->kc = p->cfg->kc;
   p->nc = p->cfg->nc;
   if (p->cs_b == 1 && p->m <= TG_DIRECT_B_MAX_PANELS * p->set->mr &&
-      F(b_bytes_)(p) > TG_STREAM_B_MIN_BYTES) {
+      F(b_bytes_)(p) > TG_STREAM_B_MIN_BYTES(p->cfg)) {
     /* Few rows of C and a big B: B is read in place, once from memory, a few rows at a time
        (a handful of prefetch streams) across all of its columns; no column blocking, since no
        B panel is reused beyond the row panels of this sweep, which find it in L2. */
-    p->kc = p->m == 1 ? TG_STREAM_KC / 2 : TG_STREAM_KC;  /* a lone row: half the streams */
+    p->kc = p->m == 1 ? p->cfg->row_stream : TG_STREAM_KC;  /* a lone row: tuned per CPU */
     p->nc = F(round_up_)(p->n, p->set->nr);
   }
   if (p->n <= 2 * p->set->nr && p->k > p->kc) {
@@ -475,7 +475,7 @@ static void F(gemv_task_)(void* ctx, int tid, int nt) {
      memory the split loads cost nothing measurable and the extra calls do.) */
   const double bytes = (double) g->rows * (double) g->k * sizeof(T);
   const int64_t peel = g->rs_mat * (int64_t) sizeof(T) % 64 == 0 && g->k >= TG_GEMV_PEEL_MIN_K &&
-                       bytes > TG_DIRECT_B_L1_BYTES && bytes <= TG_PEEL_L2_BYTES
+                       bytes > TG_DIRECT_B_L1_BYTES(g->cfg) && bytes <= TG_PEEL_L2_BYTES(g->cfg)
                            ? F(to_line_)(g->mat) : 0;
   for (int64_t pi = panels * tid / nt; pi < panels * (tid + 1) / nt; pi++) {
     const int64_t i = pi * MR, r = g->rows - i < MR ? g->rows - i : MR;

@@ -1,5 +1,6 @@
 /* Built for the platform baseline: selection code never executes an ISA it has not checked.
    Op-agnostic: what each family selects is its driver's business (TG_FOREACH_FAMILY_SELECT). */
+#define _POSIX_C_SOURCE 200809L /* posix_memalign under a strict -std=c11 too */
 #include "dispatch.h"
 
 #include <ctype.h>
@@ -30,6 +31,7 @@ static atomic_int initialized;
 static int init_status;
 static char init_error[512];
 static tg_cpu_features features;
+static tg_cpu_caches caches;
 static int fake_features;
 static uint32_t fake_usable;
 static int cap_isa = -1;
@@ -186,6 +188,7 @@ static void init_locked(void) {
   } else {
     tg_cpu_detect(&features);
   }
+  tg_cache_detect(&caches);
   init_status = parse_cap();
   if (init_status != 0) cap_isa = -1;  /* an invalid cap is reported, never obeyed */
   log_isas();
@@ -255,6 +258,17 @@ void* tilegen_private_symbol(const char* name) {
 }
 
 /* ---- introspection and test hooks ---- */
+
+const tg_cpu_caches* tg_caches(void) { return &caches; }
+
+const char* tilegen_x_caches(int64_t* l1d, int64_t* l2, int64_t* l3) {
+  tg_dispatch_init();
+  const tg_cpu_caches* c = &caches;
+  *l1d = c->l1d;
+  *l2 = c->l2;
+  *l3 = c->l3;
+  return c->source;
+}
 
 uint32_t tilegen_x_features_reported(void) { tg_dispatch_init(); return features.reported; }
 uint32_t tilegen_x_features_usable(void) { tg_dispatch_init(); return features.usable; }

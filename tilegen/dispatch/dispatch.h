@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu_caches.h"
 #include "tg_ukernels.h"
 
 #include "tg_xapi.h"
@@ -25,6 +26,9 @@ int tg_dispatch_init(void);
 int tg_isa_candidates(int out[TG_ISA_COUNT]);
 const char* tg_isa_name_of(int isa);
 int tg_dispatch_verbose(void);     /* TILEGEN_VERBOSE is set: families log their choice */
+/* This core's cache sizes, read at init before any select function runs: families derive block
+   sizes and thresholds from them. */
+const tg_cpu_caches* tg_caches(void);
 
 /* Tables are published immutable: a change builds a new one and swaps a pointer, so a call
    running on another thread keeps the table it started with. tg_intern returns the one stored
@@ -54,6 +58,8 @@ TG_XAPI_FN(const char*, tilegen_x_isa_cap, (void))    /* the TILEGEN_ISA in forc
 /* Runs the ISA's FMA-throughput probe for `iters` iterations and stores the flops it executed
    in *flops (dtype 0 = f32, 1 = f64). Returns 0, or -1 when the ISA is not usable here. */
 TG_XAPI_FN(int, tilegen_x_fma_probe, (int isa, int dtype, int64_t iters, double* flops))
+/* The cache sizes in force (bytes) and where they came from (tg_cpu_caches.source). */
+TG_XAPI_FN(const char*, tilegen_x_caches, (int64_t* l1d, int64_t* l2, int64_t* l3))
 /* Row i (0 <= i < count) of the families' reports; returns -1 past the end. */
 TG_XAPI_FN(int, tilegen_x_choice_count, (void))
 TG_XAPI_FN(int, tilegen_x_choice, (int i, const char** family, const char** dtype, const char** isa, const char** kernel))

@@ -1,0 +1,116 @@
+"""Cache sizes: what the C core reads (against this test's own reading of sysfs), the
+TILEGEN_L1D_SIZE / TILEGEN_L2_SIZE overrides, the GEMM blocking derived from them, and correct
+products whatever caches the library believes it has (in subprocesses: sizes are read at init).
+"""
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import cprog
+from tilegen.blas import _core
+from tilegen.dsl.ops.gemm import BLOCKING
+
+SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+def sysfs_caches():
+    """{level: bytes} of cpu0's data/unified caches, parsed here independently of the C core."""
+    out = {}
+    for index in sorted(SYSFS.glob("index*")):
+        try:
+            level = int((index / "level").read_text())
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        if kind == "Instruction":
+            continue
+        mult = {"K": 1 << 10, "M": 1 << 20}.get(size[-1], 1)
+        out[level] = int(size.rstrip("KM")) * mult
+    return out
+
+
+def test_caches_match_sysfs():
+    got = _core.caches()
+    if got["source"] == "TILEGEN_*_SIZE":
+        pytest.skip("TILEGEN_L1D_SIZE / TILEGEN_L2_SIZE are set in this environment")
+    want = sysfs_caches()
+    if not want.get(1):
+        pytest.skip(f"{SYSFS} lists no L1 data cache here; the core read {got['source']}")
+    assert got["source"] == "sysfs"
+    assert got["l1d"] == want[1]
+    assert got["l2"] == want.get(2, want.get(3))
+    assert got["l3"] == want.get(3, 0)
+
+
+PROBE = """
+import json, numpy as np, tilegen as tg
+from tilegen.blas import _core
+print(json.dumps({"caches": _core.caches(), "f32": _core.gemm_config(np.float32),
+                  "f64": _core.gemm_config(np.float64)}))
+"""
+
+
+def child(**env):
+    r = cprog.python(PROBE, env=cprog.clean_env(**env))
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def expected_blocking(cfg, itemsize, l1d, l2):
+    """The rule of blas/gemm_dispatch.c, restated: A's MR x KC panel in 3/4 of L1 (KC a
+    multiple of 8, between 64 and the table's), the KC x NC block of B in half of L2
+    (NC a multiple of NR, at most 4x the table's)."""
+    kc_table, nc_table = BLOCKING[cfg["isa"]]["f32" if itemsize == 4 else "f64"]
+    kc = l1d * 3 // 4 // (cfg["packed"]["mr"] * itemsize) // 8 * 8
+    kc = min(kc_table, max(64, kc))
+    nc = min(l2 // 2 // (kc * itemsize), 4 * nc_table)
+    nr = cfg["nr"]
+    return kc, max(nr, nc // nr * nr)
+
+
+@pytest.mark.parametrize("l1d,l2", [("48K", "1M"), ("32K", "256K"), ("64K", "2M"), ("16K", "96K")])
+def test_blocking_follows_the_caches(l1d, l2):
+    out = child(TILEGEN_L1D_SIZE=l1d, TILEGEN_L2_SIZE=l2)
+    size = lambda s: int(s[:-1]) << (10 if s[-1] == "K" else 20)  # noqa: E731
+    assert out["caches"]["source"] == "TILEGEN_*_SIZE"
+    assert (out["caches"]["l1d"], out["caches"]["l2"]) == (size(l1d), size(l2))
+    for dt, itemsize in (("f32", 4), ("f64", 8)):
+        cfg = out[dt]
+        assert (cfg["kc"], cfg["nc"]) == expected_blocking(cfg, itemsize, size(l1d), size(l2)), dt
+
+
+def test_bad_override_is_ignored():
+    plain, bad = child(), child(TILEGEN_L2_SIZE="lots", TILEGEN_L1D_SIZE="-4K")
+    assert bad["caches"] == plain["caches"]
+    assert (bad["f32"]["kc"], bad["f32"]["nc"]) == (plain["f32"]["kc"], plain["f32"]["nc"])
+
+
+# Shapes that cross every cache-derived threshold (B in L1, B in L2, B beyond L2) on the real
+# and on a tiny or a huge believed cache: the answers must not depend on what the library thinks.
+PRODUCTS = """
+import numpy as np, tilegen as tg
+rng = np.random.default_rng(7)
+for m, k, n in [(1, 300, 700), (1, 2048, 1030), (3, 1500, 900), (16, 700, 1500),
+                (200, 333, 517), (1, 64, 40), (900, 1, 900), (700, 700, 1)]:
+    for order in "CF":
+        a = np.asarray(rng.standard_normal((m, k)), np.float32, order=order)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        got = tg.matmul(a, b)
+        err = np.abs(got - want).max() / max(1.0, np.abs(want).max())
+        assert err < 1e-5, (m, k, n, order, err)
+        got64 = tg.matmul(a.astype(np.float64), b.astype(np.float64))
+        assert np.allclose(got64, want, rtol=1e-12, atol=1e-12), (m, k, n, order)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("l1d,l2", [(None, None), ("8K", "64K"), ("256K", "64M")])
+def test_products_are_right_whatever_the_caches(l1d, l2):
+    env = {} if l1d is None else {"TILEGEN_L1D_SIZE": l1d, "TILEGEN_L2_SIZE": l2}
+    for threads in ("1", "2"):
+        r = cprog.python(PRODUCTS, env=cprog.clean_env(TILEGEN_NUM_THREADS=threads, **env))
+        assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
