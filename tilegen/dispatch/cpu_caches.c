@@ -31,9 +31,17 @@ static int read_line(const char* path, char* buf, size_t n) {
   return ok;
 }
 
-/* Linux (and Android): /sys/devices/system/cpu/cpu0/cache/index<i>/{level,type,size}. */
-static int from_sysfs(tg_cpu_caches* c) {
-  int found = 0;
+/* Sets the data-cache size of a level (1-3) from one reader's record. */
+static void set_level(tg_cpu_caches* c, int level, int64_t bytes) {
+  if (level == 1) c->l1d = bytes;
+  else if (level == 2) c->l2 = bytes;
+  else if (level == 3) c->l3 = bytes;
+}
+
+/* Linux (and Android): /sys/devices/system/cpu/cpu0/cache/index<i>/{level,type,size}. Each
+   reader fills *out only when it found an L1 data cache. */
+static int from_sysfs(tg_cpu_caches* out) {
+  tg_cpu_caches c = {.source = "sysfs"};
   for (int i = 0; i < 8; i++) {
     char path[96], level[16], type[32], size[32];
     snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
@@ -44,18 +52,17 @@ static int from_sysfs(tg_cpu_caches* c) {
     if (!read_line(path, size, sizeof(size))) continue;
     const int64_t bytes = parse_size(size);
     if (bytes == 0 || strncmp(type, "Instruction", 11) == 0) continue;
-    const int lv = atoi(level);
-    if (lv == 1) c->l1d = bytes;
-    else if (lv == 2) c->l2 = bytes;
-    else if (lv == 3) c->l3 = bytes;
-    found = 1;
+    set_level(&c, atoi(level), bytes);
   }
-  return found && c->l1d > 0;
+  if (c.l1d <= 0) return 0;
+  *out = c;
+  return 1;
 }
 
 #if TG_BUILD_ARCH == TG_ARCH_X86_64
 /* Deterministic cache parameters: leaf 4 (Intel) or 0x8000001D (AMD, with topology extensions). */
-static int from_cpuid(tg_cpu_caches* c) {
+static int from_cpuid(tg_cpu_caches* out) {
+  tg_cpu_caches c = {.source = "cpuid"};
   uint32_t eax, ebx, ecx, edx;
   if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return 0;
   uint32_t leaf = 0;
@@ -73,11 +80,11 @@ static int from_cpuid(tg_cpu_caches* c) {
     if (type == 2) continue;  /* instruction cache */
     const int64_t bytes = (int64_t) ((ebx >> 22) + 1) * (((ebx >> 12) & 0x3ff) + 1) *
                           ((ebx & 0xfff) + 1) * ((int64_t) ecx + 1);
-    if (level == 1) c->l1d = bytes;
-    else if (level == 2) c->l2 = bytes;
-    else if (level == 3) c->l3 = bytes;
+    set_level(&c, (int) level, bytes);
   }
-  return c->l1d > 0;
+  if (c.l1d <= 0) return 0;
+  *out = c;
+  return 1;
 }
 #endif
 
@@ -90,21 +97,12 @@ static int override(const char* name, int64_t* dst) {
 }
 
 void tg_cache_detect(tg_cpu_caches* out) {
-  memset(out, 0, sizeof(*out));
-  if (from_sysfs(out)) {
-    out->source = "sysfs";
-  } else {
-    memset(out, 0, sizeof(*out));
-    out->source = "default";
+  *out = (tg_cpu_caches){.source = "default"};
 #if TG_BUILD_ARCH == TG_ARCH_X86_64
-    if (from_cpuid(out)) {
-      out->source = "cpuid";
-    } else {
-      memset(out, 0, sizeof(*out));
-      out->source = "default";
-    }
+  if (!from_sysfs(out)) from_cpuid(out);
+#else
+  from_sysfs(out);
 #endif
-  }
   if (out->l1d <= 0) out->l1d = TG_DEFAULT_L1D_BYTES;
   if (out->l2 <= 0) out->l2 = out->l3 > 0 ? out->l3 : TG_DEFAULT_L2_BYTES;  /* no L2: the last level */
   const int a = override("TILEGEN_L1D_SIZE", &out->l1d), b = override("TILEGEN_L2_SIZE", &out->l2);
