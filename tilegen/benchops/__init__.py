@@ -25,7 +25,7 @@ and its cases are frozen objects with ``id`` (unique across ops: ops other than 
 with their name), ``label``, ``group``, ``dtype`` (a key of the peak table: f32 | f64),
 ``work`` (flops, or bytes for a bandwidth op), ``size`` (an int for the plot's x axis, or None),
 ``runs_on(lib)``, ``operands(seed)`` (a tuple), ``check(operands, result)`` (None or what is
-wrong, against an independent reference) and ``as_dict()``. Pure Python plus NumPy: nothing here
+wrong, against an independent reference) and ``as_dict()`` (``case_dict`` below). Pure Python plus NumPy: nothing here
 imports the compiled core, so the CLI lists cases without loading it.
 """
 from __future__ import annotations
@@ -50,6 +50,18 @@ def placed(x, offset: int = LINE_OFFSET):
     view = buf[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
     view[...] = x
     return view
+
+
+def case_dict(case) -> dict:
+    """A case's record in the bench's JSON: its dataclass fields plus id, label, work, size,
+    and flops where the op counts them."""
+    from dataclasses import asdict
+
+    d = asdict(case)
+    d.update(id=case.id, label=case.label, work=case.work, size=case.size)
+    if hasattr(case, "flops"):
+        d["flops"] = case.flops
+    return d
 
 
 def _discover() -> Dict[str, ModuleType]:

@@ -8,10 +8,10 @@ included: a causal case's rate over the non-causal one's is its speedup.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
-from . import LINE_OFFSET, placed
+from . import LINE_OFFSET, case_dict, placed
 
 NAME = "attention"
 LIBS = ("tilegen", "numpy", "torch")
@@ -56,9 +56,7 @@ class Case:
         return True
 
     def as_dict(self) -> dict:
-        d = asdict(self)
-        d.update(id=self.id, label=self.label, flops=self.flops, work=self.work, size=self.size)
-        return d
+        return case_dict(self)
 
     def mask(self):
         """The boolean key-padding mask (True = attend), or None."""

@@ -11,8 +11,10 @@ both the tilegen and NumPy forwards. Work is the forward's multiply-add flops.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
+
+from . import case_dict
 
 NAME = "bert"
 LIBS = ("tilegen", "numpy", "torch")
@@ -57,9 +59,7 @@ class Case:
         return True
 
     def as_dict(self) -> dict:
-        d = asdict(self)
-        d.update(id=self.id, label=self.label, flops=self.flops, work=self.work, size=self.size)
-        return d
+        return case_dict(self)
 
     def operands(self, seed: int = 0):
         """(x, keep, weights): the input (B, S, hidden), the key-padding mask (B, S; the last
@@ -134,9 +134,8 @@ def numpy_forward(case: Case, x, keep, layers, dtype):
     x = x.astype(dtype).reshape(-1, case.hidden)
     mask = np.where(keep, 0.0, -np.inf).astype(dtype)[:, None, None, :]
     d = case.hidden // case.heads
-    for wqkv, bqkv, wo, bo, w1, b1, w2, b2, g1, c1, g2, c2 in layers:
-        w = [a.astype(dtype) for a in (wqkv, bqkv, wo, bo, w1, b1, w2, b2, g1, c1, g2, c2)]
-        wqkv, bqkv, wo, bo, w1, b1, w2, b2, g1, c1, g2, c2 = w
+    for layer in layers:
+        wqkv, bqkv, wo, bo, w1, b1, w2, b2, g1, c1, g2, c2 = (a.astype(dtype) for a in layer)
         qkv = x @ wqkv + bqkv
         q, k, v = (_heads(qkv[:, i * case.hidden:(i + 1) * case.hidden], case) for i in range(3))
         s = q @ k.transpose(0, 1, 3, 2) / dtype(math.sqrt(d)) + mask

@@ -14,7 +14,7 @@ import struct
 from dataclasses import asdict, dataclass
 from typing import Callable, List, Optional, Tuple
 
-from . import LINE_OFFSET, placed
+from . import LINE_OFFSET, case_dict, placed
 
 NAME = "conv2d"
 LIBS = ("tilegen", "torch", "onnxruntime")
@@ -64,9 +64,7 @@ class Case:
         return lib != "onnxruntime" or self.layout == "NCHW"
 
     def as_dict(self) -> dict:
-        d = asdict(self)
-        d.update(id=self.id, label=self.label, flops=self.flops, work=self.work, size=None)
-        return d
+        return case_dict(self)
 
     def operands(self, seed: int = 0, offset: int = LINE_OFFSET):
         """(x, weight, bias) in the case's layout (NCHW/OIHW or NHWC/OHWI), U(-1, 1)."""

@@ -8,10 +8,10 @@ operand) and whether the timed call allocates its output (the whole Python call,
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
-from . import LINE_OFFSET, placed
+from . import LINE_OFFSET, case_dict, placed
 
 NAME = "gemm"
 LIBS = ("tilegen", "numpy", "scipy", "torch", "blis")
@@ -66,9 +66,7 @@ class Case:
         return self.m if square else None
 
     def as_dict(self) -> dict:
-        d = asdict(self)
-        d.update(id=self.id, label=self.label, flops=self.flops, work=self.work, size=self.size)
-        return d
+        return case_dict(self)
 
     # ---------------------------------------------------------------- operands and checks
 

@@ -10,10 +10,10 @@ photographs have), the same in both workers.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
-from . import placed
+from . import case_dict, placed
 
 NAME = "image"
 LIBS = ("tilegen", "cv2")
@@ -57,9 +57,7 @@ class Case:
         return lib in LIBS
 
     def as_dict(self) -> dict:
-        d = asdict(self)
-        d.update(id=self.id, label=self.label, work=self.work, size=self.size)
-        return d
+        return case_dict(self)
 
     def operands(self, seed: int = 0):
         """(img, kernel): a smooth random image (sums of random blobs, like photo content) and

@@ -10,8 +10,10 @@ tilegen -- so tg/np is the fraction of the machine's streaming rate tilegen's ke
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
+
+from . import case_dict
 
 NAME = "paged_attention"
 LIBS = ("tilegen", "numpy")
@@ -61,9 +63,7 @@ class Case:
         return True
 
     def as_dict(self) -> dict:
-        d = asdict(self)
-        d.update(id=self.id, label=self.label, work=self.work, size=self.size)
-        return d
+        return case_dict(self)
 
     def operands(self, seed: int = 0):
         """(q, k_cache, v_cache, block_table, seq_lens): every block a sequence uses, handed out
