@@ -3,8 +3,8 @@
  * DT (f32 | f64) and T (float | double) defined.
  *
  * Loop nest: jc (NC columns) > pc (KC depth: the KC x NC block of B is packed and stays in L2)
- * > row panel (its A panel is read in place or packed on the fly, and stays in L1) > NR column
- * panel > micro-kernel. Row-major A goes to the "rows" kernels (A panels are plain row copies or
+ * > row panel (its A panel is read in place or packed on the fly, and stays in L1; the next
+ * panel is prefetched toward L2 a few lines per kernel call) > NR column panel > micro-kernel. Row-major A goes to the "rows" kernels (A panels are plain row copies or
  * the user's rows themselves), column-major A to the "packed" ones (A panels are contiguous
  * column runs, or the user's columns). K remainders and edge tiles are handled inside the
  * kernels; the rows of C are cut into panels matched to the registered tiles. Threads split C
@@ -153,6 +153,36 @@ static inline int64_t F(a_panel_ld_)(const F(problem_)* p, int64_t kc) {
   if (!F(rows_layout_)(p)) return kc;
   const int64_t ld = F(round_up_)(kc, 16);
   return ((ld * (int64_t) sizeof(T)) & 2047) == 0 ? ld + 16 : ld;
+}
+
+/* A panel of A to pull toward L2 a few lines at a time (while the panel before it is being
+   multiplied): `runs` contiguous runs of `run_lines` cache lines, `stride` bytes apart. */
+typedef struct {
+  const char* base;
+  int64_t stride, runs, run_lines, run, line;
+} F(prefetch_);
+
+/* The A panel of `rows` rows from row i and depth k0, kc deep: its rows (row-major A) or its
+   columns (column-major A); nothing when neither is contiguous. */
+static inline F(prefetch_) F(prefetch_a_)(const F(problem_)* p, int64_t i, int64_t rows,
+                                          int64_t k0, int64_t kc) {
+  const int64_t sz = (int64_t) sizeof(T);
+  const char* base = (const char*) (p->a + i * p->rs_a + k0 * p->cs_a);
+  /* A run not starting on a line spans one more: the prefetch may touch a line past A, which
+     prefetch instructions are allowed to do. */
+  if (p->cs_a == 1) return (F(prefetch_)){base, p->rs_a * sz, rows, (kc * sz + 63) / 64 + 1, 0, 0};
+  if (p->rs_a == 1) return (F(prefetch_)){base, p->cs_a * sz, kc, (rows * sz + 63) / 64 + 1, 0, 0};
+  return (F(prefetch_)){NULL, 0, 0, 0, 0, 0};
+}
+
+static inline void F(prefetch_some_)(F(prefetch_)* q, int64_t lines) {
+  for (; lines > 0 && q->run < q->runs; lines--) {
+    __builtin_prefetch(q->base + q->run * q->stride + q->line * 64, 0, 2);
+    if (++q->line == q->run_lines) {
+      q->line = 0;
+      q->run++;
+    }
+  }
 }
 
 /* Packing-buffer sizes (elements) for a block of M x N: one A panel of MR rows with leading
@@ -308,7 +338,23 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
         int64_t a_stride;  /* cs_a of a packed-layout panel, rs_a of a rows-layout panel */
         const T* ap = F(a_panel_)(p, direct_a, r, tmr, kc, p->a + ci * p->rs_a + pc * p->cs_a,
                                   pa, lda_p, &a_stride);
+        /* The A panel this loop takes next goes toward L2 during this panel's kernel calls, so
+           that copying it (or reading it in place) does not wait on memory. */
+        F(prefetch_) next = {NULL, 0, 0, 0, 0, 0};
+        if (pi + 1 < pl.count) {
+          int64_t noff, nrows;
+          F(panel_)(&pl, MR, M, pi + 1, &noff, &nrows);
+          next = F(prefetch_a_)(p, i0 + noff, nrows, pc, kc);
+        } else if (pc + kc < K || jc + nc < N) {
+          const int64_t npc = pc + kc < K ? pc + kc : 0, nkc = K - npc < KC ? K - npc : KC;
+          int64_t noff, nrows;
+          F(panel_)(&pl, MR, M, 0, &noff, &nrows);
+          next = F(prefetch_a_)(p, i0 + noff, nrows, npc, nkc);
+        }
+        const int64_t calls = (nc + NR - 1) / NR;
+        const int64_t per_call = (next.runs * next.run_lines + calls - 1) / calls;
         for (int64_t jr = 0; jr < nc; jr += NR) {
+          F(prefetch_some_)(&next, per_call);
           const int64_t nr = nc - jr < NR ? nc - jr : NR;
           const T* bp;
           int64_t rs_bp;
