@@ -241,6 +241,26 @@ def test_alpha_zero_never_reads_a_and_b(dtype, beta, trans_a):
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("trans_a", [False, True])
+def test_alpha_zero_beta_zero_never_reads_c(dtype, trans_a):
+    """alpha = 0 and beta = 0: C is set to zero (plus the epilogue), its NaN and Inf dropped,
+    as BLAS defines beta = 0 (C is not read)."""
+    m, n, k = 23, 17, 40
+    a = np.ones((k, m) if trans_a else (m, k), dtype)
+    b = np.ones((k, n), dtype)
+    c = np.full((m, n), np.nan, dtype)
+    c[::2, ::3] = np.inf
+    c[1::2, ::5] = -np.inf
+    got = tg.gemm(a, b, c, alpha=0.0, beta=0.0, trans_a=trans_a, out=c)
+    assert got is c
+    np.testing.assert_array_equal(c, np.zeros((m, n), dtype))
+    c[:] = np.nan
+    bias = np.arange(n, dtype=dtype) - 3
+    got = tg.gemm(a, b, c, alpha=0.0, beta=0.0, trans_a=trans_a, bias=bias, activation="relu")
+    np.testing.assert_array_equal(got, np.broadcast_to(np.maximum(bias, 0), (m, n)))
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
 @pytest.mark.parametrize("activation", list(ACTIVATIONS))
 def test_nan_in_c_with_nonzero_beta_propagates(dtype, activation):
     a, b = np.ones((3, 4), dtype), np.ones((4, 5), dtype)
