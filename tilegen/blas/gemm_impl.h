@@ -4,13 +4,14 @@
  *
  * Loop nest: jc (NC columns) > pc (KC depth: the KC x NC block of B is packed and stays in L2)
  * > row panel (its A panel is read in place or packed on the fly, and stays in L1; the next
- * panel is prefetched toward L2 a few lines per kernel call) > NR column panel > micro-kernel. Row-major A goes to the "rows" kernels (A panels are plain row copies or
- * the user's rows themselves), column-major A to the "packed" ones (A panels are contiguous
- * column runs, or the user's columns). K remainders and edge tiles are handled inside the
- * kernels; the rows of C are cut into panels matched to the registered tiles. Threads split C
- * into a grid of blocks, each packing its own A and B in its own core's caches (sharing packed
- * B blocks between threads, GotoBLAS-style, measured 2-18% slower on two cores: every core
- * still pulls the whole block into its L2, and waits at a barrier per block).
+ * panel is prefetched toward L2 a few lines per kernel call) > NR column panel > micro-kernel.
+ * Row-major A goes to the "rows" kernels (A panels are plain row copies or the user's rows
+ * themselves), column-major A to the "packed" ones (A panels are contiguous column runs, or
+ * the user's columns). K remainders and edge tiles are handled inside the kernels; the rows of
+ * C are cut into panels matched to the registered tiles. Threads split C into a grid of
+ * blocks, each packing its own A and B in its own core's caches (sharing packed B blocks
+ * between threads, GotoBLAS-style, measured 2-18% slower on two cores: every core still pulls
+ * the whole block into its L2, and waits at a barrier per block).
  */
 #define TG_CAT_(a, b) a##b
 #define TG_CAT(a, b) TG_CAT_(a, b)
@@ -338,18 +339,16 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
         int64_t a_stride;  /* cs_a of a packed-layout panel, rs_a of a rows-layout panel */
         const T* ap = F(a_panel_)(p, direct_a, r, tmr, kc, p->a + ci * p->rs_a + pc * p->cs_a,
                                   pa, lda_p, &a_stride);
-        /* The A panel this loop takes next goes toward L2 during this panel's kernel calls, so
-           that copying it (or reading it in place) does not wait on memory. */
+        /* The A panel this loop takes next (the one below, else the first of the next KC
+           block, else of the next NC block; none after the last) goes toward L2 during this
+           panel's kernel calls, so that copying it (or reading it in place) does not wait. */
+        const int wrap = pi + 1 == pl.count;
+        const int64_t npc = !wrap ? pc : pc + kc < K ? pc + kc : 0;
         F(prefetch_) next = {NULL, 0, 0, 0, 0, 0};
-        if (pi + 1 < pl.count) {
+        if (!wrap || pc + kc < K || jc + nc < N) {
           int64_t noff, nrows;
-          F(panel_)(&pl, MR, M, pi + 1, &noff, &nrows);
-          next = F(prefetch_a_)(p, i0 + noff, nrows, pc, kc);
-        } else if (pc + kc < K || jc + nc < N) {
-          const int64_t npc = pc + kc < K ? pc + kc : 0, nkc = K - npc < KC ? K - npc : KC;
-          int64_t noff, nrows;
-          F(panel_)(&pl, MR, M, 0, &noff, &nrows);
-          next = F(prefetch_a_)(p, i0 + noff, nrows, npc, nkc);
+          F(panel_)(&pl, MR, M, wrap ? 0 : pi + 1, &noff, &nrows);
+          next = F(prefetch_a_)(p, i0 + noff, nrows, npc, K - npc < KC ? K - npc : KC);
         }
         const int64_t calls = (nc + NR - 1) / NR;
         const int64_t per_call = (next.runs * next.run_lines + calls - 1) / calls;
