@@ -98,7 +98,9 @@ def test_runtime_info_structure():
                 assert rows <= k["mr"] <= sub["mr"]
             assert sub["kernels_by_rows"][-1] == sub["kernel"]
         assert cfg["nc"] % cfg["nr"] == 0 and cfg["kc"] > 0
-        assert parse_name(cfg["gemv_kernel"])["op"] == "gemv"
+        for form, nr_one in (("gemv_kernel", True), ("gemv_axpy_kernel", False)):
+            g = parse_name(cfg[form])
+            assert g["op"] == "gemv" and (g["nr"] == 1) == nr_one, (form, cfg[form])
 
     # The best usable ISA serves f32 when nothing caps it.
     if info["isa_cap"] is None:
@@ -285,7 +287,7 @@ def test_tilegen_verbose_logs_the_choice():
         k = kernels[dt]
         assert re.search(rf"tilegen: {dt} gemm: {k['isa']}, {k['packed']['kernel']} / "
                          rf"{k['rows']['kernel'] or '-'} \(KC={k['kc']} NC={k['nc']}\); "
-                         rf"gemv {k['gemv_kernel']}", r.stderr), r.stderr
+                         rf"gemv {k['gemv_kernel']} / {k['gemv_axpy_kernel']}", r.stderr), r.stderr
     assert "usable ISAs" in r.stderr
     quiet = cprog.python("import tilegen", env=cprog.clean_env(TILEGEN_VERBOSE="0"))
     assert quiet.returncode == 0 and "tilegen:" not in quiet.stderr, quiet.stderr

@@ -256,3 +256,53 @@ def test_without_workspace_memory(dtype, case, nthreads, no_workspace, threads):
     b2 = b if b.ndim == 2 else b[:, None]
     want, scale = reference(a, b2)
     assert_close(got.reshape(want.shape), want, scale, dtype, sa[-1])
+
+
+# ------------------------------------------------------------------- y = x B (axpy-form GEMV)
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("k", [1, 7, 8, 9, 19, 64])
+@pytest.mark.parametrize("n", [2, 15, 16, 17, 63, 64, 65, 129, 1000])
+def test_row_vector_times_matrix(dtype, k, n):
+    """x @ B with B's rows contiguous (the axpy-form GEMV): every column tail and row
+    remainder; B's rows padded with NaN past n (an over-read reaches y as NaN); x strided;
+    alpha, beta (C not read at beta = 0) and the epilogue; a strided output (another path)."""
+    rng = np.random.default_rng(k * 1000 + n)
+    wide = np.full((k, n + 5), np.nan, dtype)
+    wide[:, :n] = rng.uniform(-1, 1, (k, n))
+    b = wide[:, :n]
+    x2 = rng.uniform(-1, 1, 2 * k).astype(dtype)
+    for x in (x2[:k], x2[::2]):
+        want, scale = reference(x[None, :], b)
+        assert_close(tg.matmul(x, b), want[0], scale[0], dtype, k)
+    x = x2[::2]
+    c = np.full((1, n), np.nan, dtype)
+    want, scale = reference(x[None, :], b, alpha=-1.5)
+    assert_close(tg.gemm(x[None, :], b, c, alpha=-1.5), want, scale, dtype, k)
+    c = rng.uniform(-1, 1, (1, n)).astype(dtype)
+    bias = rng.uniform(-1, 1, n).astype(dtype)
+    want, scale = reference(x[None, :], b, c, alpha=0.5, beta=-2.0)
+    want = np.maximum(want + bias, 0)
+    got = tg.gemm(x[None, :], b, c, alpha=0.5, beta=-2.0, bias=bias, activation="relu")
+    assert_close(got, want, scale + np.abs(bias), dtype, k)
+    out = np.full((1, 2 * n), np.nan, dtype)
+    want, scale = reference(x[None, :], b)
+    tg.matmul(x[None, :], b, out=out[:, ::2])
+    assert_close(out[:, ::2], want, scale, dtype, k)
+    assert np.isnan(out[:, 1::2]).all()
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_row_vector_times_matrix_threaded(dtype, threads):
+    """x @ B past the GEMV thread threshold: the columns split across threads (a worker proven
+    to take part), rows starting 16 bytes into a cache line, against float64."""
+    rng = np.random.default_rng(3)
+    k, n = 700, 1203
+    store = np.empty(k * (n + 16) + 16, dtype)
+    b = store[4:4 + k * (n + 16)].reshape(k, n + 16)[:, :n]  # 16 B (f32) / 32 B (f64) in
+    b[...] = rng.uniform(-1, 1, (k, n))
+    x = rng.uniform(-1, 1, k).astype(dtype)
+    threads(2)
+    got = on_a_worker(lambda: tg.matmul(x, b))
+    want, scale = reference(x[None, :], b)
+    assert_close(got, want[0], scale[0], dtype, k)

@@ -85,7 +85,7 @@ def gemm_defines(s: KernelSpec) -> Dict[str, object]:
 
 
 def gemv_defines(s: KernelSpec) -> Dict[str, object]:
-    return {"TG_MR": s.mr, "TG_KR": s.kr}
+    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KR": s.kr}
 
 
 def filter_defines(s: KernelSpec) -> Dict[str, object]:

@@ -7,10 +7,7 @@ in use, searching in turn:
 1. the main tile of each A layout, among the registry's production GEMM kernels of that layout
    (tilegen.dsl.load_registry(), filtered by op, dtype, ISA, A layout and production);
 2. KC (the k depth of a packed block), then NC (the width of a packed B block), then (full run)
-   KC again around the best at the chosen NC;
-3. the row-stream depth of a row vector times a B beyond L2 (`x @ A`: rows of B swept at once,
-   each a prefetch stream; how many a core follows well is what differs most between Intel and
-   AMD), on that product alone.
+   KC again around the best at the chosen NC.
 
 Each candidate is scored by the geometric mean of the best-of-N GFLOP/s over the products it
 affects. At the end the built-in configuration and the winner are re-measured in interleaved
@@ -53,8 +50,6 @@ class Plan:
     target: float             # seconds per repetition
     refine: bool              # KC again at the chosen NC
     final_rounds: int
-    stream: Product           # x @ A with B beyond L2, for the row-stream depth
-    streams: Tuple[int, ...]  # depth candidates (the built-in one is added)
 
 
 FULL = Plan(
@@ -62,15 +57,13 @@ FULL = Plan(
               Product("16x1024x1024", 16, 1024, 1024),
               Product("512x512x512 (A col-major)", 512, 512, 512, "F")),
     kc=(128, 192, 256, 320, 384, 512, 768), nc=(256, 512, 1024, 2048, 4096),
-    reps=5, target=0.03, refine=True, final_rounds=4,
-    stream=Product("1x4096x4096 (x @ A)", 1, 4096, 4096), streams=(4, 8, 12, 16, 24, 32))
+    reps=5, target=0.03, refine=True, final_rounds=4)
 QUICK = Plan(
     products=(Product("256x256x256", 256, 256, 256), Product("512x512x512", 512, 512, 512),
               Product("16x512x512", 16, 512, 512),
               Product("256x256x256 (A col-major)", 256, 256, 256, "F")),
     kc=(128, 256, 384), nc=(512, 1024, 2048),
-    reps=3, target=0.008, refine=False, final_rounds=2,
-    stream=Product("1x2048x2048 (x @ A)", 1, 2048, 2048), streams=(8, 16, 32))
+    reps=3, target=0.008, refine=False, final_rounds=2)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -153,7 +146,7 @@ class Tuner:
         self.nr = int(_core.gemm_config(self.np_dtype)["nr"])
         rng = np.random.default_rng(7)
         self.operands = {}
-        for p in (*plan.products, plan.stream):
+        for p in plan.products:
             a = rng.uniform(-1, 1, (p.m, p.k)).astype(self.np_dtype)
             if p.a_order == "F":
                 a = np.asfortranarray(a)
@@ -166,7 +159,7 @@ class Tuner:
     def apply(self, cfg: dict) -> None:
         from . import tuning
 
-        tuning.apply(self.dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"), cfg.get("row_stream"))
+        tuning.apply(self.dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"))
 
     def rates(self, cfg: dict, products: Sequence[Product]) -> Dict[Product, float]:
         """Best GFLOP/s of each product under `cfg`."""
@@ -220,7 +213,7 @@ class Tuner:
 
         plan, base = self.plan, self.base
         tile = lambda name: spec_from_name(name).tile  # noqa: E731
-        default = {"kc": base["kc"], "nc": base["nc"], "kernel": None, "row_stream": None}
+        default = {"kc": base["kc"], "nc": base["nc"], "kernel": None}
         c_products = [p for p in plan.products if p.a_order == "C"]
         f_products = [p for p in plan.products if p.a_order == "F"]
         self.say(f"{self.dtype} ({self.isa}): built-in KC {base['kc']}, NC {base['nc']}, main tiles "
@@ -295,39 +288,11 @@ class Tuner:
             self.say(f"  chosen: the built-in configuration (KC {default['kc']}, NC "
                      f"{default['nc']}, largest tiles): {why}")
             cfg = default
-        cfg = self.tune_row_stream(cfg, before, after)
         self.apply(cfg)
         self.check()
-        products = (*plan.products, plan.stream)
         return {"isa": self.isa, "config": cfg,
-                "before_gflops": {p.label: round(before[p], 2) for p in products},
-                "after_gflops": {p.label: round(after[p], 2) for p in products}}
-
-    def tune_row_stream(self, cfg: dict, before: Dict[Product, float],
-                        after: Dict[Product, float]) -> dict:
-        """Step 3 on the chosen configuration: the depth, kept only if it clearly beats the
-        built-in one in interleaved rounds (adds the stream product to before and after)."""
-        p, builtin = self.plan.stream, int(self.base["row_stream"])
-        depths = sorted(set(self.plan.streams) | {builtin})
-        start = dict(cfg, row_stream=builtin)
-        best, _ = self.sweep("stream", [dict(cfg, row_stream=d) for d in depths], [p], start,
-                             self.score(start, [p]), lambda c: str(c["row_stream"]))
-        ref = dict(cfg, row_stream=None)
-        old = new = 0.0
-        for _ in range(self.plan.final_rounds):
-            old = max(old, self.rates(ref, [p])[p])
-            if best != start:
-                new = max(new, self.rates(best, [p])[p])
-        before[p] = old
-        if new <= old * (1 + MARGIN):
-            after[p] = old
-            self.say(f"  chosen: the built-in row-stream depth {builtin} ({p.label} "
-                     f"{old:.1f} GFLOP/s)")
-            return ref
-        after[p] = new
-        self.say(f"  chosen: row-stream depth {best['row_stream']} ({p.label} {old:.1f} -> "
-                 f"{new:.1f} GFLOP/s, {100 * (new / old - 1):+.1f}%)")
-        return best
+                "before_gflops": {p.label: round(before[p], 2) for p in plan.products},
+                "after_gflops": {p.label: round(after[p], 2) for p in plan.products}}
 
     def check(self) -> None:
         """The chosen configuration computes right (edge tiles, several K blocks) before it is

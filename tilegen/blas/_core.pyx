@@ -59,9 +59,7 @@ cdef extern from "tg_gemm_dispatch.h" nogil:
     void tilegen_x_gemm_blocking(int dtype, int64_t* kc, int64_t* nc)
     int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc)
     int tilegen_x_set_gemm_main_kernel(int dtype, const char* name)
-    const char* tilegen_x_gemv_kernel(int dtype)
-    int64_t tilegen_x_gemm_row_stream(int dtype)
-    int tilegen_x_set_gemm_row_stream(int dtype, int64_t depth)
+    const char* tilegen_x_gemv_kernel(int dtype, int form)
 
 cdef extern from "tg_threads.h" nogil:
     uint64_t tilegen_x_worker_tasks()
@@ -151,8 +149,8 @@ def gemm_config(dtype):
             "kernels_by_rows": [_s(tilegen_x_gemm_kernel(d, layout, r)) for r in range(1, mr + 1)],
         }
     out["kernel"] = out["rows"]["kernel"] or out["packed"]["kernel"]
-    out["gemv_kernel"] = _s(tilegen_x_gemv_kernel(d))
-    out["row_stream"] = tilegen_x_gemm_row_stream(d)
+    out["gemv_kernel"] = _s(tilegen_x_gemv_kernel(d, 0))
+    out["gemv_axpy_kernel"] = _s(tilegen_x_gemv_kernel(d, 1))
     return out
 
 
@@ -176,12 +174,6 @@ def set_gemm_blocking(dtype, int64_t kc=0, int64_t nc=0):
     """Override KC/NC (0 keeps a value); NC is rounded to NR."""
     if tilegen_x_set_gemm_blocking(_dtype_index(dtype), kc, nc) != 0:
         raise ValueError(f"blocking: kc={kc}, nc={nc} out of range")
-
-
-def set_gemm_row_stream(dtype, int64_t depth=0):
-    """Rows of B a row vector sweeps together when B is beyond L2 (1..64; 0: the built-in)."""
-    if tilegen_x_set_gemm_row_stream(_dtype_index(dtype), depth) != 0:
-        raise ValueError(f"row_stream: depth={depth} out of range; allowed: 0 to 64")
 
 
 def set_gemm_kernel(dtype, str name):

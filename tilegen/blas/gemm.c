@@ -19,6 +19,7 @@
 #define TG_PARALLEL_MIN_FLOPS 4.0e6   /* below this a product runs on one thread */
 #define TG_GEMV_PARALLEL_MIN_BYTES 1.0e6 /* matrix-vector products: threads from this size */
 #define TG_GEMV_PEEL_MIN_K 128        /* ... realigned (rows read from their first full line) */
+#define TG_AXPY_Y_BYTES(cfg) ((cfg)->l1d / 3)  /* y = x B: the part of y one sweep of B's rows updates */
 #define TG_STACK_PACK_BYTES 32768     /* packing buffers this small live on the stack */
 #define TG_STREAM_KC 32               /* depth block when few rows stream a big B (x B, M=16) */
 #define TG_STREAM_B_MIN_BYTES(cfg) ((cfg)->l2 / 2)  /* ... "big": B no longer sits in L2 */

@@ -7,8 +7,6 @@
 
 #include "tg_gemm_dispatch.h"
 
-#define TG_ROW_STREAM 16  /* built-in depth of x B's sweep over a B beyond L2 (tuned per CPU) */
-#define TG_ROW_STREAM_MAX 64
 
 #define TG_DTYPE_INDEX_f32 0
 #define TG_DTYPE_INDEX_f64 1
@@ -94,7 +92,7 @@ TG_DEFINE_PUBLISH(f64)
         next.epi = k[i].epi;                                                                   \
       }                                                                                        \
     TG_FOREACH_GEMV_UKERNEL_##DT(TG_COLLECT_GEMV)                                              \
-    if (next.gemv == NULL) { /* no dot-form kernel for this ISA: the portable one */           \
+    if (next.gemv == NULL || next.gemv_axpy == NULL) { /* missing forms: the portable ones */   \
       const int want = isa;                                                                    \
       isa = TG_ISA_SCALAR;                                                                     \
       TG_FOREACH_GEMV_UKERNEL_##DT(TG_COLLECT_GEMV)                                            \
@@ -103,7 +101,6 @@ TG_DEFINE_PUBLISH(f64)
     next.l1d = tg_caches()->l1d;                                                               \
     next.l2 = tg_caches()->l2;                                                                 \
     next.kc = cfg->isa == isa ? cfg->kc : 0;  /* a re-fill keeps tuned blocking */             \
-    next.row_stream = cfg->isa == isa && cfg->row_stream > 0 ? cfg->row_stream : TG_ROW_STREAM; \
     next.nc = cfg->isa == isa ? cfg->nc : 0;                                                   \
     *cfg = next;                                                                               \
     return 1;                                                                                  \
@@ -128,9 +125,12 @@ TG_DEFINE_UKERNEL_T(f64)
     count++;                                                                                  \
   }
 
-#define TG_COLLECT_GEMV(ISA, MR, KR, PROD, FN, NAME)                                          \
-  if ((ISA) == isa && (PROD) && next.gemv == NULL) {                                         \
+#define TG_COLLECT_GEMV(ISA, MR, NR, KR, PROD, FN, NAME)                                      \
+  if ((ISA) == isa && (PROD) && (NR) == 1 && next.gemv == NULL) {                            \
     next.gemv = FN; next.gemv_mr = (MR); next.gemv_name = NAME;                              \
+  }                                                                                           \
+  if ((ISA) == isa && (PROD) && (NR) > 1 && next.gemv_axpy == NULL) {                        \
+    next.gemv_axpy = FN; next.gemv_axpy_name = NAME;                                         \
   }
 
 TG_DEFINE_FILL(f32)
@@ -190,14 +190,14 @@ static void report_choice(void) {
   if (!tg_dispatch_verbose()) return;
   const tg_gemm_config_f32* c32 = current_f32();
   const tg_gemm_config_f64* c64 = current_f64();
-  fprintf(stderr, "tilegen: f32 gemm: %s, %s / %s (KC=%lld NC=%lld); gemv %s\n",
+  fprintf(stderr, "tilegen: f32 gemm: %s, %s / %s (KC=%lld NC=%lld); gemv %s / %s\n",
           tg_isa_name_of(c32->isa), c32->packed.name_by_rows[c32->packed.mr],
           c32->rows.mr ? c32->rows.name_by_rows[c32->rows.mr] : "-",
-          (long long) c32->kc, (long long) c32->nc, c32->gemv_name);
-  fprintf(stderr, "tilegen: f64 gemm: %s, %s / %s (KC=%lld NC=%lld); gemv %s\n",
+          (long long) c32->kc, (long long) c32->nc, c32->gemv_name, c32->gemv_axpy_name);
+  fprintf(stderr, "tilegen: f64 gemm: %s, %s / %s (KC=%lld NC=%lld); gemv %s / %s\n",
           tg_isa_name_of(c64->isa), c64->packed.name_by_rows[c64->packed.mr],
           c64->rows.mr ? c64->rows.name_by_rows[c64->rows.mr] : "-",
-          (long long) c64->kc, (long long) c64->nc, c64->gemv_name);
+          (long long) c64->kc, (long long) c64->nc, c64->gemv_name, c64->gemv_axpy_name);
 }
 
 void tg_gemm_select(void) {
@@ -288,29 +288,8 @@ int tilegen_x_set_gemm_main_kernel(int dtype, const char* name) {
   return ok ? 0 : -1;
 }
 
-int64_t tilegen_x_gemm_row_stream(int dtype) {
-  return dtype == 0 ? tg_gemm_cfg_f32()->row_stream : tg_gemm_cfg_f64()->row_stream;
-}
-
-int tilegen_x_set_gemm_row_stream(int dtype, int64_t depth) {
-  if (depth < 0 || depth > TG_ROW_STREAM_MAX) return -1;
-  if (depth == 0) depth = TG_ROW_STREAM;
-  int rc;
-  tg_dispatch_lock();
-  if (dtype == 0) {
-    tg_gemm_config_f32 c = *current_f32();
-    c.row_stream = depth;
-    rc = publish_f32(&c);
-  } else {
-    tg_gemm_config_f64 c = *current_f64();
-    c.row_stream = depth;
-    rc = publish_f64(&c);
-  }
-  tg_dispatch_unlock();
-  return rc;
-}
-
-const char* tilegen_x_gemv_kernel(int dtype) {
-  return dtype == 0 ? tg_gemm_cfg_f32()->gemv_name : tg_gemm_cfg_f64()->gemv_name;
+const char* tilegen_x_gemv_kernel(int dtype, int form) {
+  if (dtype == 0) return form ? tg_gemm_cfg_f32()->gemv_axpy_name : tg_gemm_cfg_f32()->gemv_name;
+  return form ? tg_gemm_cfg_f64()->gemv_axpy_name : tg_gemm_cfg_f64()->gemv_name;
 }
 

@@ -427,7 +427,7 @@ static void F(choose_blocking_)(F(problem_)* p) {
     /* Few rows of C and a big B: B is read in place, once from memory, a few rows at a time
        (a handful of prefetch streams) across all of its columns; no column blocking, since no
        B panel is reused beyond the row panels of this sweep, which find it in L2. */
-    p->kc = p->m == 1 ? p->cfg->row_stream : TG_STREAM_KC;  /* a lone row: tuned per CPU */
+    p->kc = TG_STREAM_KC;
     p->nc = F(round_up_)(p->n, p->set->nr);
   }
   if (p->n <= 2 * p->set->nr && p->k > p->kc) {
@@ -555,6 +555,58 @@ static void F(gemv_dot_)(const F(problem_)* p, const T* mat, int64_t rs_mat, int
   if (p->bias || p->act) F(epilogue_)(p->cfg, y, rows, 1, inc_y, 1, p->bias, bias_inc, 0, p->act);
 }
 
+/* The axpy form: y = alpha * x B + beta * y for one row of C (y contiguous) and B's rows
+   contiguous. Threads take column ranges in whole cache lines; each sweeps its range in blocks
+   whose part of y stays in L1 while the kernel streams the rows of B past it. */
+typedef struct {
+  const T* b;
+  int64_t rs_b, n, k, peel;  /* peel: the first columns, up to B's first line boundary */
+  const T* x;                /* contiguous */
+  T* y;
+  T alpha, beta;
+  const F(cfg_t_)* cfg;
+} F(gemv_axpy_t_);
+
+static void F(gemv_axpy_task_)(void* ctx, int tid, int nt) {
+  const F(gemv_axpy_t_)* g = ctx;
+  const F(params_t_) prm = {g->alpha, g->beta, NULL};
+  const int64_t line = 64 / (int64_t) sizeof(T), lines = (g->n - g->peel + line - 1) / line;
+  const int64_t block = F(round_up_)(TG_AXPY_Y_BYTES(g->cfg) / (int64_t) sizeof(T), line);
+  int64_t j = g->peel + lines * tid / nt * line, j1 = g->peel + lines * (tid + 1) / nt * line;
+  if (j1 > g->n) j1 = g->n;
+  /* Rows at the same offset into a line (NumPy's arrays are 16-byte aligned): the columns up
+     to the first boundary go alone, so that every other load reads one whole line. */
+  if (tid == 0 && g->peel) g->cfg->gemv_axpy(g->peel, g->k, g->b, g->rs_b, g->x, g->y, 1, &prm);
+  for (; j < j1; j += block) {
+    const int64_t nb = j1 - j < block ? j1 - j : block;
+    g->cfg->gemv_axpy(nb, g->k, g->b + j, g->rs_b, g->x, g->y + j, 1, &prm);
+  }
+}
+
+static void F(gemv_axpy_)(const F(problem_)* p) {
+  F(gemv_axpy_t_) g = {p->b, p->rs_b, p->n, p->k, 0, p->a, p->c, p->alpha, p->beta, p->cfg};
+  if (p->rs_b * (int64_t) sizeof(T) % 64 == 0) {
+    g.peel = F(to_line_)(p->b);
+    if (g.peel > p->n) g.peel = p->n;
+  }
+  if (p->cs_a != 1) {  /* the kernel reads x contiguously: make it so */
+    T* xc = tg_workspace(TG_WS_EDGE, (size_t) p->k * sizeof(T));
+    if (xc == NULL) {
+      F(naive_block_)(p, 0, p->m, 0, p->n);
+      return;
+    }
+    for (int64_t kk = 0; kk < p->k; kk++) xc[kk] = p->a[kk * p->cs_a];
+    g.x = xc;
+  }
+  /* Memory-bound: threads pay off by the bytes streamed, well before the flops threshold. */
+  int nt = F(b_bytes_)(p) < TG_GEMV_PARALLEL_MIN_BYTES ? 1 : tg_threads_max();
+  const int64_t lines = (p->n - g.peel) / (64 / (int64_t) sizeof(T));
+  if (nt > lines) nt = lines > 1 ? (int) lines : 1;
+  tg_parallel_run(nt, F(gemv_axpy_task_), &g);
+  if (p->bias || p->act)
+    F(epilogue_)(p->cfg, p->c, 1, p->n, p->rs_c, 1, p->bias, p->bias_rs, p->bias_cs, p->act);
+}
+
 void F(tg_gemm_)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t rs_a,
                  int64_t cs_a, const T* b, int64_t rs_b, int64_t cs_b, T beta, T* c,
                  int64_t rs_c, int64_t cs_c, const T* bias, int64_t bias_stride, int act) {
@@ -578,6 +630,10 @@ void F(tg_gemm_)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t r
                       .bias_cs = p.bias_rs, .act = p.act, .cfg = p.cfg};
     F(choose_layout_)(&p);
     F(choose_blocking_)(&p);
+  }
+  if (p.m == 1 && p.cs_b == 1 && p.n > 1 && p.cs_c == 1) {  /* y = x B, B rows contiguous */
+    F(gemv_axpy_)(&p);
+    return;
   }
   const int nt = F(threads_for_)(&p);
   F(gemm_parallel_)(&p, nt);

@@ -29,7 +29,6 @@
     int isa;                  /* TG_ISA_* */                                              \
     int64_t kc, nc;           /* cache blocking: kc rows of B x nc columns stay in L2 */  \
     int64_t l1d, l2;          /* this core's cache sizes (bytes), for the thresholds */   \
-    int64_t row_stream;       /* x B with B beyond L2: rows of B swept together (tuned) */ \
     tg_gemm_set_##DT packed;  /* A(i, kk) at a[kk*cs_a + i]: column-major A, packed A */  \
     tg_gemm_set_##DT rows;    /* A(i, kk) at a[i*rs_a + kk]: row-major A, row panels */   \
     tg_gemm_set_##DT narrow;  /* "rows" kernels of half the NR, for products with few columns */ \
@@ -39,6 +38,9 @@
     tg_##DT##_gemv_ukernel_fn gemv;                                                       \
     int gemv_mr;                                                                          \
     const char* gemv_name;                                                                \
+    /* y = x B with B's rows contiguous: the axpy-form GEMV kernel. */                     \
+    tg_##DT##_gemv_ukernel_fn gemv_axpy;                                                  \
+    const char* gemv_axpy_name;                                                           \
   } tg_gemm_config_##DT;
 
 TG_DEFINE_GEMM_CONFIG(f32, float)
@@ -65,8 +67,6 @@ TG_XAPI_FN(int, tilegen_x_set_gemm_main_kernel, (int dtype, const char* name))
 /* A row vector times a B beyond L2 reads `depth` rows of B at a time, each a prefetch stream:
    how many a core follows well differs by CPU, so `tilegen tune` sets it (1..64; 0 restores
    the built-in depth). Returns 0, or -1 if out of range. */
-TG_XAPI_FN(int64_t, tilegen_x_gemm_row_stream, (int dtype))
-TG_XAPI_FN(int, tilegen_x_set_gemm_row_stream, (int dtype, int64_t depth))
-TG_XAPI_FN(const char*, tilegen_x_gemv_kernel, (int dtype))
+TG_XAPI_FN(const char*, tilegen_x_gemv_kernel, (int dtype, int form))  /* 0 dot, 1 axpy */
 
 #endif

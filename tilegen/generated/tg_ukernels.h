@@ -524,14 +524,20 @@ typedef void (*tg_f64_packb_fn)(
   X(TG_ISA_NEON, f64, 256, 256) \
 
 /* ======== gemv ======== */
-/* y[i*inc_y] = alpha * dot(a + i*rs_a, x) + beta * y[i*inc_y], i < m <= MR (params->bias unused). */
+/* Both forms (params->bias unused):
+   dot form (MRx1cKR), mn = m <= MR rows: y[i*inc_y] = alpha * dot(a + i*rs_a, x) + beta * y[i*inc_y];
+   axpy form (1xNRcKR), mn = n columns, any k: y[j] = alpha * sum_r x[r] * a[r*rs_a + j] + beta * y[j]
+   (y contiguous; inc_y unused). */
 typedef void (*tg_f32_gemv_ukernel_fn)(
-    int64_t m, int64_t k, const float* a, int64_t rs_a, const float* x,
+    int64_t mn, int64_t k, const float* a, int64_t rs_a, const float* x,
     float* y, int64_t inc_y, const tg_f32_gemm_params* params);
 
-/* y[i*inc_y] = alpha * dot(a + i*rs_a, x) + beta * y[i*inc_y], i < m <= MR (params->bias unused). */
+/* Both forms (params->bias unused):
+   dot form (MRx1cKR), mn = m <= MR rows: y[i*inc_y] = alpha * dot(a + i*rs_a, x) + beta * y[i*inc_y];
+   axpy form (1xNRcKR), mn = n columns, any k: y[j] = alpha * sum_r x[r] * a[r*rs_a + j] + beta * y[j]
+   (y contiguous; inc_y unused). */
 typedef void (*tg_f64_gemv_ukernel_fn)(
-    int64_t m, int64_t k, const double* a, int64_t rs_a, const double* x,
+    int64_t mn, int64_t k, const double* a, int64_t rs_a, const double* x,
     double* y, int64_t inc_y, const tg_f64_gemm_params* params);
 
 
@@ -706,6 +712,10 @@ void tg_f32_gemv_ukernel_4x1c32__avx512(int64_t, int64_t, const float*, int64_t,
 void tg_f64_gemv_ukernel_4x1c16__avx512(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_4x1c16__avx2(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c8__avx2(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f32_gemv_ukernel_1x64c8__avx512(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f64_gemv_ukernel_1x32c8__avx512(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f32_gemv_ukernel_1x32c8__avx2(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f64_gemv_ukernel_1x16c8__avx2(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 double tg_f32_fma_probe__avx2(int64_t iters);
 double tg_f64_fma_probe__avx2(int64_t iters);
 double tg_f32_fma_probe__avx512(int64_t iters);
@@ -784,6 +794,8 @@ void tg_f64_packb_6__neon(int64_t, int64_t, const double*, int64_t, int64_t, dou
 void tg_f64_packr__neon(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f32_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f64_gemv_ukernel_1x8c8__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 double tg_f32_fma_probe__neon(int64_t iters);
 double tg_f64_fma_probe__neon(int64_t iters);
 #endif
@@ -835,6 +847,8 @@ void tg_f64_packb_4__scalar(int64_t, int64_t, const double*, int64_t, int64_t, d
 void tg_f64_packr__scalar(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 void tg_f32_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f32_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f64_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 double tg_f32_fma_probe__scalar(int64_t iters);
 double tg_f64_fma_probe__scalar(int64_t iters);
 #endif
@@ -1171,16 +1185,20 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_GEMM_UKERNELS_f64_ANY(X)
 
 /* TG_GEMV_UKERNELS_<dtype>_<ARCH>(X): every gemv kernel of that dtype built
-   for that architecture, registry order. X(isa id, MR, KR, production, kernel, "name") */
+   for that architecture, registry order. X(isa id, MR, NR, KR, production, kernel, "name") */
 #define TG_GEMV_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 4, 32, 1, tg_f32_gemv_ukernel_4x1c32__avx512, "tg_f32_gemv_ukernel_4x1c32__avx512") \
-  X(TG_ISA_AVX2, 4, 16, 1, tg_f32_gemv_ukernel_4x1c16__avx2, "tg_f32_gemv_ukernel_4x1c16__avx2") \
+  X(TG_ISA_AVX512, 4, 1, 32, 1, tg_f32_gemv_ukernel_4x1c32__avx512, "tg_f32_gemv_ukernel_4x1c32__avx512") \
+  X(TG_ISA_AVX2, 4, 1, 16, 1, tg_f32_gemv_ukernel_4x1c16__avx2, "tg_f32_gemv_ukernel_4x1c16__avx2") \
+  X(TG_ISA_AVX512, 1, 64, 8, 1, tg_f32_gemv_ukernel_1x64c8__avx512, "tg_f32_gemv_ukernel_1x64c8__avx512") \
+  X(TG_ISA_AVX2, 1, 32, 8, 1, tg_f32_gemv_ukernel_1x32c8__avx2, "tg_f32_gemv_ukernel_1x32c8__avx2") \
 
 #define TG_GEMV_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 4, 8, 1, tg_f32_gemv_ukernel_4x1c8__neon, "tg_f32_gemv_ukernel_4x1c8__neon") \
+  X(TG_ISA_NEON, 4, 1, 8, 1, tg_f32_gemv_ukernel_4x1c8__neon, "tg_f32_gemv_ukernel_4x1c8__neon") \
+  X(TG_ISA_NEON, 1, 16, 8, 1, tg_f32_gemv_ukernel_1x16c8__neon, "tg_f32_gemv_ukernel_1x16c8__neon") \
 
 #define TG_GEMV_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 2, 1, tg_f32_gemv_ukernel_4x1c2__scalar, "tg_f32_gemv_ukernel_4x1c2__scalar") \
+  X(TG_ISA_SCALAR, 4, 1, 2, 1, tg_f32_gemv_ukernel_4x1c2__scalar, "tg_f32_gemv_ukernel_4x1c2__scalar") \
+  X(TG_ISA_SCALAR, 1, 4, 4, 1, tg_f32_gemv_ukernel_1x4c4__scalar, "tg_f32_gemv_ukernel_1x4c4__scalar") \
 
 #define TG_FOREACH_GEMV_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_GEMV_UKERNELS_f32_X86_64(X)) \
@@ -1188,14 +1206,18 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_GEMV_UKERNELS_f32_ANY(X)
 
 #define TG_GEMV_UKERNELS_f64_X86_64(X) \
-  X(TG_ISA_AVX512, 4, 16, 1, tg_f64_gemv_ukernel_4x1c16__avx512, "tg_f64_gemv_ukernel_4x1c16__avx512") \
-  X(TG_ISA_AVX2, 4, 8, 1, tg_f64_gemv_ukernel_4x1c8__avx2, "tg_f64_gemv_ukernel_4x1c8__avx2") \
+  X(TG_ISA_AVX512, 4, 1, 16, 1, tg_f64_gemv_ukernel_4x1c16__avx512, "tg_f64_gemv_ukernel_4x1c16__avx512") \
+  X(TG_ISA_AVX2, 4, 1, 8, 1, tg_f64_gemv_ukernel_4x1c8__avx2, "tg_f64_gemv_ukernel_4x1c8__avx2") \
+  X(TG_ISA_AVX512, 1, 32, 8, 1, tg_f64_gemv_ukernel_1x32c8__avx512, "tg_f64_gemv_ukernel_1x32c8__avx512") \
+  X(TG_ISA_AVX2, 1, 16, 8, 1, tg_f64_gemv_ukernel_1x16c8__avx2, "tg_f64_gemv_ukernel_1x16c8__avx2") \
 
 #define TG_GEMV_UKERNELS_f64_AARCH64(X) \
-  X(TG_ISA_NEON, 4, 4, 1, tg_f64_gemv_ukernel_4x1c4__neon, "tg_f64_gemv_ukernel_4x1c4__neon") \
+  X(TG_ISA_NEON, 4, 1, 4, 1, tg_f64_gemv_ukernel_4x1c4__neon, "tg_f64_gemv_ukernel_4x1c4__neon") \
+  X(TG_ISA_NEON, 1, 8, 8, 1, tg_f64_gemv_ukernel_1x8c8__neon, "tg_f64_gemv_ukernel_1x8c8__neon") \
 
 #define TG_GEMV_UKERNELS_f64_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 2, 1, tg_f64_gemv_ukernel_4x1c2__scalar, "tg_f64_gemv_ukernel_4x1c2__scalar") \
+  X(TG_ISA_SCALAR, 4, 1, 2, 1, tg_f64_gemv_ukernel_4x1c2__scalar, "tg_f64_gemv_ukernel_4x1c2__scalar") \
+  X(TG_ISA_SCALAR, 1, 4, 4, 1, tg_f64_gemv_ukernel_1x4c4__scalar, "tg_f64_gemv_ukernel_1x4c4__scalar") \
 
 #define TG_FOREACH_GEMV_UKERNEL_f64(X) \
   TG_IF_BUILT_X86_64(TG_GEMV_UKERNELS_f64_X86_64(X)) \
