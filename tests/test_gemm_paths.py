@@ -306,3 +306,20 @@ def test_row_vector_times_matrix_threaded(dtype, threads):
     got = on_a_worker(lambda: tg.matmul(x, b))
     want, scale = reference(x[None, :], b)
     assert_close(got, want[0], scale[0], dtype, k)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_threaded_stack_of_several_dims(dtype, threads):
+    """A (3, 7) stack of small products split across threads: the second thread starts inside
+    a row of the stack (its offsets carried across dimensions), B broadcast along the first
+    dimension and C written to a transposed stack; against float64, a worker proven to run."""
+    rng = np.random.default_rng(11)
+    a = rng.uniform(-1, 1, (3, 7, 64, 48)).astype(dtype)
+    b = rng.uniform(-1, 1, (7, 48, 40)).astype(dtype)
+    out = np.full((7, 3, 64, 40), np.nan, dtype).transpose(1, 0, 2, 3)
+    threads(2)
+    got = on_a_worker(lambda: tg.matmul(a, b, out=out))
+    assert got is out
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    scale = np.matmul(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)))
+    assert_close(got, want, scale, dtype, 48)

@@ -232,9 +232,11 @@ static inline const T* F(a_panel_)(const F(problem_)* p, int direct, int64_t r, 
 /* A block of C one column panel wide and one KC block deep (N <= NR, K <= KC; C with a unit
    column stride, no epilogue): B packed at most once, then one kernel call per row panel, with
    none of the general block's setup -- what a stack of small products spends most of its time
-   on. Returns 0 when the block is not of this kind. Not inlined: its stack buffer stays out of
-   the general block's frame. */
-__attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64_t i0, int64_t M, int64_t j0, int64_t N) {
+   on. `plan`: its row panels (plan_panels_ of M), or NULL to plan them here. Returns 0 when
+   the block is not of this kind. Not inlined: its stack buffer stays out of the general
+   block's frame. */
+__attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64_t i0, int64_t M,
+                                                    int64_t j0, int64_t N, const F(panels_)* plan) {
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
   const int64_t MR = set->mr, NR = set->nr, K = p->k;
   const int rows_layout = F(rows_layout_)(p);
@@ -252,7 +254,7 @@ __attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64
     rs_bp = NR;
   }
   const F(params_t_) prm = {p->alpha, p->beta, NULL};
-  const F(panels_) pl = F(plan_panels_)(set, M);
+  const F(panels_) pl = plan ? *plan : F(plan_panels_)(set, M);
   for (int64_t pi = 0; pi < pl.count; pi++) {
     int64_t off, r, a_stride;
     F(panel_)(&pl, MR, M, pi, &off, &r);
@@ -267,7 +269,7 @@ __attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64
 
 /* C[i0:i1, j0:j1] on this thread. */
 static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-  if (F(panel_block_)(p, i0, i1 - i0, j0, j1 - j0)) return;
+  if (F(panel_block_)(p, i0, i1 - i0, j0, j1 - j0, NULL)) return;
   const int direct_b = F(direct_b_)(p, i1 - i0);
   const double b_bytes = F(b_bytes_)(p);
   if (direct_b && j1 - j0 >= TG_PEEL_MIN_PANELS * p->set->nr &&
@@ -661,12 +663,63 @@ static void F(batch_item_)(const F(batch_)* bt, int64_t idx, F(problem_)* p) {
   p->c += off_c;
 }
 
+/* Walks items lo, lo+1, ... of a stack: their offsets advance by the last dimension's strides,
+   carrying into the dimensions before (no division per item). */
+#define TG_BATCH_CURSOR_DIMS 32
+typedef struct {
+  int64_t pos[TG_BATCH_CURSOR_DIMS];
+  int64_t off_a, off_b, off_c;
+} F(batch_cursor_);
+
+static void F(batch_cursor_at_)(const F(batch_)* bt, int64_t idx, F(batch_cursor_)* cur) {
+  cur->off_a = cur->off_b = cur->off_c = 0;
+  for (int64_t d = bt->ndim - 1; d >= 0; d--) {
+    cur->pos[d] = idx % bt->shape[d];
+    idx /= bt->shape[d];
+    cur->off_a += cur->pos[d] * bt->sa[d];
+    cur->off_b += cur->pos[d] * bt->sb[d];
+    cur->off_c += cur->pos[d] * bt->sc[d];
+  }
+}
+
+static inline void F(batch_cursor_next_)(const F(batch_)* bt, F(batch_cursor_)* cur) {
+  for (int64_t d = bt->ndim - 1; d >= 0; d--) {
+    cur->off_a += bt->sa[d];
+    cur->off_b += bt->sb[d];
+    cur->off_c += bt->sc[d];
+    if (++cur->pos[d] < bt->shape[d]) return;
+    cur->off_a -= bt->shape[d] * bt->sa[d];
+    cur->off_b -= bt->shape[d] * bt->sb[d];
+    cur->off_c -= bt->shape[d] * bt->sc[d];
+    cur->pos[d] = 0;
+  }
+}
+
 static void F(batch_task_)(void* ctx, int tid, int nt) {
   const F(batch_)* bt = ctx;
   const int64_t lo = bt->count * tid / nt, hi = bt->count * (tid + 1) / nt;
-  for (int64_t idx = lo; idx < hi; idx++) {
-    F(problem_) p;
-    F(batch_item_)(bt, idx, &p);
+  if (lo >= hi) return;
+  if (bt->ndim > TG_BATCH_CURSOR_DIMS) {
+    for (int64_t idx = lo; idx < hi; idx++) {
+      F(problem_) p;
+      F(batch_item_)(bt, idx, &p);
+      F(gemm_block_)(&p, 0, p.m, 0, p.n);
+    }
+    return;
+  }
+  /* Every item has the first one's shape: its row panels are planned once, and whether it is
+     a one-panel block (panel_block_) is learned from the first item. */
+  const F(panels_) plan = F(plan_panels_)(bt->proto.set, bt->proto.m);
+  int one_panel = 1;
+  F(batch_cursor_) cur;
+  F(batch_cursor_at_)(bt, lo, &cur);
+  F(problem_) p = bt->proto;
+  for (int64_t idx = lo; idx < hi; idx++, F(batch_cursor_next_)(bt, &cur)) {
+    p.a = bt->proto.a + cur.off_a;
+    p.b = bt->proto.b + cur.off_b;
+    p.c = bt->proto.c + cur.off_c;
+    if (one_panel && F(panel_block_)(&p, 0, p.m, 0, p.n, &plan)) continue;
+    one_panel = 0;
     F(gemm_block_)(&p, 0, p.m, 0, p.n);
   }
 }
