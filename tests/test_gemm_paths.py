@@ -323,3 +323,35 @@ def test_threaded_stack_of_several_dims(dtype, threads):
     want = np.matmul(a.astype(np.float64), b.astype(np.float64))
     scale = np.matmul(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)))
     assert_close(got, want, scale, dtype, 48)
+
+
+# ------------------------------------------------------------------------ streamed operands
+
+@pytest.fixture
+def stream_rows():
+    try:
+        yield lambda rows: _core.set_gemm_stream_rows(np.float32, rows) or \
+            _core.set_gemm_stream_rows(np.float64, rows)
+    finally:
+        _core.set_gemm_stream_rows(np.float32, 0)
+        _core.set_gemm_stream_rows(np.float64, 0)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("rows", [1, 3, 8, 64])
+@pytest.mark.parametrize("m,k,n", [(1500, 700, 5), (1500, 700, 16), (1500, 700, 40),
+                                   (2, 900, 700), (17, 900, 700)])
+def test_streamed_operands(dtype, rows, m, k, n, stream_rows, threads):
+    """A beyond L2 under few columns of C (row panels at most `rows` tall) and few rows of C
+    times a B beyond L2/2 (B swept `rows` rows at a time), on 1 and 2 threads, against
+    float64, alpha/beta included."""
+    stream_rows(rows)
+    assert _core.gemm_config(dtype)["stream_rows"] == rows
+    rng = np.random.default_rng(m + k + n + rows)
+    a = rng.uniform(-1, 1, (m, k)).astype(dtype)
+    b = rng.uniform(-1, 1, (k, n)).astype(dtype)
+    c = rng.uniform(-1, 1, (m, n)).astype(dtype)
+    want, scale = reference(a, b, c, alpha=-0.5, beta=2.0)
+    for nt in (1, 2):
+        threads(nt)
+        assert_close(tg.gemm(a, b, c, alpha=-0.5, beta=2.0), want, scale, dtype, k)

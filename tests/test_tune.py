@@ -29,7 +29,8 @@ PROBE = textwrap.dedent("""
         "warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
         "tuning": tilegen.runtime_info()["tuning"],
         "config": {d: {"kc": c["kc"], "nc": c["nc"], "rows": c["rows"]["kernel"],
-                       "packed": c["packed"]["kernel"], "isa": c["isa"]} for d, c in cfg.items()},
+                       "packed": c["packed"]["kernel"], "isa": c["isa"],
+                       "stream_rows": c["stream_rows"]} for d, c in cfg.items()},
     }))
 """)
 
@@ -72,9 +73,10 @@ def write_cache(cache_dir, doc=None, **changes):
                "features": tilegen.runtime_info()["features"]["os_enabled"]}
         nr32 = _core.gemm_config(np.float32)["nr"]
         nr64 = _core.gemm_config(np.float64)["nr"]
-        gemm = {isa_of("f32"): {"f32": {"kc": 96, "nc": 3 * nr32, "kernel": other_tile("f32")}}}
+        gemm = {isa_of("f32"): {"f32": {"kc": 96, "nc": 3 * nr32, "kernel": other_tile("f32"),
+                                        "stream_rows": 5}}}
         gemm.setdefault(isa_of("f64"), {})["f64"] = {"kc": 40, "nc": 5 * nr64,
-                                                     "kernel": other_tile("f64")}
+                                                     "kernel": other_tile("f64"), "stream_rows": 3}
         doc = {"format": 1, "tilegen_version": tilegen.__version__, "cpu": key,
                "isa": {isa: {"gemm": g} for isa, g in gemm.items()}}
     doc.update(changes)
@@ -92,6 +94,7 @@ def test_tune_quick_writes_a_cache_the_next_import_applies(tmp_path, builtin):
     for dtype in ("f32", "f64"):
         assert f"{dtype} ({isa_of(dtype)}): built-in KC" in r.stdout
     assert "geometric mean" in r.stdout and "chosen:" in r.stdout and "wrote " in r.stdout
+    assert "  stream " in r.stdout and "stream rows" in r.stdout
     doc = tuning.load(str(cache / "tuning.yaml"))
     assert doc["tilegen_version"] == tilegen.__version__
     entry = doc["isa"][isa_of("f32")]
@@ -104,12 +107,15 @@ def test_tune_quick_writes_a_cache_the_next_import_applies(tmp_path, builtin):
     assert got["tuning"]["file"] == str(cache / "tuning.yaml")
     for dtype, cfg in doc["isa"][isa_of("f32")]["gemm"].items():
         assert (got["config"][dtype]["kc"], got["config"][dtype]["nc"]) == (cfg["kc"], cfg["nc"])
+        want_stream = cfg.get("stream_rows") or builtin[dtype]["stream_rows"]
+        assert got["config"][dtype]["stream_rows"] == want_stream
 
     # The same file with values tune may well not have picked: the import must apply them.
     path = write_cache(cache)
     got = probe(cache)
     assert got["tuning"]["status"] == "applied", got
     assert got["config"]["f32"]["kc"] == 96 and got["config"]["f64"]["kc"] == 40
+    assert got["config"]["f32"]["stream_rows"] == 5 and got["config"]["f64"]["stream_rows"] == 3
     assert got["config"]["f32"] != builtin["f32"] and got["config"]["f64"] != builtin["f64"]
     if other_tile("f32"):
         assert got["config"]["f32"]["rows"] == other_tile("f32")
@@ -161,10 +167,10 @@ def test_malformed_entries_warn_and_are_ignored(tmp_path, builtin):
     got = probe(tmp_path)
     assert got["config"] == builtin and got["tuning"]["status"] == "ignored"
     assert "does not fit this build" in got["warnings"][0]
-    doc["isa"][isa_of("f32")]["gemm"]["f32"].update(kernel=None, nc=0)
+    doc["isa"][isa_of("f32")]["gemm"]["f32"].update(kernel=None, stream_rows=65)
     write_cache(tmp_path, doc)
     got = probe(tmp_path)
-    assert got["config"] == builtin and "nc is 0" in got["warnings"][0]
+    assert got["config"] == builtin and "stream_rows is 65" in got["warnings"][0]
 
 
 @pytest.mark.parametrize("change, words", [
@@ -197,9 +203,10 @@ CHECK = textwrap.dedent("""
     bad = []
     for t, rtol in ((np.float32, 2e-5), (np.float64, 1e-12)):
         cfg = _core.gemm_config(t)
-        # 1 x 1100 x 700: a row vector times a B beyond L2/2 (the axpy-form GEMV)
+        # 16 x 1100 x 700: few rows times a B beyond L2/2, and 1100 x 700 x 16: an A beyond
+        # L2 under few columns (the tuned stream rows: B's sweep depth, A's panel height)
         for m, k, n in ((1, 1, 1), (3, 41, 7), (33, 97, 130), (130, 250, 67), (257, 400, 301),
-                        (1, 1100, 700)):
+                        (1, 1100, 700), (16, 1100, 700), (1100, 700, 16), (1100, 700, 40)):
             for order in "CF":
                 a = np.asarray(rng.uniform(-1, 1, (m, k)), t, order=order)
                 b = rng.uniform(-1, 1, (k, n)).astype(t)
@@ -274,3 +281,11 @@ def test_tune_bad_options_are_one_line_errors(capsys, argv):
     assert main(["tune", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tilegen: error:") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("depth", [-1, 65])
+def test_stream_rows_out_of_range_is_refused(depth):
+    before = _core.gemm_config(np.float32)["stream_rows"]
+    with pytest.raises(ValueError, match="stream_rows"):
+        _core.set_gemm_stream_rows(np.float32, depth)
+    assert _core.gemm_config(np.float32)["stream_rows"] == before

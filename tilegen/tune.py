@@ -7,7 +7,11 @@ in use, searching in turn:
 1. the main tile of each A layout, among the registry's production GEMM kernels of that layout
    (tilegen.dsl.load_registry(), filtered by op, dtype, ISA, A layout and production);
 2. KC (the k depth of a packed block), then NC (the width of a packed B block), then (full run)
-   KC again around the best at the chosen NC.
+   KC again around the best at the chosen NC;
+3. the stream rows: how many rows of a matrix streamed from beyond L2 one kernel call reads at
+   once, each a prefetch stream (the depth of B's sweep under 16 rows of C, the height of the
+   row panels of a deep A under 16 columns of C; how many streams a core follows well is what
+   differs most between Intel and AMD), on those two products alone.
 
 Each candidate is scored by the geometric mean of the best-of-N GFLOP/s over the products it
 affects. At the end the built-in configuration and the winner are re-measured in interleaved
@@ -50,6 +54,8 @@ class Plan:
     target: float             # seconds per repetition
     refine: bool              # KC again at the chosen NC
     final_rounds: int
+    streamed: Tuple[Product, ...]  # a B, then an A beyond L2 streamed: for the stream rows
+    streams: Tuple[int, ...]       # stream-rows candidates (the built-in one is added)
 
 
 FULL = Plan(
@@ -57,13 +63,17 @@ FULL = Plan(
               Product("16x1024x1024", 16, 1024, 1024),
               Product("512x512x512 (A col-major)", 512, 512, 512, "F")),
     kc=(128, 192, 256, 320, 384, 512, 768), nc=(256, 512, 1024, 2048, 4096),
-    reps=5, target=0.03, refine=True, final_rounds=4)
+    reps=5, target=0.03, refine=True, final_rounds=4,
+    streamed=(Product("16x4096x4096 (B streamed)", 16, 4096, 4096),
+              Product("4096x4096x16 (A streamed)", 4096, 4096, 16)), streams=(4, 8, 12, 16, 32))
 QUICK = Plan(
     products=(Product("256x256x256", 256, 256, 256), Product("512x512x512", 512, 512, 512),
               Product("16x512x512", 16, 512, 512),
               Product("256x256x256 (A col-major)", 256, 256, 256, "F")),
     kc=(128, 256, 384), nc=(512, 1024, 2048),
-    reps=3, target=0.008, refine=False, final_rounds=2)
+    reps=3, target=0.008, refine=False, final_rounds=2,
+    streamed=(Product("16x2048x2048 (B streamed)", 16, 2048, 2048),
+              Product("2048x2048x16 (A streamed)", 2048, 2048, 16)), streams=(4, 8, 16))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -146,7 +156,7 @@ class Tuner:
         self.nr = int(_core.gemm_config(self.np_dtype)["nr"])
         rng = np.random.default_rng(7)
         self.operands = {}
-        for p in plan.products:
+        for p in (*plan.products, *plan.streamed):
             a = rng.uniform(-1, 1, (p.m, p.k)).astype(self.np_dtype)
             if p.a_order == "F":
                 a = np.asfortranarray(a)
@@ -159,7 +169,7 @@ class Tuner:
     def apply(self, cfg: dict) -> None:
         from . import tuning
 
-        tuning.apply(self.dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"))
+        tuning.apply(self.dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"), cfg.get("stream_rows"))
 
     def rates(self, cfg: dict, products: Sequence[Product]) -> Dict[Product, float]:
         """Best GFLOP/s of each product under `cfg`."""
@@ -213,7 +223,7 @@ class Tuner:
 
         plan, base = self.plan, self.base
         tile = lambda name: spec_from_name(name).tile  # noqa: E731
-        default = {"kc": base["kc"], "nc": base["nc"], "kernel": None}
+        default = {"kc": base["kc"], "nc": base["nc"], "kernel": None, "stream_rows": None}
         c_products = [p for p in plan.products if p.a_order == "C"]
         f_products = [p for p in plan.products if p.a_order == "F"]
         self.say(f"{self.dtype} ({self.isa}): built-in KC {base['kc']}, NC {base['nc']}, main tiles "
@@ -288,11 +298,45 @@ class Tuner:
             self.say(f"  chosen: the built-in configuration (KC {default['kc']}, NC "
                      f"{default['nc']}, largest tiles): {why}")
             cfg = default
+        cfg = self.tune_stream_rows(cfg, before, after)
         self.apply(cfg)
         self.check()
+        products = (*plan.products, *plan.streamed)
         return {"isa": self.isa, "config": cfg,
-                "before_gflops": {p.label: round(before[p], 2) for p in plan.products},
-                "after_gflops": {p.label: round(after[p], 2) for p in plan.products}}
+                "before_gflops": {p.label: round(before[p], 2) for p in products},
+                "after_gflops": {p.label: round(after[p], 2) for p in products}}
+
+    def tune_stream_rows(self, cfg: dict, before: Dict[Product, float],
+                         after: Dict[Product, float]) -> dict:
+        """Step 3 on the chosen configuration: the stream rows, kept only if they clearly beat
+        the built-in ones in interleaved rounds (adds the streamed products to before and
+        after)."""
+        ps, builtin = self.plan.streamed, int(self.base["stream_rows"])
+        rows = sorted(set(self.plan.streams) | {builtin})
+        start = dict(cfg, stream_rows=builtin)
+        best, _ = self.sweep("stream", [dict(cfg, stream_rows=r) for r in rows], ps, start,
+                             self.score(start, ps), lambda c: str(c["stream_rows"]))
+        ref = dict(cfg, stream_rows=None)
+        old = {p: 0.0 for p in ps}
+        new = {p: 0.0 for p in ps}
+        for _ in range(self.plan.final_rounds):
+            for p in ps:
+                old[p] = max(old[p], self.rates(ref, [p])[p])
+                if best != start:
+                    new[p] = max(new[p], self.rates(best, [p])[p])
+        before.update(old)
+        g_old = _gmean(list(old.values()))
+        g_new = _gmean(list(new.values())) if best != start else 0.0
+        shown = ", ".join(f"{p.label} {old[p]:.1f}" for p in ps)
+        if g_new <= g_old * (1 + MARGIN):
+            after.update(old)
+            self.say(f"  chosen: the built-in stream rows {builtin} ({shown} GFLOP/s)")
+            return ref
+        after.update(new)
+        self.say(f"  chosen: stream rows {best['stream_rows']} (" + ", ".join(
+            f"{p.label} {old[p]:.1f} -> {new[p]:.1f}" for p in ps) +
+            f" GFLOP/s, {100 * (g_new / g_old - 1):+.1f}%)")
+        return best
 
     def check(self) -> None:
         """The chosen configuration computes right (edge tiles, several K blocks) before it is

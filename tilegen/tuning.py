@@ -13,7 +13,7 @@ per ISA (so tuning under ``TILEGEN_ISA=avx2`` does not replace the AVX-512 entry
       avx512:
         written: 2026-01-01T00:00:00+00:00
         gemm:
-          f32: {kc: 256, nc: 1024, kernel: null}  # kernel null = the built-in
+          f32: {kc: 256, nc: 1024, kernel: null, stream_rows: null}  # null = the built-in
           f64: {kc: 256, nc: 512, kernel: null}
         measured: {...}                            # tune's before/after GFLOP/s, for people
 
@@ -35,6 +35,7 @@ FILE_NAME = "tuning.yaml"
 DTYPES = ("f32", "f64")
 MAX_KC = 1 << 16  # the C core's limits (tilegen_x_set_gemm_blocking)
 MAX_NC = 1 << 24
+MAX_STREAM_ROWS = 64
 OFF_VALUES = ("off", "0", "no", "false", "none")
 
 
@@ -108,7 +109,8 @@ def current(dtype: str) -> Dict[str, Any]:
 
     c = _core.gemm_config(_dtype(dtype))
     return {"isa": c["isa"], "kc": int(c["kc"]), "nc": int(c["nc"]),
-            "rows": c["rows"]["kernel"], "packed": c["packed"]["kernel"]}
+            "rows": c["rows"]["kernel"], "packed": c["packed"]["kernel"],
+            "stream_rows": int(c["stream_rows"])}
 
 
 def defaults(dtype: str) -> Dict[str, Any]:
@@ -116,15 +118,18 @@ def defaults(dtype: str) -> Dict[str, Any]:
     return dict(_defaults.get(dtype) or current(dtype))
 
 
-def apply(dtype: str, kc: int, nc: int, kernel: Optional[str]) -> None:
-    """Makes (kc, nc, main tile) the GEMM configuration of `dtype`.
-    kernel=None restores the built-in main tiles of both A layouts (the largest of the ISA)."""
+def apply(dtype: str, kc: int, nc: int, kernel: Optional[str],
+          stream_rows: Optional[int] = None) -> None:
+    """Makes (kc, nc, main tile, stream rows) the GEMM configuration of `dtype`.
+    kernel=None restores the built-in main tiles of both A layouts (the largest of the ISA),
+    stream_rows=None the built-in depth."""
     from .blas import _core
 
     dt = _dtype(dtype)
     base = defaults(dtype)
     _core.set_gemm_kernel(dt, kernel or base["rows"] or base["packed"])
     _core.set_gemm_blocking(dt, int(kc), int(nc))
+    _core.set_gemm_stream_rows(dt, int(stream_rows or 0))
 
 
 def restore_defaults(dtype: str) -> None:
@@ -168,6 +173,8 @@ def validate(doc: Any) -> Dict[str, Any]:
             _check_int(cfg.get("nc"), f"{where}: nc", MAX_NC)
             if cfg.get("kernel") is not None and not isinstance(cfg["kernel"], str):
                 raise CacheError(f"{where}: kernel must be a kernel name or null")
+            if cfg.get("stream_rows") is not None:
+                _check_int(cfg["stream_rows"], f"{where}: stream_rows", MAX_STREAM_ROWS)
     return doc
 
 
@@ -247,7 +254,7 @@ def apply_cache() -> None:
     for dtype, (isa, cfg) in plan.items():
         _defaults[dtype] = current(dtype)
         try:
-            apply(dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"))
+            apply(dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"), cfg.get("stream_rows"))
         except ValueError as e:  # a kernel this build does not have: undo everything
             for done in list(_defaults):
                 restore_defaults(done)

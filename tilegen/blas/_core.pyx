@@ -60,6 +60,8 @@ cdef extern from "tg_gemm_dispatch.h" nogil:
     int tilegen_x_set_gemm_blocking(int dtype, int64_t kc, int64_t nc)
     int tilegen_x_set_gemm_main_kernel(int dtype, const char* name)
     const char* tilegen_x_gemv_kernel(int dtype, int form)
+    int64_t tilegen_x_gemm_stream_rows(int dtype)
+    int tilegen_x_set_gemm_stream_rows(int dtype, int64_t rows)
 
 cdef extern from "tg_threads.h" nogil:
     uint64_t tilegen_x_worker_tasks()
@@ -151,6 +153,7 @@ def gemm_config(dtype):
     out["kernel"] = out["rows"]["kernel"] or out["packed"]["kernel"]
     out["gemv_kernel"] = _s(tilegen_x_gemv_kernel(d, 0))
     out["gemv_axpy_kernel"] = _s(tilegen_x_gemv_kernel(d, 1))
+    out["stream_rows"] = tilegen_x_gemm_stream_rows(d)
     return out
 
 
@@ -174,6 +177,13 @@ def set_gemm_blocking(dtype, int64_t kc=0, int64_t nc=0):
     """Override KC/NC (0 keeps a value); NC is rounded to NR."""
     if tilegen_x_set_gemm_blocking(_dtype_index(dtype), kc, nc) != 0:
         raise ValueError(f"blocking: kc={kc}, nc={nc} out of range")
+
+
+def set_gemm_stream_rows(dtype, int64_t rows=0):
+    """Rows of a matrix streamed from beyond L2 that one kernel call reads at once (1..64; 0:
+    the built-in): the depth of B's sweep for a few rows of C, the row panels of a streamed A."""
+    if tilegen_x_set_gemm_stream_rows(_dtype_index(dtype), rows) != 0:
+        raise ValueError(f"stream_rows: rows={rows} out of range; allowed: 0 to 64")
 
 
 def set_gemm_kernel(dtype, str name):

@@ -21,8 +21,7 @@
 #define TG_GEMV_PEEL_MIN_K 128        /* ... realigned (rows read from their first full line) */
 #define TG_AXPY_Y_BYTES(cfg) ((cfg)->l1d / 3)  /* y = x B: the part of y one sweep of B's rows updates */
 #define TG_STACK_PACK_BYTES 32768     /* packing buffers this small live on the stack */
-#define TG_STREAM_KC 32               /* depth block when few rows stream a big B (x B, M=16) */
-#define TG_STREAM_B_MIN_BYTES(cfg) ((cfg)->l2 / 2)  /* ... "big": B no longer sits in L2 */
+#define TG_STREAM_B_MIN_BYTES(cfg) ((cfg)->l2 / 2)  /* few rows times a B this big stream B */
 
 #define DT f32
 #define T float

@@ -426,10 +426,10 @@ static void F(choose_blocking_)(F(problem_)* p) {
   p->nc = p->cfg->nc;
   if (p->cs_b == 1 && p->m <= TG_DIRECT_B_MAX_PANELS * p->set->mr &&
       F(b_bytes_)(p) > TG_STREAM_B_MIN_BYTES(p->cfg)) {
-    /* Few rows of C and a big B: B is read in place, once from memory, a few rows at a time
-       (a handful of prefetch streams) across all of its columns; no column blocking, since no
-       B panel is reused beyond the row panels of this sweep, which find it in L2. */
-    p->kc = TG_STREAM_KC;
+    /* Few rows of C and a big B: B is read in place, once from memory, stream_rows rows at a
+       time (each a prefetch stream) across all of its columns; no column blocking, since no B
+       panel is reused beyond the row panels of this sweep, which find it in L2. */
+    p->kc = p->cfg->stream_rows;
     p->nc = F(round_up_)(p->n, p->set->nr);
   }
   if (p->n <= 2 * p->set->nr && p->k > p->kc) {
@@ -441,12 +441,21 @@ static void F(choose_blocking_)(F(problem_)* p) {
 }
 
 /* Row-major A (rows contiguous) goes to the "rows" kernels when the ISA has them, to the
-   narrow ones (half the NR) when C has no more columns than they cover. */
+   narrow ones (half the NR) when C has no more columns than they cover. When A is streamed
+   (beyond L2, and few column panels to reuse its rows: each kernel call then reads its rows
+   deep, in place), the row panels are at most stream_rows tall: one prefetch stream per row. */
 static inline void F(choose_layout_)(F(problem_)* p) {
   const F(cfg_t_)* cfg = p->cfg;
-  if (p->cs_a == 1 && cfg->narrow.mr > 0 && p->n <= cfg->narrow.nr) p->set = &cfg->narrow;
-  else if (p->cs_a == 1 && cfg->rows.mr > 0) p->set = &cfg->rows;
-  else p->set = &cfg->packed;
+  const int narrow = cfg->narrow.mr > 0 && p->n <= cfg->narrow.nr;
+  if (p->cs_a == 1 && (narrow || cfg->rows.mr > 0)) {
+    const int64_t nr = narrow ? cfg->narrow.nr : cfg->rows.nr;
+    const int streamed = p->n <= 2 * nr && p->k > cfg->kc &&
+                         (double) p->m * (double) p->k * sizeof(T) > (double) cfg->l2;
+    p->set = narrow ? (streamed ? &cfg->narrow_stream : &cfg->narrow)
+                    : (streamed ? &cfg->rows_stream : &cfg->rows);
+  } else {
+    p->set = &cfg->packed;
+  }
 }
 
 /* Normalises the problem (C with a unit column stride when it has one at all) and fills p.

@@ -29,9 +29,12 @@
     int isa;                  /* TG_ISA_* */                                              \
     int64_t kc, nc;           /* cache blocking: kc rows of B x nc columns stay in L2 */  \
     int64_t l1d, l2;          /* this core's cache sizes (bytes), for the thresholds */   \
+    int64_t stream_rows;      /* rows of a matrix streamed from beyond L2 that one kernel  \
+                                 call reads at once, each a prefetch stream (tuned) */    \
     tg_gemm_set_##DT packed;  /* A(i, kk) at a[kk*cs_a + i]: column-major A, packed A */  \
     tg_gemm_set_##DT rows;    /* A(i, kk) at a[i*rs_a + kk]: row-major A, row panels */   \
     tg_gemm_set_##DT narrow;  /* "rows" kernels of half the NR, for products with few columns */ \
+    tg_gemm_set_##DT rows_stream, narrow_stream;  /* the same, panels of <= stream_rows rows */ \
     tg_##DT##_packr_fn packr;                                                             \
     tg_##DT##_epi_fn epi;     /* bias + activation over a row of C, or NULL */            \
     /* y = A x with A's rows contiguous: the dot-form GEMV kernel of the same ISA. */      \
@@ -67,6 +70,8 @@ TG_XAPI_FN(int, tilegen_x_set_gemm_main_kernel, (int dtype, const char* name))
 /* A row vector times a B beyond L2 reads `depth` rows of B at a time, each a prefetch stream:
    how many a core follows well differs by CPU, so `tilegen tune` sets it (1..64; 0 restores
    the built-in depth). Returns 0, or -1 if out of range. */
+TG_XAPI_FN(int64_t, tilegen_x_gemm_stream_rows, (int dtype))
+TG_XAPI_FN(int, tilegen_x_set_gemm_stream_rows, (int dtype, int64_t rows))
 TG_XAPI_FN(const char*, tilegen_x_gemv_kernel, (int dtype, int form))  /* 0 dot, 1 axpy */
 
 #endif
