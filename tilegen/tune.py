@@ -54,6 +54,7 @@ class Plan:
     target: float             # seconds per repetition
     refine: bool              # KC again at the chosen NC
     final_rounds: int
+    sweep_rounds: int         # candidates of a sweep measured in turn this many times (best kept)
     streamed: Tuple[Product, ...]  # a B, then an A beyond L2 streamed: for the stream rows
     streams: Tuple[int, ...]       # stream-rows candidates (the built-in one is added)
 
@@ -63,7 +64,7 @@ FULL = Plan(
               Product("16x1024x1024", 16, 1024, 1024),
               Product("512x512x512 (A col-major)", 512, 512, 512, "F")),
     kc=(128, 192, 256, 320, 384, 512, 768), nc=(256, 512, 1024, 2048, 4096),
-    reps=5, target=0.03, refine=True, final_rounds=4,
+    reps=5, target=0.03, refine=True, final_rounds=4, sweep_rounds=2,
     streamed=(Product("16x4096x4096 (B streamed)", 16, 4096, 4096),
               Product("4096x4096x16 (A streamed)", 4096, 4096, 16)), streams=(4, 8, 12, 16, 32))
 QUICK = Plan(
@@ -71,7 +72,7 @@ QUICK = Plan(
               Product("16x512x512", 16, 512, 512),
               Product("256x256x256 (A col-major)", 256, 256, 256, "F")),
     kc=(128, 256, 384), nc=(512, 1024, 2048),
-    reps=3, target=0.008, refine=False, final_rounds=2,
+    reps=3, target=0.008, refine=False, final_rounds=2, sweep_rounds=1,
     streamed=(Product("16x2048x2048 (B streamed)", 16, 2048, 2048),
               Product("2048x2048x16 (A streamed)", 2048, 2048, 16)), streams=(4, 8, 16))
 
@@ -209,9 +210,17 @@ class Tuner:
 
     def sweep(self, what: str, cfgs: List[dict], products, best: dict, best_score: float,
               show: Callable[[dict], str]) -> Tuple[dict, float]:
+        # The candidates take turns, sweep_rounds times (drift hits them alike), best kept.
+        rates: List[Dict[Product, float]] = [{} for _ in cfgs]
+        for _ in range(self.plan.sweep_rounds):
+            for cfg, r in zip(cfgs, rates):
+                for p, v in self.rates(cfg, products).items():
+                    r[p] = max(r.get(p, 0.0), v)
+        scores = [_gmean(list(r.values())) for r in rates]
+        if best in cfgs:
+            best_score = scores[cfgs.index(best)]
         parts = []
-        for cfg in cfgs:
-            s = best_score if cfg == best else self.score(cfg, products)
+        for cfg, s in zip(cfgs, scores):
             parts.append(f"{show(cfg)} {s:.1f}")
             if s > best_score * (1 + MARGIN):
                 best, best_score = cfg, s
