@@ -712,6 +712,7 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
   /* In place, a short first tile puts the others' input runs on cache-line boundaries
      (NumPy's arrays start 16 bytes into a line: every load would span two). */
   const int64_t peel = jb->in_place ? ((64 - (int64_t) ((uintptr_t) base % 64)) % 64) / 4 % nr : 0;
+  int64_t q0_row = 0, q0_col = 0;  /* band row and column of q0 (no division per tile) */
   for (int64_t q0 = 0; q0 < q_count;) {
     const int64_t want = q0 == 0 && peel ? peel : nr;
     const int64_t nn = q_count - q0 < want ? q_count - q0 : want;
@@ -734,8 +735,8 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
       if (dw) p->dw->nchw_by_rows[r](r, nn, tp, tcs, wg, out, ys, &prm);
       else sh->nchw_by_rows[r](r, nn, cg, tp, tcs, wg + co0 * per, out, ys, &prm);
       if (direct_out) continue;
-      for (int64_t q = q0; q < q0 + nn;) {  /* the tile's runs of real columns */
-        const int64_t o = q / jb->wq, c = q % jb->wq;
+      /* The tile's runs of real columns, row by row (o, c: the band row and column of q). */
+      for (int64_t q = q0, o = q0_row, c = q0_col; q < q0 + nn; o++, c = 0) {
         const int64_t run = jb->wq - c < q0 + nn - q ? jb->wq - c : q0 + nn - q;
         const int64_t keep = c >= jb->ow ? 0 : (jb->ow - c < run ? jb->ow - c : run);
         for (int64_t i = 0; i < r && keep; i++)
@@ -745,6 +746,7 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
       }
     }
     q0 += nn;
+    for (q0_col += nn; q0_col >= jb->wq; q0_col -= jb->wq) q0_row++;
   }
 }
 
