@@ -31,7 +31,7 @@ def test_names_carry_family_fields():
     (dict(op="attention", isa="avx2", mr=16, nr=8), "register"),
     (dict(op="attention", dtype="f64", isa="avx512", mr=16, nr=4), "dtype"),
     (dict(op="attndecode", isa="avx512", mr=4, nr=60), "vector width"),
-    (dict(op="attndecode", isa="avx2", mr=4, nr=64, pv_vecs=4), "register"),
+    (dict(op="attndecode", isa="avx2", mr=4, nr=64, pv_vecs=8), "register"),  # PV 8 + 8 + 1 > 16
 ])
 def test_refused(fields, word):
     fields = {"dtype": "f32", **fields}

@@ -1,17 +1,20 @@
 /*
  * Decode-attention micro-kernel tester: runs one generated kernel over one to three chunks of
  * cached tokens (calls on one online-softmax state) and checks the state it leaves -- m, l and
- * O = sum_t exp(s_t - m) v_t per head -- against a float64 reference.
+ * O = sum_t exp(s_t - m) v_t per head of every slice -- against a float64 reference.
  *
  * Built per kernel with -DTG_T=float -DTG_DT=f32 -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=..
- * -DTG_CW=<PV chunk floats> -DTG_WORK=<work floats> -DTG_PF=<prefetch distance> -DTG_LANES=..
- * -DTG_ISA_ID=TG_ISA_<NAME>; prints "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77.
+ * -DTG_CW=<PV chunk floats> -DTG_WORK=<work floats per call> -DTG_SLICE_WORK=<per slice>
+ * -DTG_PF=<prefetch distance> -DTG_LANES=.. -DTG_ISA_ID=TG_ISA_<NAME>; prints
+ * "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77.
  *
  * Cases: n in {1, 2, 3, L-1, L, L+1, NR-1, NR}; d in {1, 3, L-1, L+1, 17, 64, 128, 130, 256};
- * the key and value rows of a chunk in one buffer with a prime row stride, handed to the kernel
- * in a scrambled order (so the row that ends at the buffer's PROT_NONE page is any token), with
- * the PREFETCH extra pointers repeating the last token; scores up to about +-1e3. q, O (with
- * sentinels past the chunk-padded d), m, l and work end at guard pages too.
+ * one slice, and three slices over two kv heads (slices 0 and 1 share head 0); a token's kv
+ * heads lie in one buffer row (head stride a prime >= d), the rows of a chunk with a prime row
+ * stride, handed to the kernel in a scrambled order (so the row that ends at the buffer's
+ * PROT_NONE page is any token), with the PREFETCH extra pointers repeating the last token;
+ * scores up to about +-1e3. q, O (with sentinels past the chunk-padded d), m, l and work end at
+ * guard pages too.
  */
 #define _GNU_SOURCE
 #include <float.h>
@@ -26,6 +29,7 @@ typedef CAT(CAT(tg_, TG_DT), _attndecode_args) args_t;
 
 #define MR TG_MR
 #define MAX_CHUNKS 3
+#define MAX_SLICES 3
 static const T SENTINEL = (T) -3131.5;
 static long cases = 0, failed = 0;
 
@@ -39,18 +43,23 @@ static void report(const char* what, int n, int d, int h, int c, double got, dou
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-static void run_case(int n, int d, int chunks, double qscale, unsigned perm_seed) {
+static void run_case(int n, int d, int chunks, int ns, double qscale, unsigned perm_seed) {
   region rq, rk[MAX_CHUNKS], rv[MAX_CHUNKS], ro, rm, rl, rw;
-  const int64_t rs_q = round_up(d, TG_LANES), rs_kv = next_prime(d + 1);
+  const int heads = ns > 1 ? 2 : 1;         /* kv heads: slice j reads head j / 2 */
+  const int64_t rs_q = round_up(d, TG_LANES), hs = next_prime(d + 2);
+  const int64_t rs_kv = next_prime((heads - 1) * hs + d + 1);
   const int64_t d_pad = round_up(d, TG_CW), rs_o = d_pad + 5;
-  T* q = guarded((size_t) (MR * rs_q), &rq);
-  for (int h = 0; h < MR; h++)
+  const int rows = ns * MR;
+  int64_t koff[MAX_SLICES], voff[MAX_SLICES];
+  for (int j = 0; j < ns; j++) koff[j] = voff[j] = (j / 2) * hs;
+  T* q = guarded((size_t) (rows * rs_q), &rq);
+  for (int h = 0; h < rows; h++)
     for (int x = 0; x < rs_q; x++) q[h * rs_q + x] = x < d ? (T) (qscale * uniform()) : (T) 0;
   T *kb[MAX_CHUNKS], *vb[MAX_CHUNKS];
   const T* krows[MAX_CHUNKS][TG_NR + TG_PF];
   const T* vrows[MAX_CHUNKS][TG_NR + TG_PF];
   for (int c = 0; c < chunks; c++) {
-    const size_t count = (size_t) ((n - 1) * rs_kv + d);
+    const size_t count = (size_t) ((n - 1) * rs_kv + (heads - 1) * hs + d);
     kb[c] = guarded(count, &rk[c]);
     vb[c] = guarded(count, &rv[c]);
     for (size_t x = 0; x < count; x++) { kb[c][x] = (T) uniform(); vb[c][x] = (T) uniform(); }
@@ -66,18 +75,20 @@ static void run_case(int n, int d, int chunks, double qscale, unsigned perm_seed
       vrows[c][t] = vb[c] + row * rs_kv;
     }
   }
-  const size_t o_count = (size_t) ((MR - 1) * rs_o + d_pad);
+  const size_t o_count = (size_t) ((rows - 1) * rs_o + d_pad);
   T* o = guarded(o_count, &ro);
   for (size_t x = 0; x < o_count; x++) o[x] = (int64_t) (x % rs_o) < d_pad ? (T) 0 : SENTINEL;
-  T* m = guarded(MR, &rm);
-  T* l = guarded(MR, &rl);
-  for (int h = 0; h < MR; h++) { m[h] = (T) -INFINITY; l[h] = 0; }
-  T* work = guarded(TG_WORK, &rw);
+  T* m = guarded((size_t) rows, &rm);
+  T* l = guarded((size_t) rows, &rl);
+  for (int h = 0; h < rows; h++) { m[h] = (T) -INFINITY; l[h] = 0; }
+  const int wsize = TG_WORK + ns * TG_SLICE_WORK;
+  T* work = guarded((size_t) wsize, &rw);
   for (int c = 0; c < chunks; c++) {
     args_t a;
-    a.d = d; a.q = q; a.rs_q = rs_q; a.k_rows = krows[c]; a.v_rows = vrows[c];
+    a.d = d; a.ns = ns; a.koff = koff; a.voff = voff;
+    a.q = q; a.rs_q = rs_q; a.k_rows = krows[c]; a.v_rows = vrows[c];
     a.o = o; a.rs_o = rs_o; a.m = m; a.l = l; a.work = work;
-    for (int x = 0; x < TG_WORK; x++) work[x] = (T) NAN;
+    for (int x = 0; x < wsize; x++) work[x] = (T) NAN;
     TG_UKERNEL(n, &a);
   }
   cases++;
@@ -85,13 +96,14 @@ static void run_case(int n, int d, int chunks, double qscale, unsigned perm_seed
   double* s = malloc(sizeof(double) * (size_t) chunks * n);
   double* ws = malloc(sizeof(double) * (size_t) d);
   double* wa = malloc(sizeof(double) * (size_t) d);
-  for (int h = 0; h < MR; h++) {
+  for (int h = 0; h < rows; h++) {
+    const int64_t kh = koff[h / MR], vh = voff[h / MR];
     double mx = -INFINITY, smag = 0;
     for (int c = 0; c < chunks; c++)
       for (int t = 0; t < n; t++) {
         double acc = 0, mag = 0;
         for (int x = 0; x < d; x++) {
-          const double pr = (double) q[h * rs_q + x] * (double) krows[c][t][x];
+          const double pr = (double) q[h * rs_q + x] * (double) krows[c][t][kh + x];
           acc += pr;
           mag += fabs(pr);
         }
@@ -107,8 +119,8 @@ static void run_case(int n, int d, int chunks, double qscale, unsigned perm_seed
         const double w = exp(s[c * n + t] - mx);
         lsum += w;
         for (int x = 0; x < d; x++) {
-          ws[x] += w * (double) vrows[c][t][x];
-          wa[x] += w * fabs((double) vrows[c][t][x]);
+          ws[x] += w * (double) vrows[c][t][vh + x];
+          wa[x] += w * fabs((double) vrows[c][t][vh + x]);
         }
       }
     if (!(fabs((double) m[h] - mx) <= es)) report("m", n, d, h, -1, m[h], mx, es);
@@ -136,11 +148,11 @@ int main(void) {
   const int L = TG_LANES;
   const int ncand[] = {1, 2, 3, L - 1, L, L + 1, TG_NR - 1, TG_NR};
   const int dcand[] = {1, 3, L - 1, L + 1, 17, 64, 128, 130, 256};
-  int ns[8], nn = 0, ds[9], nd = 0;
+  int tn[8], nn = 0, ds[9], nd = 0;
   for (size_t c = 0; c < sizeof(ncand) / sizeof(ncand[0]); c++) {
     int dup = ncand[c] < 1 || ncand[c] > TG_NR;
-    for (int x = 0; x < nn; x++) dup |= ns[x] == ncand[c];
-    if (!dup) ns[nn++] = ncand[c];
+    for (int x = 0; x < nn; x++) dup |= tn[x] == ncand[c];
+    if (!dup) tn[nn++] = ncand[c];
   }
   for (size_t c = 0; c < sizeof(dcand) / sizeof(dcand[0]); c++) {
     int dup = dcand[c] < 1;
@@ -149,10 +161,12 @@ int main(void) {
   }
   for (int a = 0; a < nn; a++)
     for (int b = 0; b < nd; b++) {
-      run_case(ns[a], ds[b], 1, 1.0, 1u + (unsigned) a);
-      run_case(ns[a], ds[b], 3, 1.0, 7u + (unsigned) b);
+      run_case(tn[a], ds[b], 1, 1, 1.0, 1u + (unsigned) a);
+      run_case(tn[a], ds[b], 3, 1, 1.0, 7u + (unsigned) b);
+      run_case(tn[a], ds[b], 2, MAX_SLICES, 1.0, 5u + (unsigned) (a + b));
     }
-  for (int a = 0; a < nn; a++) run_case(ns[a], 64, 2, 100.0, 3u);  /* scores near +-1e3 */
+  for (int a = 0; a < nn; a++) run_case(tn[a], 64, 2, 1, 100.0, 3u);  /* scores near +-1e3 */
+  for (int a = 0; a < nn; a++) run_case(tn[a], 64, 1, MAX_SLICES, 100.0, 9u);
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }

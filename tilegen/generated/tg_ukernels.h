@@ -56,18 +56,24 @@ typedef void (*tg_f32_attention_exp_fn)(int64_t n, const float* x, float* y);
 
 
 /* ======== attndecode ======== */
-/* One call: MR query heads against n cached tokens, 1 <= n <= NR, updating their
-   online-softmax state. The driver owns every buffer:
-     q       MR rows at q + h*rs_q, pre-scaled, zero past d up to rs_q (a multiple of the
+/* One call: ns slices of MR query heads, each slice against its own kv head of n cached tokens,
+   1 <= n <= NR, updating their online-softmax state. Row r = j*MR + h is head h of slice j.
+   The driver owns every buffer:
+     q       ns*MR rows at q + r*rs_q, pre-scaled, zero past d up to rs_q (a multiple of the
              vector width; heads of a partial group are zero rows)
-     k_rows  token t's key row (d contiguous) for t < n + PREFETCH: rows past n are only
-             prefetched (the driver repeats its last real row there); v_rows likewise
-     o       MR rows at o + h*rs_o of the unnormalised output, each padded to a multiple of the
-             kernel's PV chunk (CW floats); m, l: MR running maxima (-INFINITY at the start) and
-             sums (0); work: scratch of the kernel's work-floats size
-   The result of head h is o[h] / l[h] after the last token (zeros when l[h] == 0). */
+     k_rows  token t's base row for t < n + PREFETCH; slice j's key row (d contiguous) is
+             k_rows[t] + koff[j]. Rows past n are only prefetched (the driver repeats its last
+             real row there); v_rows and voff likewise. Slices sharing a kv head are adjacent
+             and ordered by address, so a token's rows are read in address order
+     o       ns*MR rows at o + r*rs_o of the unnormalised output, each padded to a multiple of
+             the kernel's PV chunk (CW floats); m, l: ns*MR running maxima (-INFINITY at the
+             start) and sums (0); work: scratch of the kernel's work floats per call + ns times
+             its work floats per slice
+   The result of row r is o[r] / l[r] after the last token (zeros when l[r] == 0). */
 typedef struct {
-  int64_t d;
+  int64_t d, ns;
+  const int64_t* koff;
+  const int64_t* voff;
   const float* q;
   int64_t rs_q;
   const float* const* k_rows;
@@ -872,17 +878,17 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_ATTENTION_UKERNELS_f32_ANY(X)
 
 /* TG_ATTNDECODE_UKERNELS_<dtype>_<ARCH>(X): every attndecode kernel of that dtype built
-   for that architecture, registry order. X(isa id, MR, NR, PV chunk floats, work floats, prefetch distance, production, kernel, "name") */
+   for that architecture, registry order. X(isa id, MR, NR, PV chunk floats, work floats per call, work floats per slice, prefetch distance, production, kernel, "name") */
 #define TG_ATTNDECODE_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 4, 64, 64, 340, 8, 1, tg_f32_attndecode_ukernel_4x64__avx512, "tg_f32_attndecode_ukernel_4x64__avx512") \
-  X(TG_ISA_AVX512, 4, 64, 64, 340, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_temp, "tg_f32_attndecode_ukernel_4x64__avx512_temp") \
-  X(TG_ISA_AVX2, 4, 64, 16, 284, 8, 1, tg_f32_attndecode_ukernel_4x64__avx2_pv2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2") \
+  X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 4, 1, tg_f32_attndecode_ukernel_4x64__avx512, "tg_f32_attndecode_ukernel_4x64__avx512") \
+  X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_temp, "tg_f32_attndecode_ukernel_4x64__avx512_temp") \
+  X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__avx2_pv2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2") \
 
 #define TG_ATTNDECODE_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 4, 64, 16, 280, 8, 1, tg_f32_attndecode_ukernel_4x64__neon, "tg_f32_attndecode_ukernel_4x64__neon") \
+  X(TG_ISA_NEON, 4, 64, 16, 80, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__neon, "tg_f32_attndecode_ukernel_4x64__neon") \
 
 #define TG_ATTNDECODE_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 16, 2, 71, 0, 1, tg_f32_attndecode_ukernel_4x16__scalar_pv2, "tg_f32_attndecode_ukernel_4x16__scalar_pv2") \
+  X(TG_ISA_SCALAR, 4, 16, 2, 24, 68, 0, 1, tg_f32_attndecode_ukernel_4x16__scalar_pv2, "tg_f32_attndecode_ukernel_4x16__scalar_pv2") \
 
 #define TG_FOREACH_ATTNDECODE_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_ATTNDECODE_UKERNELS_f32_X86_64(X)) \

@@ -27,10 +27,11 @@ static void publish(const tg_attention_config* c) {
     c.cw = (CW); c.work = (WORK); c.name = NAME;                                           \
   }
 
-#define TG_COLLECT_DECODE(ISA, MR, NR, CW, WORK, PF, PROD, FN, NAME)                         \
+#define TG_COLLECT_DECODE(ISA, MR, NR, CW, WORK, SLICE_WORK, PF, PROD, FN, NAME)             \
   if ((ISA) == isa && (PROD) && c.dec_fn == NULL) {                                        \
     c.dec_isa = (ISA); c.dec_fn = FN; c.dec_mr = (MR); c.dec_nr = (NR); c.dec_cw = (CW);    \
-    c.dec_work = (WORK); c.dec_prefetch = (PF); c.dec_name = NAME;                         \
+    c.dec_work = (WORK); c.dec_slice_work = (SLICE_WORK); c.dec_prefetch = (PF);           \
+    c.dec_name = NAME;                                                                     \
   }
 
 void tg_attention_select(void) {

@@ -5,9 +5,10 @@
  *
  * A unit is one part of one sequence for a range of kv heads (tg_paged_plan): each kv head's
  * group of query heads reads each cached key and value row of the part once (the kernel takes
- * MR heads per call; a larger group makes several calls, the rows still in cache). The unit
- * walks its tokens in chunks of TG_PAGED_CHUNK, each chunk for all its kv heads in turn, so a
- * token's heads -- one page of the cache -- are read close together. Groups of half the
+ * slices of MR heads, each against its kv head; a larger group is several slices of one kv
+ * head, the rows still in cache). The unit walks its tokens in chunks of TG_PAGED_CHUNK, one
+ * kernel call per chunk for all its kv heads, which reads a token's heads -- one stretch of a
+ * page of the cache -- in address order. Groups of half the
  * fused-attention kernel's MR heads or more (multi-query) use that kernel instead (see
  * paged_wide_). Threads claim units from
  * a shared counter. A sequence longer than the part length (set when there are few sequences for
@@ -91,15 +92,26 @@ static F(dec_layout_) F(dec_layout_of_)(const tg_attention_config* c, const tg_p
   y.rows = y.slices * c->dec_mr;
   y.rs_q = tg_paged_round_up(s->d, 16);  /* a multiple of every ISA's vector width */
   y.rs_o = tg_paged_round_up(s->d, c->dec_cw);
-  y.floats = s->heads_per_unit * y.rows * (y.rs_q + y.rs_o + 2) + c->dec_work + 64;
+  y.floats = s->heads_per_unit * y.rows * (y.rs_q + y.rs_o + 2) + c->dec_work +
+             s->heads_per_unit * y.slices * c->dec_slice_work + 64;
   return y;
 }
 
+/* Pointers and offsets a unit's kernel calls take: the token rows (chunk + prefetch, keys then
+   values) and the slices' kv-head offsets (keys then values). */
+static inline size_t F(dec_extra_bytes_)(const tg_attention_config* c, const tg_paged_shape* s,
+                                         const F(dec_layout_)* y) {
+  return sizeof(T*) * (size_t) (2 * (TG_PAGED_CHUNK + c->dec_prefetch)) +
+         sizeof(int64_t) * (size_t) (2 * s->heads_per_unit * y->slices);
+}
+
+/* One kernel call per chunk of tokens covers every kv head of the unit (a slice per MR query
+   heads of a group), so the kernel reads each token's page of heads in address order. */
 static void F(paged_kernel_unit_)(const F(paged_problem_)* p, const tg_attention_config* c,
                                   const F(dec_layout_)* y, T* ws, const T** rows,
                                   const tg_paged_unit* un) {
   const tg_paged_shape* s = &p->s;
-  const int64_t d = s->d, mr = c->dec_mr, nkv = un->g1 - un->g0, nrows = nkv * y->rows;
+  const int64_t d = s->d, nkv = un->g1 - un->g0, nrows = nkv * y->rows, ns = nkv * y->slices;
   T* qb = ws;
   T* ob = qb + nrows * y->rs_q;
   T* mb = ob + nrows * y->rs_o;
@@ -122,34 +134,26 @@ static void F(paged_kernel_unit_)(const F(paged_problem_)* p, const tg_attention
   memset(ob, 0, sizeof(T) * (size_t) (nrows * y->rs_o));
   const T** krows = rows;
   const T** vrows = rows + TG_PAGED_CHUNK + c->dec_prefetch;
+  int64_t* koff = (int64_t*) (vrows + TG_PAGED_CHUNK + c->dec_prefetch);
+  int64_t* voff = koff + ns;
+  for (int64_t j = 0; j < ns; j++) {
+    koff[j] = (j / y->slices) * s->cs[0][2];
+    voff[j] = (j / y->slices) * s->cs[1][2];
+  }
   F(dec_args_t_) a;
-  a.d = d; a.rs_q = y->rs_q; a.k_rows = krows; a.v_rows = vrows; a.rs_o = y->rs_o;
-  a.work = work;
+  a.d = d; a.ns = ns; a.koff = koff; a.voff = voff;
+  a.q = qb; a.rs_q = y->rs_q; a.k_rows = krows; a.v_rows = vrows;
+  a.o = ob; a.rs_o = y->rs_o; a.m = mb; a.l = lb; a.work = work;
   const int64_t chunk = TG_PAGED_CHUNK < c->dec_nr ? TG_PAGED_CHUNK : c->dec_nr;
   for (int64_t tc = un->t0; tc < un->t1; tc += chunk) {
     const int64_t n = un->t1 - tc < chunk ? un->t1 - tc : chunk;
-    for (int64_t g = 0; g < nkv; g++) {
-      for (int64_t x = 0; x < n; x++) {
-        krows[x] = p->k + tg_paged_row(s, un->b, un->g0 + g, tc + x, 0);
-        vrows[x] = p->v + tg_paged_row(s, un->b, un->g0 + g, tc + x, 1);
-      }
-      /* The rows to prefetch past the chunk: the next kv head's first tokens, or after the
-         last head the next chunk's (never past the length). */
-      const int64_t gn = g + 1 < nkv ? g + 1 : 0, tn = g + 1 < nkv ? tc : tc + n;
-      for (int64_t x = 0; x < c->dec_prefetch; x++) {
-        int64_t t = tn + x < un->t1 ? tn + x : un->t1 - 1;
-        krows[n + x] = p->k + tg_paged_row(s, un->b, un->g0 + gn, t, 0);
-        vrows[n + x] = p->v + tg_paged_row(s, un->b, un->g0 + gn, t, 1);
-      }
-      for (int64_t sl = 0; sl < y->slices; sl++) {
-        const int64_t r0 = g * y->rows + sl * mr;
-        a.q = qb + r0 * y->rs_q;
-        a.o = ob + r0 * y->rs_o;
-        a.m = mb + r0;
-        a.l = lb + r0;
-        c->dec_fn(n, &a);
-      }
+    /* the rows past the chunk, prefetched: the next chunk's first (never past the length) */
+    for (int64_t x = 0; x < n + c->dec_prefetch; x++) {
+      const int64_t t = tc + x < un->t1 ? tc + x : un->t1 - 1;
+      krows[x] = p->k + tg_paged_row(s, un->b, un->g0, t, 0);
+      vrows[x] = p->v + tg_paged_row(s, un->b, un->g0, t, 1);
     }
+    c->dec_fn(n, &a);
   }
   for (int64_t i = 0; i < nkv * s->group; i++) {
     const int64_t r = i / s->group * y->rows + i % s->group;
@@ -275,8 +279,8 @@ static void F(paged_task_)(void* vctx, int task, int ntasks) {
     ws = tg_workspace(TG_ATTN_WS_SLOT, sizeof(T) * (size_t) F(wide_floats_)(x->cfg, s));
   } else if (x->cfg != NULL) {
     y = F(dec_layout_of_)(x->cfg, s);
-    const int64_t nptr = 2 * (TG_PAGED_CHUNK + x->cfg->dec_prefetch);
-    ws = tg_workspace(TG_ATTN_WS_SLOT, sizeof(T) * (size_t) y.floats + sizeof(T*) * (size_t) nptr);
+    ws = tg_workspace(TG_ATTN_WS_SLOT,
+                      sizeof(T) * (size_t) y.floats + F(dec_extra_bytes_)(x->cfg, s, &y));
     rows = ws ? (const T**) (ws + y.floats) : NULL;
   }
 #endif

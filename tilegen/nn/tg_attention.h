@@ -26,8 +26,9 @@ typedef struct tg_attention_config {
   /* paged attention (decode) */
   int dec_isa;
   tg_f32_attndecode_ukernel_fn dec_fn;
-  int dec_mr, dec_nr, dec_cw, dec_work, dec_prefetch;  /* heads and tokens per call, PV chunk
-                                                          floats, scratch floats, tokens ahead */
+  int dec_mr, dec_nr, dec_cw, dec_prefetch;  /* heads per slice, tokens per call, PV chunk
+                                               floats, tokens ahead */
+  int dec_work, dec_slice_work;               /* scratch floats per call and per slice */
   const char* dec_name;
 } tg_attention_config;
 

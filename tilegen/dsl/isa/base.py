@@ -96,6 +96,8 @@ class VecOps(_Spellings):
     is y in the lanes where x >= t or x is NaN, and +0 elsewhere (an exp's underflow to zero).
     ``abs`` is |x|, ``select_neg(x, a, b)`` is, per lane, a where x < 0 and b elsewhere (either for x = -0), and
     ``load_even(p)`` loads p[0], p[2], ..., p[2*lanes - 2] (a stride-2 row; reads 2*lanes values).
+    ``store_sum4(p, a, b, c, d)`` is a statement storing the horizontal sums of four vectors to
+    p[0..3], in a few shuffles where four ``reduce`` calls would take a full tree each.
     """
 
     ARGS = {
@@ -105,6 +107,7 @@ class VecOps(_Spellings):
         "reduce_max": ("x",), "round": ("x",), "scale2": ("x", "n"), "keep_ge": ("y", "x", "t"),
         "mask": ("n",), "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"), "abs": ("x",),
         "select_neg": ("x", "a", "b"), "load_even": ("p",),
+        "store_sum4": ("p", "a", "b", "c", "d"),
     }
 
     ctype: str
@@ -129,6 +132,7 @@ class VecOps(_Spellings):
     load_even_: str = ""
     reduce_: str = "({x})"     # horizontal sum of a vector to a scalar
     reduce_max_: str = "({x})"  # horizontal maximum of a vector to a scalar
+    store_sum4_: str = ""
     keep_ge_: str = ""         # y where x >= t (or x NaN), else 0
     helpers: str = ""          # C helpers (static inline) the spellings above rely on
     mask_type: str = ""

@@ -29,6 +29,10 @@ def _vec_ops(dtype: str) -> VecOps:
         load_even_=f"vuzp1q_{s}(vld1q_{s}({{p}}), vld1q_{s}({{p}} + {lanes}))",
         reduce_=f"vaddvq_{s}({{x}})",
         reduce_max_=f"vmaxvq_{s}({{x}})",
+        store_sum4_=(f"vst1q_{s}({{p}}, vpaddq_{s}(vpaddq_{s}({{a}}, {{b}}), "
+                     f"vpaddq_{s}({{c}}, {{d}})))" if dtype == "f32" else
+                     f"(vst1q_{s}({{p}}, vpaddq_{s}({{a}}, {{b}})), "
+                     f"vst1q_{s}({{p}} + 2, vpaddq_{s}({{c}}, {{d}})))"),
         # x < t is false for NaN x, so NaN lanes are kept.
         keep_ge_=(f"vreinterpretq_{s}_u{s[1:]}(vbicq_u{s[1:]}(vreinterpretq_u{s[1:]}_{s}({{y}}), "
                   f"vcltq_{s}({{x}}, {{t}})))"),

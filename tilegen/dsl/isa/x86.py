@@ -19,6 +19,11 @@ _AVX2_HELPERS = {
         "  s = _mm_max_ps(s, _mm_movehl_ps(s, s));\n"
         "  return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));\n"
         "}\n"
+        "static inline void tg_store_sum4_256_ps(float* p, __m256 a, __m256 b, __m256 c,\n"
+        "                                        __m256 d) {\n"
+        "  const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));\n"
+        "  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)));\n"
+        "}\n"
         "static inline __m256 tg_scale2_256_ps(__m256 x, __m256 n) {\n"
         "  const __m256i e = _mm256_slli_epi32(\n"
         "      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);\n"
@@ -41,6 +46,21 @@ _AVX2_HELPERS = {
         "  return _mm256_mul_pd(x, _mm256_castsi256_pd(e));\n"
         "}\n"),
 }
+
+
+# Per 128-bit lane: unpack + add pairs a with b and c with d, two shuffles + add gather
+# [a, b, c, d] partial sums, then the four lanes fold in two adds (extractf64x4: AVX512F only).
+_AVX512_HELPERS_F32 = (
+    "static inline void tg_store_sum4_512_ps(float* p, __m512 a, __m512 b, __m512 c,\n"
+    "                                        __m512 d) {\n"
+    "  const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));\n"
+    "  const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));\n"
+    "  const __m512 s = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),\n"
+    "                                 _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));\n"
+    "  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s),\n"
+    "      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));\n"
+    "  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));\n"
+    "}\n")
 
 
 def vec_ops(bits: int, dtype: str) -> VecOps:
@@ -107,6 +127,11 @@ def vec_ops(bits: int, dtype: str) -> VecOps:
         bcast=f"vbroadcasts{p}", fma=f"vfmadd231p{p}",
         # vxorps cannot name zmm16-31 without AVX512DQ; vpxord is AVX512F.
         zero="vpxord" if bits == 512 else "vxorps"))
+    if bits == 512 and dtype == "f32":
+        common.update(store_sum4_="tg_store_sum4_512_ps({p}, {a}, {b}, {c}, {d})",
+                      helpers=_AVX512_HELPERS_F32)
+    elif dtype == "f32":
+        common.update(store_sum4_="tg_store_sum4_256_ps({p}, {a}, {b}, {c}, {d})")
     if bits == 512:
         mtype = "__mmask16" if dtype == "f32" else "__mmask8"
         common.update(

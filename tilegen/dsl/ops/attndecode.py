@@ -1,15 +1,19 @@
-"""Decode attention (paged KV cache): MR query heads of one group against n <= NR cached tokens.
+"""Decode attention (paged KV cache): NS slices of MR query heads, each slice against its own kv
+head of n <= NR cached tokens.
 
 One new token per sequence: each cached key and value row is read once and serves the MR heads
 of its group (grouped-query attention). Tokens arrive as row pointers (the driver resolves the
-block table), so any block size, 1 included, is the same loop, and the kernel prefetches the
-rows `prefetch` tokens ahead. One call:
+block table) and each slice adds its kv head's offset, so any block size, 1 included, is the same
+loop, and the kernel prefetches the rows `prefetch` tokens ahead. One call:
 
-  1. scores: two tokens at a time, the d-long dot products of each token's key with the MR
+  1. scores, token-major (a token's kv heads are read in address order, every slice in turn):
+     four or two tokens at a time (tokens_per_step), the d-long dot products of each token's key with the slice's MR
      query rows (pre-scaled, zero-padded) in vector partial sums, reduced to one score each;
   2. online softmax per head, over the tokens along the lanes (the family's polynomial exp,
      templates/attention/exp.j2);
-  3. O = alpha*O + P V on an MR x PV_VECS register tile, each value row loaded once per chunk.
+  3. O = alpha*O, then O += P V token-major like the scores (every slice of a token in turn, so
+     the value rows too are read in address order), TP tokens a step: their value rows in
+     registers, O (in L1) read and written once per step.
 
 The attention driver (tilegen/nn/attention_paged.c) selects these kernels.
 """
@@ -22,7 +26,24 @@ from typing import Any, Dict, List, Tuple
 from ..isa import Isa, VecOps, get_isa
 from . import OpFamily, RegisterBudget
 
-TOKENS_PER_STEP = 2  # tokens whose scores build together (independent FMA chains)
+# Tokens whose scores build together (independent FMA chains): 4 where the registers hold 4*MR
+# partial sums (their per-head sums then leave in one store_sum4), else 2.
+TOKENS_PER_STEP = (4, 2)
+
+
+def tokens_per_step(mr: int, num_vregs: int) -> int:
+    return next((tk for tk in TOKENS_PER_STEP if tk * mr + tk + 1 <= num_vregs),
+                TOKENS_PER_STEP[-1])
+
+
+# Tokens whose value rows one PV step adds into O (TP x PV_VECS value vectors, TP weights and
+# PV_VECS O vectors in registers): O is read and written once per TP tokens.
+PV_TOKENS_PER_STEP = (4, 2, 1)
+
+
+def pv_tokens_per_step(pv_vecs: int, num_vregs: int) -> int:
+    return next((tp for tp in PV_TOKENS_PER_STEP if tp * pv_vecs + tp + pv_vecs <= num_vregs),
+                PV_TOKENS_PER_STEP[-1])
 
 
 @dataclass(frozen=True)
@@ -35,6 +56,8 @@ class AttnDecodePlan:
     pv_vecs: int
     lanes: int
     prefetch: int              # tokens ahead whose rows are prefetched (0 = off)
+    tk: int                    # tokens per score step
+    tp: int                    # tokens per PV step
     tail: str
     isa: Isa
     v: VecOps
@@ -45,14 +68,18 @@ class AttnDecodePlan:
         return self.pv_vecs * self.lanes
 
     @property
-    def tk(self) -> int:
-        return TOKENS_PER_STEP
+    def fixed_pad(self) -> int:
+        return FIXED_PAD
 
 
-def decode_work_floats(mr: int, nr: int, cw: int, lanes: int) -> int:
-    """Scratch a call needs: MR x NR scores, MR rescale factors, a zero-padded value-row tail
-    (CW) and key-row tail (one vector)."""
-    return mr * nr + mr + cw + lanes
+FIXED_PAD = 16  # floats for the key-row tail: a vector of any ISA, keeping the scores aligned
+
+
+def decode_work_floats(mr: int, nr: int, cw: int, tp: int) -> Tuple[int, int]:
+    """Scratch a call needs, as (fixed, per slice): the zero-padded d tails of a PV step's TP
+    value rows (TP x CW) and of a key row (FIXED_PAD); per slice MR x NR scores and MR rescale
+    factors."""
+    return tp * cw + FIXED_PAD, mr * nr + mr
 
 
 class AttnDecode(OpFamily):
@@ -63,8 +90,8 @@ class AttnDecode(OpFamily):
     vector_dim = "d"
     dtypes = ("f32",)
     fields = {"pv_vecs": (4, None)}
-    c_row_doc = ("X(isa id, MR, NR, PV chunk floats, work floats, prefetch distance, "
-                 "production, kernel, \"name\")")
+    c_row_doc = ("X(isa id, MR, NR, PV chunk floats, work floats per call, work floats per "
+                 "slice, prefetch distance, production, kernel, \"name\")")
 
     def variant_tokens(self, spec) -> List[str]:
         return [] if spec.pv_vecs == self.fields["pv_vecs"][0] else [f"pv{spec.pv_vecs}"]
@@ -82,9 +109,11 @@ class AttnDecode(OpFamily):
 
     def _phases(self, spec) -> Tuple[RegisterBudget, RegisterBudget]:
         isa = get_isa(spec.isa)
-        s = RegisterBudget(TOKENS_PER_STEP * spec.mr, TOKENS_PER_STEP, 1, isa.num_vregs,
+        tk = tokens_per_step(spec.mr, isa.num_vregs)
+        s = RegisterBudget(tk * spec.mr, tk, 1, isa.num_vregs,
                            input_name="K", broadcast_name="Q load")
-        pv = RegisterBudget(spec.mr * spec.pv_vecs, spec.pv_vecs, 1, isa.num_vregs,
+        tp = pv_tokens_per_step(spec.pv_vecs, isa.num_vregs)
+        pv = RegisterBudget(spec.pv_vecs, tp * spec.pv_vecs, tp, isa.num_vregs,
                             input_name="V", broadcast_name="P broadcast")
         return s, pv
 
@@ -93,15 +122,19 @@ class AttnDecode(OpFamily):
         return s if s.used >= pv.used else pv
 
     def budget_rule(self, spec) -> str:
-        return (f"scores {TOKENS_PER_STEP}*MR + {TOKENS_PER_STEP} + 1, and PV phase "
-                "MR*PV_VECS + PV_VECS + 1")
+        tk = tokens_per_step(spec.mr, get_isa(spec.isa).num_vregs)
+        tp = pv_tokens_per_step(spec.pv_vecs, get_isa(spec.isa).num_vregs)
+        return (f"scores {tk}*MR + {tk} + 1, and PV phase "
+                f"PV_VECS + {tp}*PV_VECS + {tp}")
 
     def lower(self, spec) -> AttnDecodePlan:
         isa = get_isa(spec.isa)
         v = isa.vec(spec.dtype)
         return AttnDecodePlan(
             name=spec.name, dtype=spec.dtype, ctype=v.ctype, mr=spec.mr, nr=spec.nr,
-            pv_vecs=spec.pv_vecs, lanes=v.lanes, prefetch=spec.prefetch, tail=spec.tail,
+            pv_vecs=spec.pv_vecs, lanes=v.lanes, prefetch=spec.prefetch,
+            tk=tokens_per_step(spec.mr, isa.num_vregs),
+            tp=pv_tokens_per_step(spec.pv_vecs, isa.num_vregs), tail=spec.tail,
             isa=isa, v=v, budget=self.register_budget(spec))
 
     def c_declaration(self, spec) -> str:
@@ -111,8 +144,10 @@ class AttnDecode(OpFamily):
         s = entry.spec
         lanes = self.lanes(s)
         cw = s.pv_vecs * lanes
-        return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {cw}, "
-                f"{decode_work_floats(s.mr, s.nr, cw, lanes)}, {s.prefetch}, "
+        tp = pv_tokens_per_step(s.pv_vecs, get_isa(s.isa).num_vregs)
+        fixed, per_slice = decode_work_floats(s.mr, s.nr, cw, tp)
+        return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {cw}, {fixed}, {per_slice}, "
+                f"{s.prefetch}, "
                 f"{int(entry.production)}, {s.name}, \"{s.name}\"")
 
 

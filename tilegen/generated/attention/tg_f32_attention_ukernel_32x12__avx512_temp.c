@@ -11,6 +11,17 @@
 
 #include "tg_ukernels.h"
 
+static inline void tg_store_sum4_512_ps(float* p, __m512 a, __m512 b, __m512 c,
+                                        __m512 d) {
+  const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+  const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+  const __m512 s = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                                 _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s),
+      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+
 static inline __m512 attn_exp(const __m512 x) {
   const __m512 lo = _mm512_set1_ps(-87.0f);
   const __m512 xc = _mm512_max_ps(lo, x);

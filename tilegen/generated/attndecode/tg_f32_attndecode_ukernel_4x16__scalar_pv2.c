@@ -26,25 +26,28 @@ static inline float attn_exp(const float x) {
 }
 void tg_f32_attndecode_ukernel_4x16__scalar_pv2(int64_t n, const tg_f32_attndecode_args* restrict a)
 {
-  if (n <= 0) return;
-  const int64_t d = a->d, rs_q = a->rs_q, rs_o = a->rs_o;
+  if (n <= 0 || a->ns <= 0) return;
+  const int64_t d = a->d, rs_q = a->rs_q, rs_o = a->rs_o, ns = a->ns;
   const int64_t dfull = d / 1 * 1;
-  float* restrict work = a->work;                         /* scores, then weights: [h][t] */
-  float* restrict alpha = a->work + 64;      /* per head: exp(m_old - m_new) */
-  float* restrict vt = alpha + 4;                /* a value row's d tail, zero-padded */
-  float* restrict kt = vt + 2;                   /* a key row's d tail, zero-padded */
+  float* restrict vt = a->work;                           /* a PV step's value-row d tails, zero-padded */
+  float* restrict kt = vt + 8;            /* a key row's d tail, zero-padded */
+  float* restrict scores = kt + 16;         /* per slice: scores, then weights: [h][t] */
+  float* restrict alphas = scores + ns * 64;  /* per slice and head: exp(m_old - m_new) */
   (void) vt;
   (void) kt;
 
-  /* ---- scores ---- */
+  /* ---- scores, token-major ---- */
   int64_t t = 0;
   for (; t + 2 <= n; t += 2) {
-    const float* kr0 = a->k_rows[t + 0];
+    for (int64_t j = 0; j < ns; j++) {
+const float* q = a->q + j * 4 * rs_q;
+    float* sc = scores + j * 64;
+    const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     float vs0x0 = 0;
     float vs0x1 = 0;
     float vs0x2 = 0;
     float vs0x3 = 0;
-    const float* kr1 = a->k_rows[t + 1];
+    const float* kr1 = a->k_rows[t + 1] + a->koff[j];
     float vs1x0 = 0;
     float vs1x1 = 0;
     float vs1x2 = 0;
@@ -54,37 +57,41 @@ void tg_f32_attndecode_ukernel_4x16__scalar_pv2(int64_t n, const tg_f32_attndeco
       const float vk0 = (*(kr0 + x));
       const float vk1 = (*(kr1 + x));
       {
-        const float vq = (*(a->q + 0 * rs_q + x));
+        const float vq = (*(q + 0 * rs_q + x));
         vs0x0 = ((vs0x0) + (vq) * (vk0));
         vs1x0 = ((vs1x0) + (vq) * (vk1));
       }
       {
-        const float vq = (*(a->q + 1 * rs_q + x));
+        const float vq = (*(q + 1 * rs_q + x));
         vs0x1 = ((vs0x1) + (vq) * (vk0));
         vs1x1 = ((vs1x1) + (vq) * (vk1));
       }
       {
-        const float vq = (*(a->q + 2 * rs_q + x));
+        const float vq = (*(q + 2 * rs_q + x));
         vs0x2 = ((vs0x2) + (vq) * (vk0));
         vs1x2 = ((vs1x2) + (vq) * (vk1));
       }
       {
-        const float vq = (*(a->q + 3 * rs_q + x));
+        const float vq = (*(q + 3 * rs_q + x));
         vs0x3 = ((vs0x3) + (vq) * (vk0));
         vs1x3 = ((vs1x3) + (vq) * (vk1));
       }
     }
-    work[0 + t + 0] = (vs0x0);
-    work[16 + t + 0] = (vs0x1);
-    work[32 + t + 0] = (vs0x2);
-    work[48 + t + 0] = (vs0x3);
-    work[0 + t + 1] = (vs1x0);
-    work[16 + t + 1] = (vs1x1);
-    work[32 + t + 1] = (vs1x2);
-    work[48 + t + 1] = (vs1x3);
+    sc[0 + t + 0] = (vs0x0);
+    sc[16 + t + 0] = (vs0x1);
+    sc[32 + t + 0] = (vs0x2);
+    sc[48 + t + 0] = (vs0x3);
+    sc[0 + t + 1] = (vs1x0);
+    sc[16 + t + 1] = (vs1x1);
+    sc[32 + t + 1] = (vs1x2);
+    sc[48 + t + 1] = (vs1x3);
+    }
 }
   for (; t < n; t++) {
-    const float* kr0 = a->k_rows[t + 0];
+    for (int64_t j = 0; j < ns; j++) {
+const float* q = a->q + j * 4 * rs_q;
+    float* sc = scores + j * 64;
+    const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     float vs0x0 = 0;
     float vs0x1 = 0;
     float vs0x2 = 0;
@@ -93,42 +100,43 @@ void tg_f32_attndecode_ukernel_4x16__scalar_pv2(int64_t n, const tg_f32_attndeco
     for (; x < dfull; x += 1) {
       const float vk0 = (*(kr0 + x));
       {
-        const float vq = (*(a->q + 0 * rs_q + x));
+        const float vq = (*(q + 0 * rs_q + x));
         vs0x0 = ((vs0x0) + (vq) * (vk0));
       }
       {
-        const float vq = (*(a->q + 1 * rs_q + x));
+        const float vq = (*(q + 1 * rs_q + x));
         vs0x1 = ((vs0x1) + (vq) * (vk0));
       }
       {
-        const float vq = (*(a->q + 2 * rs_q + x));
+        const float vq = (*(q + 2 * rs_q + x));
         vs0x2 = ((vs0x2) + (vq) * (vk0));
       }
       {
-        const float vq = (*(a->q + 3 * rs_q + x));
+        const float vq = (*(q + 3 * rs_q + x));
         vs0x3 = ((vs0x3) + (vq) * (vk0));
       }
     }
-    work[0 + t + 0] = (vs0x0);
-    work[16 + t + 0] = (vs0x1);
-    work[32 + t + 0] = (vs0x2);
-    work[48 + t + 0] = (vs0x3);
+    sc[0 + t + 0] = (vs0x0);
+    sc[16 + t + 0] = (vs0x1);
+    sc[32 + t + 0] = (vs0x2);
+    sc[48 + t + 0] = (vs0x3);
+    }
 }
 
-  /* ---- online softmax, per head ---- */
+  /* ---- online softmax, per slice and head ---- */
   const int64_t nv = (n + 0) / 1 * 1;
-  for (int h = 0; h < 4; h++) {
-    float* s = work + h * 16;
+  for (int64_t r = 0; r < ns * 4; r++) {
+    float* s = scores + r * 16;
     for (int64_t u = n; u < nv; u++) s[u] = -INFINITY;
     float vmx = (-INFINITY);
     for (int64_t u = 0; u < nv; u += 1) vmx = ((vmx) > ((*(s + u))) ? (vmx) : ((*(s + u))));
-    const float mold = a->m[h];
+    const float mold = a->m[r];
     float mnew = (vmx);
     mnew = mold > mnew ? mold : mnew;
     const float muse = mnew < -FLT_MAX ? -FLT_MAX : mnew;
-    float al[1];
-    (*(al) = (attn_exp((mold - muse))));
-    alpha[h] = al[0];
+    float alv[1];
+    (*(alv) = (attn_exp((mold - muse))));
+    alphas[r] = alv[0];
     const float vm = (muse);
     float vls = 0;
     for (int64_t u = 0; u < nv; u += 1) {
@@ -136,107 +144,286 @@ void tg_f32_attndecode_ukernel_4x16__scalar_pv2(int64_t n, const tg_f32_attndeco
       (*(s + u) = (vp));
       vls = ((vls) + (vp));
     }
-    a->l[h] = a->l[h] * al[0] + (vls);
-    a->m[h] = mnew;
+    a->l[r] = a->l[r] * alv[0] + (vls);
+    a->m[r] = mnew;
   }
 
-  /* ---- O = alpha*O + P V ---- */
-  int64_t c0 = 0;
-  for (; c0 + 2 <= d; c0 += 2) {
-    const float val0 = (*(alpha + 0));
-    float vo0x0 = (((*(a->o + 0 * rs_o + c0 + 0))) * (val0));
-    float vo0x1 = (((*(a->o + 0 * rs_o + c0 + 1))) * (val0));
-    const float val1 = (*(alpha + 1));
-    float vo1x0 = (((*(a->o + 1 * rs_o + c0 + 0))) * (val1));
-    float vo1x1 = (((*(a->o + 1 * rs_o + c0 + 1))) * (val1));
-    const float val2 = (*(alpha + 2));
-    float vo2x0 = (((*(a->o + 2 * rs_o + c0 + 0))) * (val2));
-    float vo2x1 = (((*(a->o + 2 * rs_o + c0 + 1))) * (val2));
-    const float val3 = (*(alpha + 3));
-    float vo3x0 = (((*(a->o + 3 * rs_o + c0 + 0))) * (val3));
-    float vo3x1 = (((*(a->o + 3 * rs_o + c0 + 1))) * (val3));
-    for (int64_t t = 0; t < n; t++) {
-      const float* vp = a->v_rows[t] + c0;
-      const float vv0 = (*(vp + 0));
-      const float vv1 = (*(vp + 1));
+  /* ---- O = alpha*O (rows whose maximum moved), then O += P V, token-major ---- */
+  const int64_t dpad = (d + 1) / 2 * 2;
+  for (int64_t r = 0; r < ns * 4; r++) {
+    if (alphas[r] == (float) 1) continue;
+    float* o = a->o + r * rs_o;
+    const float va = (alphas[r]);
+    for (int64_t x = 0; x < dpad; x += 1) (*(o + x) = ((((*(o + x))) * (va))));
+  }
+  if (d % 2) memset(vt, 0, 8 * sizeof(float));
+  t = 0;
+  for (; t + 4 <= n; t += 4) {
+    for (int64_t j = 0; j < ns; j++) {
+      float* o = a->o + j * 4 * rs_o;
+      const float* sc = scores + j * 64;
+      const float* vp0 = a->v_rows[t + 0] + a->voff[j];
+      const float* vp1 = a->v_rows[t + 1] + a->voff[j];
+      const float* vp2 = a->v_rows[t + 2] + a->voff[j];
+      const float* vp3 = a->v_rows[t + 3] + a->voff[j];
+int64_t c0 = 0;
+      for (; c0 + 2 <= d; c0 += 2) {
+      const float vv0x0 = (*(vp0 + c0 + 0));
+      const float vv0x1 = (*(vp0 + c0 + 1));
+      const float vv1x0 = (*(vp1 + c0 + 0));
+      const float vv1x1 = (*(vp1 + c0 + 1));
+      const float vv2x0 = (*(vp2 + c0 + 0));
+      const float vv2x1 = (*(vp2 + c0 + 1));
+      const float vv3x0 = (*(vp3 + c0 + 0));
+      const float vv3x1 = (*(vp3 + c0 + 1));
       {
-        const float vw = (*(work + 0 + t));
-        vo0x0 = ((vo0x0) + (vw) * (vv0));
-        vo0x1 = ((vo0x1) + (vw) * (vv1));
+        const float vw0 = (*(sc + 0 + t + 0));
+        const float vw1 = (*(sc + 0 + t + 1));
+        const float vw2 = (*(sc + 0 + t + 2));
+        const float vw3 = (*(sc + 0 + t + 3));
+        float vo0 = (*(o + 0 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        vo0 = ((vo0) + (vw1) * (vv1x0));
+        vo0 = ((vo0) + (vw2) * (vv2x0));
+        vo0 = ((vo0) + (vw3) * (vv3x0));
+        (*(o + 0 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 0 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        vo1 = ((vo1) + (vw1) * (vv1x1));
+        vo1 = ((vo1) + (vw2) * (vv2x1));
+        vo1 = ((vo1) + (vw3) * (vv3x1));
+        (*(o + 0 * rs_o + c0 + 1) = (vo1));
       }
       {
-        const float vw = (*(work + 16 + t));
-        vo1x0 = ((vo1x0) + (vw) * (vv0));
-        vo1x1 = ((vo1x1) + (vw) * (vv1));
+        const float vw0 = (*(sc + 16 + t + 0));
+        const float vw1 = (*(sc + 16 + t + 1));
+        const float vw2 = (*(sc + 16 + t + 2));
+        const float vw3 = (*(sc + 16 + t + 3));
+        float vo0 = (*(o + 1 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        vo0 = ((vo0) + (vw1) * (vv1x0));
+        vo0 = ((vo0) + (vw2) * (vv2x0));
+        vo0 = ((vo0) + (vw3) * (vv3x0));
+        (*(o + 1 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 1 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        vo1 = ((vo1) + (vw1) * (vv1x1));
+        vo1 = ((vo1) + (vw2) * (vv2x1));
+        vo1 = ((vo1) + (vw3) * (vv3x1));
+        (*(o + 1 * rs_o + c0 + 1) = (vo1));
       }
       {
-        const float vw = (*(work + 32 + t));
-        vo2x0 = ((vo2x0) + (vw) * (vv0));
-        vo2x1 = ((vo2x1) + (vw) * (vv1));
+        const float vw0 = (*(sc + 32 + t + 0));
+        const float vw1 = (*(sc + 32 + t + 1));
+        const float vw2 = (*(sc + 32 + t + 2));
+        const float vw3 = (*(sc + 32 + t + 3));
+        float vo0 = (*(o + 2 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        vo0 = ((vo0) + (vw1) * (vv1x0));
+        vo0 = ((vo0) + (vw2) * (vv2x0));
+        vo0 = ((vo0) + (vw3) * (vv3x0));
+        (*(o + 2 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 2 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        vo1 = ((vo1) + (vw1) * (vv1x1));
+        vo1 = ((vo1) + (vw2) * (vv2x1));
+        vo1 = ((vo1) + (vw3) * (vv3x1));
+        (*(o + 2 * rs_o + c0 + 1) = (vo1));
       }
       {
-        const float vw = (*(work + 48 + t));
-        vo3x0 = ((vo3x0) + (vw) * (vv0));
-        vo3x1 = ((vo3x1) + (vw) * (vv1));
+        const float vw0 = (*(sc + 48 + t + 0));
+        const float vw1 = (*(sc + 48 + t + 1));
+        const float vw2 = (*(sc + 48 + t + 2));
+        const float vw3 = (*(sc + 48 + t + 3));
+        float vo0 = (*(o + 3 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        vo0 = ((vo0) + (vw1) * (vv1x0));
+        vo0 = ((vo0) + (vw2) * (vv2x0));
+        vo0 = ((vo0) + (vw3) * (vv3x0));
+        (*(o + 3 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 3 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        vo1 = ((vo1) + (vw1) * (vv1x1));
+        vo1 = ((vo1) + (vw2) * (vv2x1));
+        vo1 = ((vo1) + (vw3) * (vv3x1));
+        (*(o + 3 * rs_o + c0 + 1) = (vo1));
+      }
+}
+      if (c0 < d) {
+        memcpy(vt + 0, vp0 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 2, vp1 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 4, vp2 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 6, vp3 + c0, (size_t) (d - c0) * sizeof(float));
+      const float vv0x0 = (*(vt + 0));
+      const float vv0x1 = (*(vt + 1));
+      const float vv1x0 = (*(vt + 2));
+      const float vv1x1 = (*(vt + 3));
+      const float vv2x0 = (*(vt + 4));
+      const float vv2x1 = (*(vt + 5));
+      const float vv3x0 = (*(vt + 6));
+      const float vv3x1 = (*(vt + 7));
+      {
+        const float vw0 = (*(sc + 0 + t + 0));
+        const float vw1 = (*(sc + 0 + t + 1));
+        const float vw2 = (*(sc + 0 + t + 2));
+        const float vw3 = (*(sc + 0 + t + 3));
+        float vo0 = (*(o + 0 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        vo0 = ((vo0) + (vw1) * (vv1x0));
+        vo0 = ((vo0) + (vw2) * (vv2x0));
+        vo0 = ((vo0) + (vw3) * (vv3x0));
+        (*(o + 0 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 0 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        vo1 = ((vo1) + (vw1) * (vv1x1));
+        vo1 = ((vo1) + (vw2) * (vv2x1));
+        vo1 = ((vo1) + (vw3) * (vv3x1));
+        (*(o + 0 * rs_o + c0 + 1) = (vo1));
+      }
+      {
+        const float vw0 = (*(sc + 16 + t + 0));
+        const float vw1 = (*(sc + 16 + t + 1));
+        const float vw2 = (*(sc + 16 + t + 2));
+        const float vw3 = (*(sc + 16 + t + 3));
+        float vo0 = (*(o + 1 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        vo0 = ((vo0) + (vw1) * (vv1x0));
+        vo0 = ((vo0) + (vw2) * (vv2x0));
+        vo0 = ((vo0) + (vw3) * (vv3x0));
+        (*(o + 1 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 1 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        vo1 = ((vo1) + (vw1) * (vv1x1));
+        vo1 = ((vo1) + (vw2) * (vv2x1));
+        vo1 = ((vo1) + (vw3) * (vv3x1));
+        (*(o + 1 * rs_o + c0 + 1) = (vo1));
+      }
+      {
+        const float vw0 = (*(sc + 32 + t + 0));
+        const float vw1 = (*(sc + 32 + t + 1));
+        const float vw2 = (*(sc + 32 + t + 2));
+        const float vw3 = (*(sc + 32 + t + 3));
+        float vo0 = (*(o + 2 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        vo0 = ((vo0) + (vw1) * (vv1x0));
+        vo0 = ((vo0) + (vw2) * (vv2x0));
+        vo0 = ((vo0) + (vw3) * (vv3x0));
+        (*(o + 2 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 2 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        vo1 = ((vo1) + (vw1) * (vv1x1));
+        vo1 = ((vo1) + (vw2) * (vv2x1));
+        vo1 = ((vo1) + (vw3) * (vv3x1));
+        (*(o + 2 * rs_o + c0 + 1) = (vo1));
+      }
+      {
+        const float vw0 = (*(sc + 48 + t + 0));
+        const float vw1 = (*(sc + 48 + t + 1));
+        const float vw2 = (*(sc + 48 + t + 2));
+        const float vw3 = (*(sc + 48 + t + 3));
+        float vo0 = (*(o + 3 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        vo0 = ((vo0) + (vw1) * (vv1x0));
+        vo0 = ((vo0) + (vw2) * (vv2x0));
+        vo0 = ((vo0) + (vw3) * (vv3x0));
+        (*(o + 3 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 3 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        vo1 = ((vo1) + (vw1) * (vv1x1));
+        vo1 = ((vo1) + (vw2) * (vv2x1));
+        vo1 = ((vo1) + (vw3) * (vv3x1));
+        (*(o + 3 * rs_o + c0 + 1) = (vo1));
+      }
       }
     }
-    (*(a->o + 0 * rs_o + c0 + 0) = (vo0x0));
-    (*(a->o + 0 * rs_o + c0 + 1) = (vo0x1));
-    (*(a->o + 1 * rs_o + c0 + 0) = (vo1x0));
-    (*(a->o + 1 * rs_o + c0 + 1) = (vo1x1));
-    (*(a->o + 2 * rs_o + c0 + 0) = (vo2x0));
-    (*(a->o + 2 * rs_o + c0 + 1) = (vo2x1));
-    (*(a->o + 3 * rs_o + c0 + 0) = (vo3x0));
-    (*(a->o + 3 * rs_o + c0 + 1) = (vo3x1));
-  }
-  if (c0 < d) {
-    const int64_t rem = d - c0;
-    memset(vt, 0, 2 * sizeof(float));
-    const float val0 = (*(alpha + 0));
-    float vo0x0 = (((*(a->o + 0 * rs_o + c0 + 0))) * (val0));
-    float vo0x1 = (((*(a->o + 0 * rs_o + c0 + 1))) * (val0));
-    const float val1 = (*(alpha + 1));
-    float vo1x0 = (((*(a->o + 1 * rs_o + c0 + 0))) * (val1));
-    float vo1x1 = (((*(a->o + 1 * rs_o + c0 + 1))) * (val1));
-    const float val2 = (*(alpha + 2));
-    float vo2x0 = (((*(a->o + 2 * rs_o + c0 + 0))) * (val2));
-    float vo2x1 = (((*(a->o + 2 * rs_o + c0 + 1))) * (val2));
-    const float val3 = (*(alpha + 3));
-    float vo3x0 = (((*(a->o + 3 * rs_o + c0 + 0))) * (val3));
-    float vo3x1 = (((*(a->o + 3 * rs_o + c0 + 1))) * (val3));
-    for (int64_t t = 0; t < n; t++) {
-      const float* vp = a->v_rows[t] + c0;
-      memcpy(vt, vp, (size_t) rem * sizeof(float));
-      const float vv0 = (*(vt + 0));
-      const float vv1 = (*(vt + 1));
+}
+  for (; t < n; t++) {
+    for (int64_t j = 0; j < ns; j++) {
+      float* o = a->o + j * 4 * rs_o;
+      const float* sc = scores + j * 64;
+      const float* vp0 = a->v_rows[t + 0] + a->voff[j];
+int64_t c0 = 0;
+      for (; c0 + 2 <= d; c0 += 2) {
+      const float vv0x0 = (*(vp0 + c0 + 0));
+      const float vv0x1 = (*(vp0 + c0 + 1));
       {
-        const float vw = (*(work + 0 + t));
-        vo0x0 = ((vo0x0) + (vw) * (vv0));
-        vo0x1 = ((vo0x1) + (vw) * (vv1));
+        const float vw0 = (*(sc + 0 + t + 0));
+        float vo0 = (*(o + 0 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        (*(o + 0 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 0 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        (*(o + 0 * rs_o + c0 + 1) = (vo1));
       }
       {
-        const float vw = (*(work + 16 + t));
-        vo1x0 = ((vo1x0) + (vw) * (vv0));
-        vo1x1 = ((vo1x1) + (vw) * (vv1));
+        const float vw0 = (*(sc + 16 + t + 0));
+        float vo0 = (*(o + 1 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        (*(o + 1 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 1 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        (*(o + 1 * rs_o + c0 + 1) = (vo1));
       }
       {
-        const float vw = (*(work + 32 + t));
-        vo2x0 = ((vo2x0) + (vw) * (vv0));
-        vo2x1 = ((vo2x1) + (vw) * (vv1));
+        const float vw0 = (*(sc + 32 + t + 0));
+        float vo0 = (*(o + 2 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        (*(o + 2 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 2 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        (*(o + 2 * rs_o + c0 + 1) = (vo1));
       }
       {
-        const float vw = (*(work + 48 + t));
-        vo3x0 = ((vo3x0) + (vw) * (vv0));
-        vo3x1 = ((vo3x1) + (vw) * (vv1));
+        const float vw0 = (*(sc + 48 + t + 0));
+        float vo0 = (*(o + 3 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        (*(o + 3 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 3 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        (*(o + 3 * rs_o + c0 + 1) = (vo1));
+      }
+}
+      if (c0 < d) {
+        memcpy(vt + 0, vp0 + c0, (size_t) (d - c0) * sizeof(float));
+      const float vv0x0 = (*(vt + 0));
+      const float vv0x1 = (*(vt + 1));
+      {
+        const float vw0 = (*(sc + 0 + t + 0));
+        float vo0 = (*(o + 0 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        (*(o + 0 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 0 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        (*(o + 0 * rs_o + c0 + 1) = (vo1));
+      }
+      {
+        const float vw0 = (*(sc + 16 + t + 0));
+        float vo0 = (*(o + 1 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        (*(o + 1 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 1 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        (*(o + 1 * rs_o + c0 + 1) = (vo1));
+      }
+      {
+        const float vw0 = (*(sc + 32 + t + 0));
+        float vo0 = (*(o + 2 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        (*(o + 2 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 2 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        (*(o + 2 * rs_o + c0 + 1) = (vo1));
+      }
+      {
+        const float vw0 = (*(sc + 48 + t + 0));
+        float vo0 = (*(o + 3 * rs_o + c0 + 0));
+        vo0 = ((vo0) + (vw0) * (vv0x0));
+        (*(o + 3 * rs_o + c0 + 0) = (vo0));
+        float vo1 = (*(o + 3 * rs_o + c0 + 1));
+        vo1 = ((vo1) + (vw0) * (vv0x1));
+        (*(o + 3 * rs_o + c0 + 1) = (vo1));
+      }
       }
     }
-    (*(a->o + 0 * rs_o + c0 + 0) = (vo0x0));
-    (*(a->o + 0 * rs_o + c0 + 1) = (vo0x1));
-    (*(a->o + 1 * rs_o + c0 + 0) = (vo1x0));
-    (*(a->o + 1 * rs_o + c0 + 1) = (vo1x1));
-    (*(a->o + 2 * rs_o + c0 + 0) = (vo2x0));
-    (*(a->o + 2 * rs_o + c0 + 1) = (vo2x1));
-    (*(a->o + 3 * rs_o + c0 + 0) = (vo3x0));
-    (*(a->o + 3 * rs_o + c0 + 1) = (vo3x1));
-  }
+}
 }

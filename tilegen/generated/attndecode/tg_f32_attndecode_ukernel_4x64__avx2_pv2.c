@@ -21,6 +21,11 @@ static inline float tg_hmax256_ps(__m256 v) {
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
 }
+static inline void tg_store_sum4_256_ps(float* p, __m256 a, __m256 b, __m256 c,
+                                        __m256 d) {
+  const __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)));
+}
 static inline __m256 tg_scale2_256_ps(__m256 x, __m256 n) {
   const __m256i e = _mm256_slli_epi32(
       _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
@@ -43,35 +48,36 @@ static inline __m256 attn_exp(const __m256 x) {
 }
 void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t n, const tg_f32_attndecode_args* restrict a)
 {
-  if (n <= 0) return;
-  const int64_t d = a->d, rs_q = a->rs_q, rs_o = a->rs_o;
+  if (n <= 0 || a->ns <= 0) return;
+  const int64_t d = a->d, rs_q = a->rs_q, rs_o = a->rs_o, ns = a->ns;
   const int64_t dfull = d / 8 * 8;
-  float* restrict work = a->work;                         /* scores, then weights: [h][t] */
-  float* restrict alpha = a->work + 256;      /* per head: exp(m_old - m_new) */
-  float* restrict vt = alpha + 4;                /* a value row's d tail, zero-padded */
-  float* restrict kt = vt + 16;                   /* a key row's d tail, zero-padded */
+  float* restrict vt = a->work;                           /* a PV step's value-row d tails, zero-padded */
+  float* restrict kt = vt + 64;            /* a key row's d tail, zero-padded */
+  float* restrict scores = kt + 16;         /* per slice: scores, then weights: [h][t] */
+  float* restrict alphas = scores + ns * 256;  /* per slice and head: exp(m_old - m_new) */
   (void) vt;
   (void) kt;
-  const int64_t dbytes = d * (int64_t) sizeof(float);
+  const int64_t dbytes = d * (int64_t) sizeof(float), pend = n + 8;
+  int64_t kpt = 8, kpj = 0, vpt = 8, vpj = 0;  /* cursors */
   memset(kt, 0, 8 * sizeof(float));
 
-  /* ---- scores ---- */
+  /* ---- scores, token-major ---- */
   int64_t t = 0;
   for (; t + 2 <= n; t += 2) {
-    for (int u = 0; u < 2; u++) {
-      const char* pk = (const char*) a->k_rows[t + u + 8];
-      const char* pv = (const char*) a->v_rows[t + u + 8];
-      for (int64_t b = 0; b < dbytes; b += 64) {
-        _mm_prefetch((const char*) (pk + b), _MM_HINT_T0);
-        _mm_prefetch((const char*) (pv + b), _MM_HINT_T0);
-      }
+    for (int64_t j = 0; j < ns; j++) {
+    for (int u = 0; u < 2 && kpt < pend; u++) {
+      const char* pb = (const char*) (a->k_rows[kpt] + a->koff[kpj]);
+      for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
+      if (++kpj == ns) { kpj = 0; kpt++; }
     }
-    const float* kr0 = a->k_rows[t + 0];
+const float* q = a->q + j * 4 * rs_q;
+    float* sc = scores + j * 256;
+    const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     __m256 vs0x0 = _mm256_setzero_ps();
     __m256 vs0x1 = _mm256_setzero_ps();
     __m256 vs0x2 = _mm256_setzero_ps();
     __m256 vs0x3 = _mm256_setzero_ps();
-    const float* kr1 = a->k_rows[t + 1];
+    const float* kr1 = a->k_rows[t + 1] + a->koff[j];
     __m256 vs1x0 = _mm256_setzero_ps();
     __m256 vs1x1 = _mm256_setzero_ps();
     __m256 vs1x2 = _mm256_setzero_ps();
@@ -81,22 +87,22 @@ void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t n, const tg_f32_attndecode
       const __m256 vk0 = _mm256_loadu_ps(kr0 + x);
       const __m256 vk1 = _mm256_loadu_ps(kr1 + x);
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 0 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 0 * rs_q + x);
         vs0x0 = _mm256_fmadd_ps(vq, vk0, vs0x0);
         vs1x0 = _mm256_fmadd_ps(vq, vk1, vs1x0);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 1 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 1 * rs_q + x);
         vs0x1 = _mm256_fmadd_ps(vq, vk0, vs0x1);
         vs1x1 = _mm256_fmadd_ps(vq, vk1, vs1x1);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 2 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 2 * rs_q + x);
         vs0x2 = _mm256_fmadd_ps(vq, vk0, vs0x2);
         vs1x2 = _mm256_fmadd_ps(vq, vk1, vs1x2);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 3 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 3 * rs_q + x);
         vs0x3 = _mm256_fmadd_ps(vq, vk0, vs0x3);
         vs1x3 = _mm256_fmadd_ps(vq, vk1, vs1x3);
       }
@@ -107,45 +113,46 @@ void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t n, const tg_f32_attndecode
       memcpy(kt, kr1 + x, (size_t) (d - x) * sizeof(float));
       const __m256 vk1 = _mm256_loadu_ps(kt);
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 0 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 0 * rs_q + x);
         vs0x0 = _mm256_fmadd_ps(vq, vk0, vs0x0);
         vs1x0 = _mm256_fmadd_ps(vq, vk1, vs1x0);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 1 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 1 * rs_q + x);
         vs0x1 = _mm256_fmadd_ps(vq, vk0, vs0x1);
         vs1x1 = _mm256_fmadd_ps(vq, vk1, vs1x1);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 2 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 2 * rs_q + x);
         vs0x2 = _mm256_fmadd_ps(vq, vk0, vs0x2);
         vs1x2 = _mm256_fmadd_ps(vq, vk1, vs1x2);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 3 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 3 * rs_q + x);
         vs0x3 = _mm256_fmadd_ps(vq, vk0, vs0x3);
         vs1x3 = _mm256_fmadd_ps(vq, vk1, vs1x3);
       }
     }
-    work[0 + t + 0] = tg_hsum256_ps(vs0x0);
-    work[64 + t + 0] = tg_hsum256_ps(vs0x1);
-    work[128 + t + 0] = tg_hsum256_ps(vs0x2);
-    work[192 + t + 0] = tg_hsum256_ps(vs0x3);
-    work[0 + t + 1] = tg_hsum256_ps(vs1x0);
-    work[64 + t + 1] = tg_hsum256_ps(vs1x1);
-    work[128 + t + 1] = tg_hsum256_ps(vs1x2);
-    work[192 + t + 1] = tg_hsum256_ps(vs1x3);
+    sc[0 + t + 0] = tg_hsum256_ps(vs0x0);
+    sc[64 + t + 0] = tg_hsum256_ps(vs0x1);
+    sc[128 + t + 0] = tg_hsum256_ps(vs0x2);
+    sc[192 + t + 0] = tg_hsum256_ps(vs0x3);
+    sc[0 + t + 1] = tg_hsum256_ps(vs1x0);
+    sc[64 + t + 1] = tg_hsum256_ps(vs1x1);
+    sc[128 + t + 1] = tg_hsum256_ps(vs1x2);
+    sc[192 + t + 1] = tg_hsum256_ps(vs1x3);
+    }
 }
   for (; t < n; t++) {
-    for (int u = 0; u < 1; u++) {
-      const char* pk = (const char*) a->k_rows[t + u + 8];
-      const char* pv = (const char*) a->v_rows[t + u + 8];
-      for (int64_t b = 0; b < dbytes; b += 64) {
-        _mm_prefetch((const char*) (pk + b), _MM_HINT_T0);
-        _mm_prefetch((const char*) (pv + b), _MM_HINT_T0);
-      }
+    for (int64_t j = 0; j < ns; j++) {
+    for (int u = 0; u < 1 && kpt < pend; u++) {
+      const char* pb = (const char*) (a->k_rows[kpt] + a->koff[kpj]);
+      for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
+      if (++kpj == ns) { kpj = 0; kpt++; }
     }
-    const float* kr0 = a->k_rows[t + 0];
+const float* q = a->q + j * 4 * rs_q;
+    float* sc = scores + j * 256;
+    const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     __m256 vs0x0 = _mm256_setzero_ps();
     __m256 vs0x1 = _mm256_setzero_ps();
     __m256 vs0x2 = _mm256_setzero_ps();
@@ -154,19 +161,19 @@ void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t n, const tg_f32_attndecode
     for (; x < dfull; x += 8) {
       const __m256 vk0 = _mm256_loadu_ps(kr0 + x);
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 0 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 0 * rs_q + x);
         vs0x0 = _mm256_fmadd_ps(vq, vk0, vs0x0);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 1 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 1 * rs_q + x);
         vs0x1 = _mm256_fmadd_ps(vq, vk0, vs0x1);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 2 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 2 * rs_q + x);
         vs0x2 = _mm256_fmadd_ps(vq, vk0, vs0x2);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 3 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 3 * rs_q + x);
         vs0x3 = _mm256_fmadd_ps(vq, vk0, vs0x3);
       }
     }
@@ -174,42 +181,43 @@ void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t n, const tg_f32_attndecode
       memcpy(kt, kr0 + x, (size_t) (d - x) * sizeof(float));
       const __m256 vk0 = _mm256_loadu_ps(kt);
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 0 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 0 * rs_q + x);
         vs0x0 = _mm256_fmadd_ps(vq, vk0, vs0x0);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 1 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 1 * rs_q + x);
         vs0x1 = _mm256_fmadd_ps(vq, vk0, vs0x1);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 2 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 2 * rs_q + x);
         vs0x2 = _mm256_fmadd_ps(vq, vk0, vs0x2);
       }
       {
-        const __m256 vq = _mm256_loadu_ps(a->q + 3 * rs_q + x);
+        const __m256 vq = _mm256_loadu_ps(q + 3 * rs_q + x);
         vs0x3 = _mm256_fmadd_ps(vq, vk0, vs0x3);
       }
     }
-    work[0 + t + 0] = tg_hsum256_ps(vs0x0);
-    work[64 + t + 0] = tg_hsum256_ps(vs0x1);
-    work[128 + t + 0] = tg_hsum256_ps(vs0x2);
-    work[192 + t + 0] = tg_hsum256_ps(vs0x3);
+    sc[0 + t + 0] = tg_hsum256_ps(vs0x0);
+    sc[64 + t + 0] = tg_hsum256_ps(vs0x1);
+    sc[128 + t + 0] = tg_hsum256_ps(vs0x2);
+    sc[192 + t + 0] = tg_hsum256_ps(vs0x3);
+    }
 }
 
-  /* ---- online softmax, per head ---- */
+  /* ---- online softmax, per slice and head ---- */
   const int64_t nv = (n + 7) / 8 * 8;
-  for (int h = 0; h < 4; h++) {
-    float* s = work + h * 64;
+  for (int64_t r = 0; r < ns * 4; r++) {
+    float* s = scores + r * 64;
     for (int64_t u = n; u < nv; u++) s[u] = -INFINITY;
     __m256 vmx = _mm256_set1_ps(-INFINITY);
     for (int64_t u = 0; u < nv; u += 8) vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(s + u));
-    const float mold = a->m[h];
+    const float mold = a->m[r];
     float mnew = tg_hmax256_ps(vmx);
     mnew = mold > mnew ? mold : mnew;
     const float muse = mnew < -FLT_MAX ? -FLT_MAX : mnew;
-    float al[8];
-    _mm256_storeu_ps(al, attn_exp(_mm256_set1_ps(mold - muse)));
-    alpha[h] = al[0];
+    float alv[8];
+    _mm256_storeu_ps(alv, attn_exp(_mm256_set1_ps(mold - muse)));
+    alphas[r] = alv[0];
     const __m256 vm = _mm256_set1_ps(muse);
     __m256 vls = _mm256_setzero_ps();
     for (int64_t u = 0; u < nv; u += 8) {
@@ -217,107 +225,296 @@ void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t n, const tg_f32_attndecode
       _mm256_storeu_ps(s + u, vp);
       vls = _mm256_add_ps(vls, vp);
     }
-    a->l[h] = a->l[h] * al[0] + tg_hsum256_ps(vls);
-    a->m[h] = mnew;
+    a->l[r] = a->l[r] * alv[0] + tg_hsum256_ps(vls);
+    a->m[r] = mnew;
   }
 
-  /* ---- O = alpha*O + P V ---- */
-  int64_t c0 = 0;
-  for (; c0 + 16 <= d; c0 += 16) {
-    const __m256 val0 = _mm256_broadcast_ss(alpha + 0);
-    __m256 vo0x0 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 0 * rs_o + c0 + 0), val0);
-    __m256 vo0x1 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 0 * rs_o + c0 + 8), val0);
-    const __m256 val1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 vo1x0 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 1 * rs_o + c0 + 0), val1);
-    __m256 vo1x1 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 1 * rs_o + c0 + 8), val1);
-    const __m256 val2 = _mm256_broadcast_ss(alpha + 2);
-    __m256 vo2x0 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 2 * rs_o + c0 + 0), val2);
-    __m256 vo2x1 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 2 * rs_o + c0 + 8), val2);
-    const __m256 val3 = _mm256_broadcast_ss(alpha + 3);
-    __m256 vo3x0 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 3 * rs_o + c0 + 0), val3);
-    __m256 vo3x1 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 3 * rs_o + c0 + 8), val3);
-    for (int64_t t = 0; t < n; t++) {
-      const float* vp = a->v_rows[t] + c0;
-      const __m256 vv0 = _mm256_loadu_ps(vp + 0);
-      const __m256 vv1 = _mm256_loadu_ps(vp + 8);
+  /* ---- O = alpha*O (rows whose maximum moved), then O += P V, token-major ---- */
+  const int64_t dpad = (d + 15) / 16 * 16;
+  for (int64_t r = 0; r < ns * 4; r++) {
+    if (alphas[r] == (float) 1) continue;
+    float* o = a->o + r * rs_o;
+    const __m256 va = _mm256_set1_ps(alphas[r]);
+    for (int64_t x = 0; x < dpad; x += 8) _mm256_storeu_ps(o + x, _mm256_mul_ps(_mm256_loadu_ps(o + x), va));
+  }
+  if (d % 16) memset(vt, 0, 64 * sizeof(float));
+  t = 0;
+  for (; t + 4 <= n; t += 4) {
+    for (int64_t j = 0; j < ns; j++) {
+      float* o = a->o + j * 4 * rs_o;
+      const float* sc = scores + j * 256;
+      const float* vp0 = a->v_rows[t + 0] + a->voff[j];
+      const float* vp1 = a->v_rows[t + 1] + a->voff[j];
+      const float* vp2 = a->v_rows[t + 2] + a->voff[j];
+      const float* vp3 = a->v_rows[t + 3] + a->voff[j];
+    for (int u = 0; u < 4 && vpt < pend; u++) {
+      const char* pb = (const char*) (a->v_rows[vpt] + a->voff[vpj]);
+      for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
+      if (++vpj == ns) { vpj = 0; vpt++; }
+    }
+int64_t c0 = 0;
+      for (; c0 + 16 <= d; c0 += 16) {
+      const __m256 vv0x0 = _mm256_loadu_ps(vp0 + c0 + 0);
+      const __m256 vv0x1 = _mm256_loadu_ps(vp0 + c0 + 8);
+      const __m256 vv1x0 = _mm256_loadu_ps(vp1 + c0 + 0);
+      const __m256 vv1x1 = _mm256_loadu_ps(vp1 + c0 + 8);
+      const __m256 vv2x0 = _mm256_loadu_ps(vp2 + c0 + 0);
+      const __m256 vv2x1 = _mm256_loadu_ps(vp2 + c0 + 8);
+      const __m256 vv3x0 = _mm256_loadu_ps(vp3 + c0 + 0);
+      const __m256 vv3x1 = _mm256_loadu_ps(vp3 + c0 + 8);
       {
-        const __m256 vw = _mm256_broadcast_ss(work + 0 + t);
-        vo0x0 = _mm256_fmadd_ps(vw, vv0, vo0x0);
-        vo0x1 = _mm256_fmadd_ps(vw, vv1, vo0x1);
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 0 + t + 0);
+        const __m256 vw1 = _mm256_broadcast_ss(sc + 0 + t + 1);
+        const __m256 vw2 = _mm256_broadcast_ss(sc + 0 + t + 2);
+        const __m256 vw3 = _mm256_broadcast_ss(sc + 0 + t + 3);
+        __m256 vo0 = _mm256_loadu_ps(o + 0 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw3, vv3x0, vo0);
+        _mm256_storeu_ps(o + 0 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 0 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw3, vv3x1, vo1);
+        _mm256_storeu_ps(o + 0 * rs_o + c0 + 8, vo1);
       }
       {
-        const __m256 vw = _mm256_broadcast_ss(work + 64 + t);
-        vo1x0 = _mm256_fmadd_ps(vw, vv0, vo1x0);
-        vo1x1 = _mm256_fmadd_ps(vw, vv1, vo1x1);
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 64 + t + 0);
+        const __m256 vw1 = _mm256_broadcast_ss(sc + 64 + t + 1);
+        const __m256 vw2 = _mm256_broadcast_ss(sc + 64 + t + 2);
+        const __m256 vw3 = _mm256_broadcast_ss(sc + 64 + t + 3);
+        __m256 vo0 = _mm256_loadu_ps(o + 1 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw3, vv3x0, vo0);
+        _mm256_storeu_ps(o + 1 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 1 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw3, vv3x1, vo1);
+        _mm256_storeu_ps(o + 1 * rs_o + c0 + 8, vo1);
       }
       {
-        const __m256 vw = _mm256_broadcast_ss(work + 128 + t);
-        vo2x0 = _mm256_fmadd_ps(vw, vv0, vo2x0);
-        vo2x1 = _mm256_fmadd_ps(vw, vv1, vo2x1);
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 128 + t + 0);
+        const __m256 vw1 = _mm256_broadcast_ss(sc + 128 + t + 1);
+        const __m256 vw2 = _mm256_broadcast_ss(sc + 128 + t + 2);
+        const __m256 vw3 = _mm256_broadcast_ss(sc + 128 + t + 3);
+        __m256 vo0 = _mm256_loadu_ps(o + 2 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw3, vv3x0, vo0);
+        _mm256_storeu_ps(o + 2 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 2 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw3, vv3x1, vo1);
+        _mm256_storeu_ps(o + 2 * rs_o + c0 + 8, vo1);
       }
       {
-        const __m256 vw = _mm256_broadcast_ss(work + 192 + t);
-        vo3x0 = _mm256_fmadd_ps(vw, vv0, vo3x0);
-        vo3x1 = _mm256_fmadd_ps(vw, vv1, vo3x1);
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 192 + t + 0);
+        const __m256 vw1 = _mm256_broadcast_ss(sc + 192 + t + 1);
+        const __m256 vw2 = _mm256_broadcast_ss(sc + 192 + t + 2);
+        const __m256 vw3 = _mm256_broadcast_ss(sc + 192 + t + 3);
+        __m256 vo0 = _mm256_loadu_ps(o + 3 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw3, vv3x0, vo0);
+        _mm256_storeu_ps(o + 3 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 3 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw3, vv3x1, vo1);
+        _mm256_storeu_ps(o + 3 * rs_o + c0 + 8, vo1);
+      }
+}
+      if (c0 < d) {
+        memcpy(vt + 0, vp0 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 16, vp1 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 32, vp2 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 48, vp3 + c0, (size_t) (d - c0) * sizeof(float));
+      const __m256 vv0x0 = _mm256_loadu_ps(vt + 0);
+      const __m256 vv0x1 = _mm256_loadu_ps(vt + 8);
+      const __m256 vv1x0 = _mm256_loadu_ps(vt + 16);
+      const __m256 vv1x1 = _mm256_loadu_ps(vt + 24);
+      const __m256 vv2x0 = _mm256_loadu_ps(vt + 32);
+      const __m256 vv2x1 = _mm256_loadu_ps(vt + 40);
+      const __m256 vv3x0 = _mm256_loadu_ps(vt + 48);
+      const __m256 vv3x1 = _mm256_loadu_ps(vt + 56);
+      {
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 0 + t + 0);
+        const __m256 vw1 = _mm256_broadcast_ss(sc + 0 + t + 1);
+        const __m256 vw2 = _mm256_broadcast_ss(sc + 0 + t + 2);
+        const __m256 vw3 = _mm256_broadcast_ss(sc + 0 + t + 3);
+        __m256 vo0 = _mm256_loadu_ps(o + 0 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw3, vv3x0, vo0);
+        _mm256_storeu_ps(o + 0 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 0 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw3, vv3x1, vo1);
+        _mm256_storeu_ps(o + 0 * rs_o + c0 + 8, vo1);
+      }
+      {
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 64 + t + 0);
+        const __m256 vw1 = _mm256_broadcast_ss(sc + 64 + t + 1);
+        const __m256 vw2 = _mm256_broadcast_ss(sc + 64 + t + 2);
+        const __m256 vw3 = _mm256_broadcast_ss(sc + 64 + t + 3);
+        __m256 vo0 = _mm256_loadu_ps(o + 1 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw3, vv3x0, vo0);
+        _mm256_storeu_ps(o + 1 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 1 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw3, vv3x1, vo1);
+        _mm256_storeu_ps(o + 1 * rs_o + c0 + 8, vo1);
+      }
+      {
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 128 + t + 0);
+        const __m256 vw1 = _mm256_broadcast_ss(sc + 128 + t + 1);
+        const __m256 vw2 = _mm256_broadcast_ss(sc + 128 + t + 2);
+        const __m256 vw3 = _mm256_broadcast_ss(sc + 128 + t + 3);
+        __m256 vo0 = _mm256_loadu_ps(o + 2 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw3, vv3x0, vo0);
+        _mm256_storeu_ps(o + 2 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 2 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw3, vv3x1, vo1);
+        _mm256_storeu_ps(o + 2 * rs_o + c0 + 8, vo1);
+      }
+      {
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 192 + t + 0);
+        const __m256 vw1 = _mm256_broadcast_ss(sc + 192 + t + 1);
+        const __m256 vw2 = _mm256_broadcast_ss(sc + 192 + t + 2);
+        const __m256 vw3 = _mm256_broadcast_ss(sc + 192 + t + 3);
+        __m256 vo0 = _mm256_loadu_ps(o + 3 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm256_fmadd_ps(vw3, vv3x0, vo0);
+        _mm256_storeu_ps(o + 3 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 3 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm256_fmadd_ps(vw3, vv3x1, vo1);
+        _mm256_storeu_ps(o + 3 * rs_o + c0 + 8, vo1);
+      }
       }
     }
-    _mm256_storeu_ps(a->o + 0 * rs_o + c0 + 0, vo0x0);
-    _mm256_storeu_ps(a->o + 0 * rs_o + c0 + 8, vo0x1);
-    _mm256_storeu_ps(a->o + 1 * rs_o + c0 + 0, vo1x0);
-    _mm256_storeu_ps(a->o + 1 * rs_o + c0 + 8, vo1x1);
-    _mm256_storeu_ps(a->o + 2 * rs_o + c0 + 0, vo2x0);
-    _mm256_storeu_ps(a->o + 2 * rs_o + c0 + 8, vo2x1);
-    _mm256_storeu_ps(a->o + 3 * rs_o + c0 + 0, vo3x0);
-    _mm256_storeu_ps(a->o + 3 * rs_o + c0 + 8, vo3x1);
-  }
-  if (c0 < d) {
-    const int64_t rem = d - c0;
-    memset(vt, 0, 16 * sizeof(float));
-    const __m256 val0 = _mm256_broadcast_ss(alpha + 0);
-    __m256 vo0x0 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 0 * rs_o + c0 + 0), val0);
-    __m256 vo0x1 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 0 * rs_o + c0 + 8), val0);
-    const __m256 val1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 vo1x0 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 1 * rs_o + c0 + 0), val1);
-    __m256 vo1x1 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 1 * rs_o + c0 + 8), val1);
-    const __m256 val2 = _mm256_broadcast_ss(alpha + 2);
-    __m256 vo2x0 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 2 * rs_o + c0 + 0), val2);
-    __m256 vo2x1 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 2 * rs_o + c0 + 8), val2);
-    const __m256 val3 = _mm256_broadcast_ss(alpha + 3);
-    __m256 vo3x0 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 3 * rs_o + c0 + 0), val3);
-    __m256 vo3x1 = _mm256_mul_ps(_mm256_loadu_ps(a->o + 3 * rs_o + c0 + 8), val3);
-    for (int64_t t = 0; t < n; t++) {
-      const float* vp = a->v_rows[t] + c0;
-      memcpy(vt, vp, (size_t) rem * sizeof(float));
-      const __m256 vv0 = _mm256_loadu_ps(vt + 0);
-      const __m256 vv1 = _mm256_loadu_ps(vt + 8);
+}
+  for (; t < n; t++) {
+    for (int64_t j = 0; j < ns; j++) {
+      float* o = a->o + j * 4 * rs_o;
+      const float* sc = scores + j * 256;
+      const float* vp0 = a->v_rows[t + 0] + a->voff[j];
+    for (int u = 0; u < 1 && vpt < pend; u++) {
+      const char* pb = (const char*) (a->v_rows[vpt] + a->voff[vpj]);
+      for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
+      if (++vpj == ns) { vpj = 0; vpt++; }
+    }
+int64_t c0 = 0;
+      for (; c0 + 16 <= d; c0 += 16) {
+      const __m256 vv0x0 = _mm256_loadu_ps(vp0 + c0 + 0);
+      const __m256 vv0x1 = _mm256_loadu_ps(vp0 + c0 + 8);
       {
-        const __m256 vw = _mm256_broadcast_ss(work + 0 + t);
-        vo0x0 = _mm256_fmadd_ps(vw, vv0, vo0x0);
-        vo0x1 = _mm256_fmadd_ps(vw, vv1, vo0x1);
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 0 + t + 0);
+        __m256 vo0 = _mm256_loadu_ps(o + 0 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        _mm256_storeu_ps(o + 0 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 0 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        _mm256_storeu_ps(o + 0 * rs_o + c0 + 8, vo1);
       }
       {
-        const __m256 vw = _mm256_broadcast_ss(work + 64 + t);
-        vo1x0 = _mm256_fmadd_ps(vw, vv0, vo1x0);
-        vo1x1 = _mm256_fmadd_ps(vw, vv1, vo1x1);
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 64 + t + 0);
+        __m256 vo0 = _mm256_loadu_ps(o + 1 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        _mm256_storeu_ps(o + 1 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 1 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        _mm256_storeu_ps(o + 1 * rs_o + c0 + 8, vo1);
       }
       {
-        const __m256 vw = _mm256_broadcast_ss(work + 128 + t);
-        vo2x0 = _mm256_fmadd_ps(vw, vv0, vo2x0);
-        vo2x1 = _mm256_fmadd_ps(vw, vv1, vo2x1);
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 128 + t + 0);
+        __m256 vo0 = _mm256_loadu_ps(o + 2 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        _mm256_storeu_ps(o + 2 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 2 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        _mm256_storeu_ps(o + 2 * rs_o + c0 + 8, vo1);
       }
       {
-        const __m256 vw = _mm256_broadcast_ss(work + 192 + t);
-        vo3x0 = _mm256_fmadd_ps(vw, vv0, vo3x0);
-        vo3x1 = _mm256_fmadd_ps(vw, vv1, vo3x1);
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 192 + t + 0);
+        __m256 vo0 = _mm256_loadu_ps(o + 3 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        _mm256_storeu_ps(o + 3 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 3 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        _mm256_storeu_ps(o + 3 * rs_o + c0 + 8, vo1);
+      }
+}
+      if (c0 < d) {
+        memcpy(vt + 0, vp0 + c0, (size_t) (d - c0) * sizeof(float));
+      const __m256 vv0x0 = _mm256_loadu_ps(vt + 0);
+      const __m256 vv0x1 = _mm256_loadu_ps(vt + 8);
+      {
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 0 + t + 0);
+        __m256 vo0 = _mm256_loadu_ps(o + 0 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        _mm256_storeu_ps(o + 0 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 0 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        _mm256_storeu_ps(o + 0 * rs_o + c0 + 8, vo1);
+      }
+      {
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 64 + t + 0);
+        __m256 vo0 = _mm256_loadu_ps(o + 1 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        _mm256_storeu_ps(o + 1 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 1 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        _mm256_storeu_ps(o + 1 * rs_o + c0 + 8, vo1);
+      }
+      {
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 128 + t + 0);
+        __m256 vo0 = _mm256_loadu_ps(o + 2 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        _mm256_storeu_ps(o + 2 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 2 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        _mm256_storeu_ps(o + 2 * rs_o + c0 + 8, vo1);
+      }
+      {
+        const __m256 vw0 = _mm256_broadcast_ss(sc + 192 + t + 0);
+        __m256 vo0 = _mm256_loadu_ps(o + 3 * rs_o + c0 + 0);
+        vo0 = _mm256_fmadd_ps(vw0, vv0x0, vo0);
+        _mm256_storeu_ps(o + 3 * rs_o + c0 + 0, vo0);
+        __m256 vo1 = _mm256_loadu_ps(o + 3 * rs_o + c0 + 8);
+        vo1 = _mm256_fmadd_ps(vw0, vv0x1, vo1);
+        _mm256_storeu_ps(o + 3 * rs_o + c0 + 8, vo1);
+      }
       }
     }
-    _mm256_storeu_ps(a->o + 0 * rs_o + c0 + 0, vo0x0);
-    _mm256_storeu_ps(a->o + 0 * rs_o + c0 + 8, vo0x1);
-    _mm256_storeu_ps(a->o + 1 * rs_o + c0 + 0, vo1x0);
-    _mm256_storeu_ps(a->o + 1 * rs_o + c0 + 8, vo1x1);
-    _mm256_storeu_ps(a->o + 2 * rs_o + c0 + 0, vo2x0);
-    _mm256_storeu_ps(a->o + 2 * rs_o + c0 + 8, vo2x1);
-    _mm256_storeu_ps(a->o + 3 * rs_o + c0 + 0, vo3x0);
-    _mm256_storeu_ps(a->o + 3 * rs_o + c0 + 8, vo3x1);
-  }
+}
 }

@@ -11,6 +11,17 @@
 
 #include "tg_ukernels.h"
 
+static inline void tg_store_sum4_512_ps(float* p, __m512 a, __m512 b, __m512 c,
+                                        __m512 d) {
+  const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+  const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+  const __m512 s = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                                 _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s),
+      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+
 static inline __m512 attn_exp(const __m512 x) {
   const __m512 lo = _mm512_set1_ps(-87.0f);
   const __m512 xc = _mm512_max_ps(lo, x);
@@ -27,53 +38,76 @@ static inline __m512 attn_exp(const __m512 x) {
 }
 void tg_f32_attndecode_ukernel_4x64__avx512_temp(int64_t n, const tg_f32_attndecode_args* restrict a)
 {
-  if (n <= 0) return;
-  const int64_t d = a->d, rs_q = a->rs_q, rs_o = a->rs_o;
+  if (n <= 0 || a->ns <= 0) return;
+  const int64_t d = a->d, rs_q = a->rs_q, rs_o = a->rs_o, ns = a->ns;
   const int64_t dfull = d / 16 * 16;
-  float* restrict work = a->work;                         /* scores, then weights: [h][t] */
-  float* restrict alpha = a->work + 256;      /* per head: exp(m_old - m_new) */
-  float* restrict vt = alpha + 4;                /* a value row's d tail, zero-padded */
-  float* restrict kt = vt + 64;                   /* a key row's d tail, zero-padded */
+  float* restrict vt = a->work;                           /* a PV step's value-row d tails, zero-padded */
+  float* restrict kt = vt + 256;            /* a key row's d tail, zero-padded */
+  float* restrict scores = kt + 16;         /* per slice: scores, then weights: [h][t] */
+  float* restrict alphas = scores + ns * 256;  /* per slice and head: exp(m_old - m_new) */
   (void) vt;
   (void) kt;
   memset(kt, 0, 16 * sizeof(float));
 
-  /* ---- scores ---- */
+  /* ---- scores, token-major ---- */
   int64_t t = 0;
-  for (; t + 2 <= n; t += 2) {
-    const float* kr0 = a->k_rows[t + 0];
+  for (; t + 4 <= n; t += 4) {
+    for (int64_t j = 0; j < ns; j++) {
+const float* q = a->q + j * 4 * rs_q;
+    float* sc = scores + j * 256;
+    const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     __m512 vs0x0 = _mm512_setzero_ps();
     __m512 vs0x1 = _mm512_setzero_ps();
     __m512 vs0x2 = _mm512_setzero_ps();
     __m512 vs0x3 = _mm512_setzero_ps();
-    const float* kr1 = a->k_rows[t + 1];
+    const float* kr1 = a->k_rows[t + 1] + a->koff[j];
     __m512 vs1x0 = _mm512_setzero_ps();
     __m512 vs1x1 = _mm512_setzero_ps();
     __m512 vs1x2 = _mm512_setzero_ps();
     __m512 vs1x3 = _mm512_setzero_ps();
+    const float* kr2 = a->k_rows[t + 2] + a->koff[j];
+    __m512 vs2x0 = _mm512_setzero_ps();
+    __m512 vs2x1 = _mm512_setzero_ps();
+    __m512 vs2x2 = _mm512_setzero_ps();
+    __m512 vs2x3 = _mm512_setzero_ps();
+    const float* kr3 = a->k_rows[t + 3] + a->koff[j];
+    __m512 vs3x0 = _mm512_setzero_ps();
+    __m512 vs3x1 = _mm512_setzero_ps();
+    __m512 vs3x2 = _mm512_setzero_ps();
+    __m512 vs3x3 = _mm512_setzero_ps();
     int64_t x = 0;
     for (; x < dfull; x += 16) {
       const __m512 vk0 = _mm512_loadu_ps(kr0 + x);
       const __m512 vk1 = _mm512_loadu_ps(kr1 + x);
+      const __m512 vk2 = _mm512_loadu_ps(kr2 + x);
+      const __m512 vk3 = _mm512_loadu_ps(kr3 + x);
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 0 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 0 * rs_q + x);
         vs0x0 = _mm512_fmadd_ps(vq, vk0, vs0x0);
         vs1x0 = _mm512_fmadd_ps(vq, vk1, vs1x0);
+        vs2x0 = _mm512_fmadd_ps(vq, vk2, vs2x0);
+        vs3x0 = _mm512_fmadd_ps(vq, vk3, vs3x0);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 1 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 1 * rs_q + x);
         vs0x1 = _mm512_fmadd_ps(vq, vk0, vs0x1);
         vs1x1 = _mm512_fmadd_ps(vq, vk1, vs1x1);
+        vs2x1 = _mm512_fmadd_ps(vq, vk2, vs2x1);
+        vs3x1 = _mm512_fmadd_ps(vq, vk3, vs3x1);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 2 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 2 * rs_q + x);
         vs0x2 = _mm512_fmadd_ps(vq, vk0, vs0x2);
         vs1x2 = _mm512_fmadd_ps(vq, vk1, vs1x2);
+        vs2x2 = _mm512_fmadd_ps(vq, vk2, vs2x2);
+        vs3x2 = _mm512_fmadd_ps(vq, vk3, vs3x2);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 3 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 3 * rs_q + x);
         vs0x3 = _mm512_fmadd_ps(vq, vk0, vs0x3);
         vs1x3 = _mm512_fmadd_ps(vq, vk1, vs1x3);
+        vs2x3 = _mm512_fmadd_ps(vq, vk2, vs2x3);
+        vs3x3 = _mm512_fmadd_ps(vq, vk3, vs3x3);
       }
     }
     if (x < d) {
@@ -81,38 +115,50 @@ void tg_f32_attndecode_ukernel_4x64__avx512_temp(int64_t n, const tg_f32_attndec
       const __m512 vk0 = _mm512_loadu_ps(kt);
       memcpy(kt, kr1 + x, (size_t) (d - x) * sizeof(float));
       const __m512 vk1 = _mm512_loadu_ps(kt);
+      memcpy(kt, kr2 + x, (size_t) (d - x) * sizeof(float));
+      const __m512 vk2 = _mm512_loadu_ps(kt);
+      memcpy(kt, kr3 + x, (size_t) (d - x) * sizeof(float));
+      const __m512 vk3 = _mm512_loadu_ps(kt);
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 0 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 0 * rs_q + x);
         vs0x0 = _mm512_fmadd_ps(vq, vk0, vs0x0);
         vs1x0 = _mm512_fmadd_ps(vq, vk1, vs1x0);
+        vs2x0 = _mm512_fmadd_ps(vq, vk2, vs2x0);
+        vs3x0 = _mm512_fmadd_ps(vq, vk3, vs3x0);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 1 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 1 * rs_q + x);
         vs0x1 = _mm512_fmadd_ps(vq, vk0, vs0x1);
         vs1x1 = _mm512_fmadd_ps(vq, vk1, vs1x1);
+        vs2x1 = _mm512_fmadd_ps(vq, vk2, vs2x1);
+        vs3x1 = _mm512_fmadd_ps(vq, vk3, vs3x1);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 2 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 2 * rs_q + x);
         vs0x2 = _mm512_fmadd_ps(vq, vk0, vs0x2);
         vs1x2 = _mm512_fmadd_ps(vq, vk1, vs1x2);
+        vs2x2 = _mm512_fmadd_ps(vq, vk2, vs2x2);
+        vs3x2 = _mm512_fmadd_ps(vq, vk3, vs3x2);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 3 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 3 * rs_q + x);
         vs0x3 = _mm512_fmadd_ps(vq, vk0, vs0x3);
         vs1x3 = _mm512_fmadd_ps(vq, vk1, vs1x3);
+        vs2x3 = _mm512_fmadd_ps(vq, vk2, vs2x3);
+        vs3x3 = _mm512_fmadd_ps(vq, vk3, vs3x3);
       }
     }
-    work[0 + t + 0] = _mm512_reduce_add_ps(vs0x0);
-    work[64 + t + 0] = _mm512_reduce_add_ps(vs0x1);
-    work[128 + t + 0] = _mm512_reduce_add_ps(vs0x2);
-    work[192 + t + 0] = _mm512_reduce_add_ps(vs0x3);
-    work[0 + t + 1] = _mm512_reduce_add_ps(vs1x0);
-    work[64 + t + 1] = _mm512_reduce_add_ps(vs1x1);
-    work[128 + t + 1] = _mm512_reduce_add_ps(vs1x2);
-    work[192 + t + 1] = _mm512_reduce_add_ps(vs1x3);
+    tg_store_sum4_512_ps(sc + 0 + t, vs0x0, vs1x0, vs2x0, vs3x0);
+    tg_store_sum4_512_ps(sc + 64 + t, vs0x1, vs1x1, vs2x1, vs3x1);
+    tg_store_sum4_512_ps(sc + 128 + t, vs0x2, vs1x2, vs2x2, vs3x2);
+    tg_store_sum4_512_ps(sc + 192 + t, vs0x3, vs1x3, vs2x3, vs3x3);
+    }
 }
   for (; t < n; t++) {
-    const float* kr0 = a->k_rows[t + 0];
+    for (int64_t j = 0; j < ns; j++) {
+const float* q = a->q + j * 4 * rs_q;
+    float* sc = scores + j * 256;
+    const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     __m512 vs0x0 = _mm512_setzero_ps();
     __m512 vs0x1 = _mm512_setzero_ps();
     __m512 vs0x2 = _mm512_setzero_ps();
@@ -121,19 +167,19 @@ void tg_f32_attndecode_ukernel_4x64__avx512_temp(int64_t n, const tg_f32_attndec
     for (; x < dfull; x += 16) {
       const __m512 vk0 = _mm512_loadu_ps(kr0 + x);
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 0 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 0 * rs_q + x);
         vs0x0 = _mm512_fmadd_ps(vq, vk0, vs0x0);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 1 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 1 * rs_q + x);
         vs0x1 = _mm512_fmadd_ps(vq, vk0, vs0x1);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 2 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 2 * rs_q + x);
         vs0x2 = _mm512_fmadd_ps(vq, vk0, vs0x2);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 3 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 3 * rs_q + x);
         vs0x3 = _mm512_fmadd_ps(vq, vk0, vs0x3);
       }
     }
@@ -141,42 +187,43 @@ void tg_f32_attndecode_ukernel_4x64__avx512_temp(int64_t n, const tg_f32_attndec
       memcpy(kt, kr0 + x, (size_t) (d - x) * sizeof(float));
       const __m512 vk0 = _mm512_loadu_ps(kt);
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 0 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 0 * rs_q + x);
         vs0x0 = _mm512_fmadd_ps(vq, vk0, vs0x0);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 1 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 1 * rs_q + x);
         vs0x1 = _mm512_fmadd_ps(vq, vk0, vs0x1);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 2 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 2 * rs_q + x);
         vs0x2 = _mm512_fmadd_ps(vq, vk0, vs0x2);
       }
       {
-        const __m512 vq = _mm512_loadu_ps(a->q + 3 * rs_q + x);
+        const __m512 vq = _mm512_loadu_ps(q + 3 * rs_q + x);
         vs0x3 = _mm512_fmadd_ps(vq, vk0, vs0x3);
       }
     }
-    work[0 + t + 0] = _mm512_reduce_add_ps(vs0x0);
-    work[64 + t + 0] = _mm512_reduce_add_ps(vs0x1);
-    work[128 + t + 0] = _mm512_reduce_add_ps(vs0x2);
-    work[192 + t + 0] = _mm512_reduce_add_ps(vs0x3);
+    sc[0 + t + 0] = _mm512_reduce_add_ps(vs0x0);
+    sc[64 + t + 0] = _mm512_reduce_add_ps(vs0x1);
+    sc[128 + t + 0] = _mm512_reduce_add_ps(vs0x2);
+    sc[192 + t + 0] = _mm512_reduce_add_ps(vs0x3);
+    }
 }
 
-  /* ---- online softmax, per head ---- */
+  /* ---- online softmax, per slice and head ---- */
   const int64_t nv = (n + 15) / 16 * 16;
-  for (int h = 0; h < 4; h++) {
-    float* s = work + h * 64;
+  for (int64_t r = 0; r < ns * 4; r++) {
+    float* s = scores + r * 64;
     for (int64_t u = n; u < nv; u++) s[u] = -INFINITY;
     __m512 vmx = _mm512_set1_ps(-INFINITY);
     for (int64_t u = 0; u < nv; u += 16) vmx = _mm512_max_ps(vmx, _mm512_loadu_ps(s + u));
-    const float mold = a->m[h];
+    const float mold = a->m[r];
     float mnew = _mm512_reduce_max_ps(vmx);
     mnew = mold > mnew ? mold : mnew;
     const float muse = mnew < -FLT_MAX ? -FLT_MAX : mnew;
-    float al[16];
-    _mm512_storeu_ps(al, attn_exp(_mm512_set1_ps(mold - muse)));
-    alpha[h] = al[0];
+    float alv[16];
+    _mm512_storeu_ps(alv, attn_exp(_mm512_set1_ps(mold - muse)));
+    alphas[r] = alv[0];
     const __m512 vm = _mm512_set1_ps(muse);
     __m512 vls = _mm512_setzero_ps();
     for (int64_t u = 0; u < nv; u += 16) {
@@ -184,159 +231,450 @@ void tg_f32_attndecode_ukernel_4x64__avx512_temp(int64_t n, const tg_f32_attndec
       _mm512_storeu_ps(s + u, vp);
       vls = _mm512_add_ps(vls, vp);
     }
-    a->l[h] = a->l[h] * al[0] + _mm512_reduce_add_ps(vls);
-    a->m[h] = mnew;
+    a->l[r] = a->l[r] * alv[0] + _mm512_reduce_add_ps(vls);
+    a->m[r] = mnew;
   }
 
-  /* ---- O = alpha*O + P V ---- */
-  int64_t c0 = 0;
-  for (; c0 + 64 <= d; c0 += 64) {
-    const __m512 val0 = _mm512_set1_ps(*(alpha + 0));
-    __m512 vo0x0 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 0 * rs_o + c0 + 0), val0);
-    __m512 vo0x1 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 0 * rs_o + c0 + 16), val0);
-    __m512 vo0x2 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 0 * rs_o + c0 + 32), val0);
-    __m512 vo0x3 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 0 * rs_o + c0 + 48), val0);
-    const __m512 val1 = _mm512_set1_ps(*(alpha + 1));
-    __m512 vo1x0 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 1 * rs_o + c0 + 0), val1);
-    __m512 vo1x1 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 1 * rs_o + c0 + 16), val1);
-    __m512 vo1x2 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 1 * rs_o + c0 + 32), val1);
-    __m512 vo1x3 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 1 * rs_o + c0 + 48), val1);
-    const __m512 val2 = _mm512_set1_ps(*(alpha + 2));
-    __m512 vo2x0 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 2 * rs_o + c0 + 0), val2);
-    __m512 vo2x1 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 2 * rs_o + c0 + 16), val2);
-    __m512 vo2x2 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 2 * rs_o + c0 + 32), val2);
-    __m512 vo2x3 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 2 * rs_o + c0 + 48), val2);
-    const __m512 val3 = _mm512_set1_ps(*(alpha + 3));
-    __m512 vo3x0 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 3 * rs_o + c0 + 0), val3);
-    __m512 vo3x1 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 3 * rs_o + c0 + 16), val3);
-    __m512 vo3x2 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 3 * rs_o + c0 + 32), val3);
-    __m512 vo3x3 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 3 * rs_o + c0 + 48), val3);
-    for (int64_t t = 0; t < n; t++) {
-      const float* vp = a->v_rows[t] + c0;
-      const __m512 vv0 = _mm512_loadu_ps(vp + 0);
-      const __m512 vv1 = _mm512_loadu_ps(vp + 16);
-      const __m512 vv2 = _mm512_loadu_ps(vp + 32);
-      const __m512 vv3 = _mm512_loadu_ps(vp + 48);
+  /* ---- O = alpha*O (rows whose maximum moved), then O += P V, token-major ---- */
+  const int64_t dpad = (d + 63) / 64 * 64;
+  for (int64_t r = 0; r < ns * 4; r++) {
+    if (alphas[r] == (float) 1) continue;
+    float* o = a->o + r * rs_o;
+    const __m512 va = _mm512_set1_ps(alphas[r]);
+    for (int64_t x = 0; x < dpad; x += 16) _mm512_storeu_ps(o + x, _mm512_mul_ps(_mm512_loadu_ps(o + x), va));
+  }
+  if (d % 64) memset(vt, 0, 256 * sizeof(float));
+  t = 0;
+  for (; t + 4 <= n; t += 4) {
+    for (int64_t j = 0; j < ns; j++) {
+      float* o = a->o + j * 4 * rs_o;
+      const float* sc = scores + j * 256;
+      const float* vp0 = a->v_rows[t + 0] + a->voff[j];
+      const float* vp1 = a->v_rows[t + 1] + a->voff[j];
+      const float* vp2 = a->v_rows[t + 2] + a->voff[j];
+      const float* vp3 = a->v_rows[t + 3] + a->voff[j];
+int64_t c0 = 0;
+      for (; c0 + 64 <= d; c0 += 64) {
+      const __m512 vv0x0 = _mm512_loadu_ps(vp0 + c0 + 0);
+      const __m512 vv0x1 = _mm512_loadu_ps(vp0 + c0 + 16);
+      const __m512 vv0x2 = _mm512_loadu_ps(vp0 + c0 + 32);
+      const __m512 vv0x3 = _mm512_loadu_ps(vp0 + c0 + 48);
+      const __m512 vv1x0 = _mm512_loadu_ps(vp1 + c0 + 0);
+      const __m512 vv1x1 = _mm512_loadu_ps(vp1 + c0 + 16);
+      const __m512 vv1x2 = _mm512_loadu_ps(vp1 + c0 + 32);
+      const __m512 vv1x3 = _mm512_loadu_ps(vp1 + c0 + 48);
+      const __m512 vv2x0 = _mm512_loadu_ps(vp2 + c0 + 0);
+      const __m512 vv2x1 = _mm512_loadu_ps(vp2 + c0 + 16);
+      const __m512 vv2x2 = _mm512_loadu_ps(vp2 + c0 + 32);
+      const __m512 vv2x3 = _mm512_loadu_ps(vp2 + c0 + 48);
+      const __m512 vv3x0 = _mm512_loadu_ps(vp3 + c0 + 0);
+      const __m512 vv3x1 = _mm512_loadu_ps(vp3 + c0 + 16);
+      const __m512 vv3x2 = _mm512_loadu_ps(vp3 + c0 + 32);
+      const __m512 vv3x3 = _mm512_loadu_ps(vp3 + c0 + 48);
       {
-        const __m512 vw = _mm512_set1_ps(*(work + 0 + t));
-        vo0x0 = _mm512_fmadd_ps(vw, vv0, vo0x0);
-        vo0x1 = _mm512_fmadd_ps(vw, vv1, vo0x1);
-        vo0x2 = _mm512_fmadd_ps(vw, vv2, vo0x2);
-        vo0x3 = _mm512_fmadd_ps(vw, vv3, vo0x3);
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 0 + t + 0));
+        const __m512 vw1 = _mm512_set1_ps(*(sc + 0 + t + 1));
+        const __m512 vw2 = _mm512_set1_ps(*(sc + 0 + t + 2));
+        const __m512 vw3 = _mm512_set1_ps(*(sc + 0 + t + 3));
+        __m512 vo0 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw3, vv3x0, vo0);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw3, vv3x1, vo1);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw1, vv1x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw2, vv2x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw3, vv3x2, vo2);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw1, vv1x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw2, vv2x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw3, vv3x3, vo3);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 48, vo3);
       }
       {
-        const __m512 vw = _mm512_set1_ps(*(work + 64 + t));
-        vo1x0 = _mm512_fmadd_ps(vw, vv0, vo1x0);
-        vo1x1 = _mm512_fmadd_ps(vw, vv1, vo1x1);
-        vo1x2 = _mm512_fmadd_ps(vw, vv2, vo1x2);
-        vo1x3 = _mm512_fmadd_ps(vw, vv3, vo1x3);
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 64 + t + 0));
+        const __m512 vw1 = _mm512_set1_ps(*(sc + 64 + t + 1));
+        const __m512 vw2 = _mm512_set1_ps(*(sc + 64 + t + 2));
+        const __m512 vw3 = _mm512_set1_ps(*(sc + 64 + t + 3));
+        __m512 vo0 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw3, vv3x0, vo0);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw3, vv3x1, vo1);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw1, vv1x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw2, vv2x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw3, vv3x2, vo2);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw1, vv1x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw2, vv2x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw3, vv3x3, vo3);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 48, vo3);
       }
       {
-        const __m512 vw = _mm512_set1_ps(*(work + 128 + t));
-        vo2x0 = _mm512_fmadd_ps(vw, vv0, vo2x0);
-        vo2x1 = _mm512_fmadd_ps(vw, vv1, vo2x1);
-        vo2x2 = _mm512_fmadd_ps(vw, vv2, vo2x2);
-        vo2x3 = _mm512_fmadd_ps(vw, vv3, vo2x3);
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 128 + t + 0));
+        const __m512 vw1 = _mm512_set1_ps(*(sc + 128 + t + 1));
+        const __m512 vw2 = _mm512_set1_ps(*(sc + 128 + t + 2));
+        const __m512 vw3 = _mm512_set1_ps(*(sc + 128 + t + 3));
+        __m512 vo0 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw3, vv3x0, vo0);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw3, vv3x1, vo1);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw1, vv1x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw2, vv2x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw3, vv3x2, vo2);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw1, vv1x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw2, vv2x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw3, vv3x3, vo3);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 48, vo3);
       }
       {
-        const __m512 vw = _mm512_set1_ps(*(work + 192 + t));
-        vo3x0 = _mm512_fmadd_ps(vw, vv0, vo3x0);
-        vo3x1 = _mm512_fmadd_ps(vw, vv1, vo3x1);
-        vo3x2 = _mm512_fmadd_ps(vw, vv2, vo3x2);
-        vo3x3 = _mm512_fmadd_ps(vw, vv3, vo3x3);
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 192 + t + 0));
+        const __m512 vw1 = _mm512_set1_ps(*(sc + 192 + t + 1));
+        const __m512 vw2 = _mm512_set1_ps(*(sc + 192 + t + 2));
+        const __m512 vw3 = _mm512_set1_ps(*(sc + 192 + t + 3));
+        __m512 vo0 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw3, vv3x0, vo0);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw3, vv3x1, vo1);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw1, vv1x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw2, vv2x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw3, vv3x2, vo2);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw1, vv1x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw2, vv2x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw3, vv3x3, vo3);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 48, vo3);
+      }
+}
+      if (c0 < d) {
+        memcpy(vt + 0, vp0 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 64, vp1 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 128, vp2 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 192, vp3 + c0, (size_t) (d - c0) * sizeof(float));
+      const __m512 vv0x0 = _mm512_loadu_ps(vt + 0);
+      const __m512 vv0x1 = _mm512_loadu_ps(vt + 16);
+      const __m512 vv0x2 = _mm512_loadu_ps(vt + 32);
+      const __m512 vv0x3 = _mm512_loadu_ps(vt + 48);
+      const __m512 vv1x0 = _mm512_loadu_ps(vt + 64);
+      const __m512 vv1x1 = _mm512_loadu_ps(vt + 80);
+      const __m512 vv1x2 = _mm512_loadu_ps(vt + 96);
+      const __m512 vv1x3 = _mm512_loadu_ps(vt + 112);
+      const __m512 vv2x0 = _mm512_loadu_ps(vt + 128);
+      const __m512 vv2x1 = _mm512_loadu_ps(vt + 144);
+      const __m512 vv2x2 = _mm512_loadu_ps(vt + 160);
+      const __m512 vv2x3 = _mm512_loadu_ps(vt + 176);
+      const __m512 vv3x0 = _mm512_loadu_ps(vt + 192);
+      const __m512 vv3x1 = _mm512_loadu_ps(vt + 208);
+      const __m512 vv3x2 = _mm512_loadu_ps(vt + 224);
+      const __m512 vv3x3 = _mm512_loadu_ps(vt + 240);
+      {
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 0 + t + 0));
+        const __m512 vw1 = _mm512_set1_ps(*(sc + 0 + t + 1));
+        const __m512 vw2 = _mm512_set1_ps(*(sc + 0 + t + 2));
+        const __m512 vw3 = _mm512_set1_ps(*(sc + 0 + t + 3));
+        __m512 vo0 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw3, vv3x0, vo0);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw3, vv3x1, vo1);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw1, vv1x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw2, vv2x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw3, vv3x2, vo2);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw1, vv1x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw2, vv2x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw3, vv3x3, vo3);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 48, vo3);
+      }
+      {
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 64 + t + 0));
+        const __m512 vw1 = _mm512_set1_ps(*(sc + 64 + t + 1));
+        const __m512 vw2 = _mm512_set1_ps(*(sc + 64 + t + 2));
+        const __m512 vw3 = _mm512_set1_ps(*(sc + 64 + t + 3));
+        __m512 vo0 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw3, vv3x0, vo0);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw3, vv3x1, vo1);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw1, vv1x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw2, vv2x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw3, vv3x2, vo2);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw1, vv1x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw2, vv2x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw3, vv3x3, vo3);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 48, vo3);
+      }
+      {
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 128 + t + 0));
+        const __m512 vw1 = _mm512_set1_ps(*(sc + 128 + t + 1));
+        const __m512 vw2 = _mm512_set1_ps(*(sc + 128 + t + 2));
+        const __m512 vw3 = _mm512_set1_ps(*(sc + 128 + t + 3));
+        __m512 vo0 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw3, vv3x0, vo0);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw3, vv3x1, vo1);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw1, vv1x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw2, vv2x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw3, vv3x2, vo2);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw1, vv1x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw2, vv2x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw3, vv3x3, vo3);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 48, vo3);
+      }
+      {
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 192 + t + 0));
+        const __m512 vw1 = _mm512_set1_ps(*(sc + 192 + t + 1));
+        const __m512 vw2 = _mm512_set1_ps(*(sc + 192 + t + 2));
+        const __m512 vw3 = _mm512_set1_ps(*(sc + 192 + t + 3));
+        __m512 vo0 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw1, vv1x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw2, vv2x0, vo0);
+        vo0 = _mm512_fmadd_ps(vw3, vv3x0, vo0);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw1, vv1x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw2, vv2x1, vo1);
+        vo1 = _mm512_fmadd_ps(vw3, vv3x1, vo1);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw1, vv1x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw2, vv2x2, vo2);
+        vo2 = _mm512_fmadd_ps(vw3, vv3x2, vo2);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw1, vv1x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw2, vv2x3, vo3);
+        vo3 = _mm512_fmadd_ps(vw3, vv3x3, vo3);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 48, vo3);
+      }
       }
     }
-    _mm512_storeu_ps(a->o + 0 * rs_o + c0 + 0, vo0x0);
-    _mm512_storeu_ps(a->o + 0 * rs_o + c0 + 16, vo0x1);
-    _mm512_storeu_ps(a->o + 0 * rs_o + c0 + 32, vo0x2);
-    _mm512_storeu_ps(a->o + 0 * rs_o + c0 + 48, vo0x3);
-    _mm512_storeu_ps(a->o + 1 * rs_o + c0 + 0, vo1x0);
-    _mm512_storeu_ps(a->o + 1 * rs_o + c0 + 16, vo1x1);
-    _mm512_storeu_ps(a->o + 1 * rs_o + c0 + 32, vo1x2);
-    _mm512_storeu_ps(a->o + 1 * rs_o + c0 + 48, vo1x3);
-    _mm512_storeu_ps(a->o + 2 * rs_o + c0 + 0, vo2x0);
-    _mm512_storeu_ps(a->o + 2 * rs_o + c0 + 16, vo2x1);
-    _mm512_storeu_ps(a->o + 2 * rs_o + c0 + 32, vo2x2);
-    _mm512_storeu_ps(a->o + 2 * rs_o + c0 + 48, vo2x3);
-    _mm512_storeu_ps(a->o + 3 * rs_o + c0 + 0, vo3x0);
-    _mm512_storeu_ps(a->o + 3 * rs_o + c0 + 16, vo3x1);
-    _mm512_storeu_ps(a->o + 3 * rs_o + c0 + 32, vo3x2);
-    _mm512_storeu_ps(a->o + 3 * rs_o + c0 + 48, vo3x3);
-  }
-  if (c0 < d) {
-    const int64_t rem = d - c0;
-    memset(vt, 0, 64 * sizeof(float));
-    const __m512 val0 = _mm512_set1_ps(*(alpha + 0));
-    __m512 vo0x0 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 0 * rs_o + c0 + 0), val0);
-    __m512 vo0x1 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 0 * rs_o + c0 + 16), val0);
-    __m512 vo0x2 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 0 * rs_o + c0 + 32), val0);
-    __m512 vo0x3 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 0 * rs_o + c0 + 48), val0);
-    const __m512 val1 = _mm512_set1_ps(*(alpha + 1));
-    __m512 vo1x0 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 1 * rs_o + c0 + 0), val1);
-    __m512 vo1x1 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 1 * rs_o + c0 + 16), val1);
-    __m512 vo1x2 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 1 * rs_o + c0 + 32), val1);
-    __m512 vo1x3 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 1 * rs_o + c0 + 48), val1);
-    const __m512 val2 = _mm512_set1_ps(*(alpha + 2));
-    __m512 vo2x0 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 2 * rs_o + c0 + 0), val2);
-    __m512 vo2x1 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 2 * rs_o + c0 + 16), val2);
-    __m512 vo2x2 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 2 * rs_o + c0 + 32), val2);
-    __m512 vo2x3 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 2 * rs_o + c0 + 48), val2);
-    const __m512 val3 = _mm512_set1_ps(*(alpha + 3));
-    __m512 vo3x0 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 3 * rs_o + c0 + 0), val3);
-    __m512 vo3x1 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 3 * rs_o + c0 + 16), val3);
-    __m512 vo3x2 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 3 * rs_o + c0 + 32), val3);
-    __m512 vo3x3 = _mm512_mul_ps(_mm512_loadu_ps(a->o + 3 * rs_o + c0 + 48), val3);
-    for (int64_t t = 0; t < n; t++) {
-      const float* vp = a->v_rows[t] + c0;
-      memcpy(vt, vp, (size_t) rem * sizeof(float));
-      const __m512 vv0 = _mm512_loadu_ps(vt + 0);
-      const __m512 vv1 = _mm512_loadu_ps(vt + 16);
-      const __m512 vv2 = _mm512_loadu_ps(vt + 32);
-      const __m512 vv3 = _mm512_loadu_ps(vt + 48);
+}
+  for (; t < n; t++) {
+    for (int64_t j = 0; j < ns; j++) {
+      float* o = a->o + j * 4 * rs_o;
+      const float* sc = scores + j * 256;
+      const float* vp0 = a->v_rows[t + 0] + a->voff[j];
+int64_t c0 = 0;
+      for (; c0 + 64 <= d; c0 += 64) {
+      const __m512 vv0x0 = _mm512_loadu_ps(vp0 + c0 + 0);
+      const __m512 vv0x1 = _mm512_loadu_ps(vp0 + c0 + 16);
+      const __m512 vv0x2 = _mm512_loadu_ps(vp0 + c0 + 32);
+      const __m512 vv0x3 = _mm512_loadu_ps(vp0 + c0 + 48);
       {
-        const __m512 vw = _mm512_set1_ps(*(work + 0 + t));
-        vo0x0 = _mm512_fmadd_ps(vw, vv0, vo0x0);
-        vo0x1 = _mm512_fmadd_ps(vw, vv1, vo0x1);
-        vo0x2 = _mm512_fmadd_ps(vw, vv2, vo0x2);
-        vo0x3 = _mm512_fmadd_ps(vw, vv3, vo0x3);
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 0 + t + 0));
+        __m512 vo0 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 48, vo3);
       }
       {
-        const __m512 vw = _mm512_set1_ps(*(work + 64 + t));
-        vo1x0 = _mm512_fmadd_ps(vw, vv0, vo1x0);
-        vo1x1 = _mm512_fmadd_ps(vw, vv1, vo1x1);
-        vo1x2 = _mm512_fmadd_ps(vw, vv2, vo1x2);
-        vo1x3 = _mm512_fmadd_ps(vw, vv3, vo1x3);
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 64 + t + 0));
+        __m512 vo0 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 48, vo3);
       }
       {
-        const __m512 vw = _mm512_set1_ps(*(work + 128 + t));
-        vo2x0 = _mm512_fmadd_ps(vw, vv0, vo2x0);
-        vo2x1 = _mm512_fmadd_ps(vw, vv1, vo2x1);
-        vo2x2 = _mm512_fmadd_ps(vw, vv2, vo2x2);
-        vo2x3 = _mm512_fmadd_ps(vw, vv3, vo2x3);
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 128 + t + 0));
+        __m512 vo0 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 48, vo3);
       }
       {
-        const __m512 vw = _mm512_set1_ps(*(work + 192 + t));
-        vo3x0 = _mm512_fmadd_ps(vw, vv0, vo3x0);
-        vo3x1 = _mm512_fmadd_ps(vw, vv1, vo3x1);
-        vo3x2 = _mm512_fmadd_ps(vw, vv2, vo3x2);
-        vo3x3 = _mm512_fmadd_ps(vw, vv3, vo3x3);
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 192 + t + 0));
+        __m512 vo0 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 48, vo3);
+      }
+}
+      if (c0 < d) {
+        memcpy(vt + 0, vp0 + c0, (size_t) (d - c0) * sizeof(float));
+      const __m512 vv0x0 = _mm512_loadu_ps(vt + 0);
+      const __m512 vv0x1 = _mm512_loadu_ps(vt + 16);
+      const __m512 vv0x2 = _mm512_loadu_ps(vt + 32);
+      const __m512 vv0x3 = _mm512_loadu_ps(vt + 48);
+      {
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 0 + t + 0));
+        __m512 vo0 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 0 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        _mm512_storeu_ps(o + 0 * rs_o + c0 + 48, vo3);
+      }
+      {
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 64 + t + 0));
+        __m512 vo0 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 1 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        _mm512_storeu_ps(o + 1 * rs_o + c0 + 48, vo3);
+      }
+      {
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 128 + t + 0));
+        __m512 vo0 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 2 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        _mm512_storeu_ps(o + 2 * rs_o + c0 + 48, vo3);
+      }
+      {
+        const __m512 vw0 = _mm512_set1_ps(*(sc + 192 + t + 0));
+        __m512 vo0 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 0);
+        vo0 = _mm512_fmadd_ps(vw0, vv0x0, vo0);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 0, vo0);
+        __m512 vo1 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 16);
+        vo1 = _mm512_fmadd_ps(vw0, vv0x1, vo1);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 16, vo1);
+        __m512 vo2 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 32);
+        vo2 = _mm512_fmadd_ps(vw0, vv0x2, vo2);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 32, vo2);
+        __m512 vo3 = _mm512_loadu_ps(o + 3 * rs_o + c0 + 48);
+        vo3 = _mm512_fmadd_ps(vw0, vv0x3, vo3);
+        _mm512_storeu_ps(o + 3 * rs_o + c0 + 48, vo3);
+      }
       }
     }
-    _mm512_storeu_ps(a->o + 0 * rs_o + c0 + 0, vo0x0);
-    _mm512_storeu_ps(a->o + 0 * rs_o + c0 + 16, vo0x1);
-    _mm512_storeu_ps(a->o + 0 * rs_o + c0 + 32, vo0x2);
-    _mm512_storeu_ps(a->o + 0 * rs_o + c0 + 48, vo0x3);
-    _mm512_storeu_ps(a->o + 1 * rs_o + c0 + 0, vo1x0);
-    _mm512_storeu_ps(a->o + 1 * rs_o + c0 + 16, vo1x1);
-    _mm512_storeu_ps(a->o + 1 * rs_o + c0 + 32, vo1x2);
-    _mm512_storeu_ps(a->o + 1 * rs_o + c0 + 48, vo1x3);
-    _mm512_storeu_ps(a->o + 2 * rs_o + c0 + 0, vo2x0);
-    _mm512_storeu_ps(a->o + 2 * rs_o + c0 + 16, vo2x1);
-    _mm512_storeu_ps(a->o + 2 * rs_o + c0 + 32, vo2x2);
-    _mm512_storeu_ps(a->o + 2 * rs_o + c0 + 48, vo2x3);
-    _mm512_storeu_ps(a->o + 3 * rs_o + c0 + 0, vo3x0);
-    _mm512_storeu_ps(a->o + 3 * rs_o + c0 + 16, vo3x1);
-    _mm512_storeu_ps(a->o + 3 * rs_o + c0 + 32, vo3x2);
-    _mm512_storeu_ps(a->o + 3 * rs_o + c0 + 48, vo3x3);
-  }
+}
 }

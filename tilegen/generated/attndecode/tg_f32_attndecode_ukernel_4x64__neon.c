@@ -27,62 +27,83 @@ static inline float32x4_t attn_exp(const float32x4_t x) {
 }
 void tg_f32_attndecode_ukernel_4x64__neon(int64_t n, const tg_f32_attndecode_args* restrict a)
 {
-  if (n <= 0) return;
-  const int64_t d = a->d, rs_q = a->rs_q, rs_o = a->rs_o;
+  if (n <= 0 || a->ns <= 0) return;
+  const int64_t d = a->d, rs_q = a->rs_q, rs_o = a->rs_o, ns = a->ns;
   const int64_t dfull = d / 4 * 4;
-  float* restrict work = a->work;                         /* scores, then weights: [h][t] */
-  float* restrict alpha = a->work + 256;      /* per head: exp(m_old - m_new) */
-  float* restrict vt = alpha + 4;                /* a value row's d tail, zero-padded */
-  float* restrict kt = vt + 16;                   /* a key row's d tail, zero-padded */
+  float* restrict vt = a->work;                           /* a PV step's value-row d tails, zero-padded */
+  float* restrict kt = vt + 64;            /* a key row's d tail, zero-padded */
+  float* restrict scores = kt + 16;         /* per slice: scores, then weights: [h][t] */
+  float* restrict alphas = scores + ns * 256;  /* per slice and head: exp(m_old - m_new) */
   (void) vt;
   (void) kt;
-  const int64_t dbytes = d * (int64_t) sizeof(float);
+  const int64_t dbytes = d * (int64_t) sizeof(float), pend = n + 8;
+  int64_t kpt = 8, kpj = 0, vpt = 8, vpj = 0;  /* cursors */
   memset(kt, 0, 4 * sizeof(float));
 
-  /* ---- scores ---- */
+  /* ---- scores, token-major ---- */
   int64_t t = 0;
-  for (; t + 2 <= n; t += 2) {
-    for (int u = 0; u < 2; u++) {
-      const char* pk = (const char*) a->k_rows[t + u + 8];
-      const char* pv = (const char*) a->v_rows[t + u + 8];
-      for (int64_t b = 0; b < dbytes; b += 64) {
-        __builtin_prefetch(pk + b);
-        __builtin_prefetch(pv + b);
-      }
+  for (; t + 4 <= n; t += 4) {
+    for (int64_t j = 0; j < ns; j++) {
+    for (int u = 0; u < 4 && kpt < pend; u++) {
+      const char* pb = (const char*) (a->k_rows[kpt] + a->koff[kpj]);
+      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b);
+      if (++kpj == ns) { kpj = 0; kpt++; }
     }
-    const float* kr0 = a->k_rows[t + 0];
+const float* q = a->q + j * 4 * rs_q;
+    float* sc = scores + j * 256;
+    const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     float32x4_t vs0x0 = vdupq_n_f32(0);
     float32x4_t vs0x1 = vdupq_n_f32(0);
     float32x4_t vs0x2 = vdupq_n_f32(0);
     float32x4_t vs0x3 = vdupq_n_f32(0);
-    const float* kr1 = a->k_rows[t + 1];
+    const float* kr1 = a->k_rows[t + 1] + a->koff[j];
     float32x4_t vs1x0 = vdupq_n_f32(0);
     float32x4_t vs1x1 = vdupq_n_f32(0);
     float32x4_t vs1x2 = vdupq_n_f32(0);
     float32x4_t vs1x3 = vdupq_n_f32(0);
+    const float* kr2 = a->k_rows[t + 2] + a->koff[j];
+    float32x4_t vs2x0 = vdupq_n_f32(0);
+    float32x4_t vs2x1 = vdupq_n_f32(0);
+    float32x4_t vs2x2 = vdupq_n_f32(0);
+    float32x4_t vs2x3 = vdupq_n_f32(0);
+    const float* kr3 = a->k_rows[t + 3] + a->koff[j];
+    float32x4_t vs3x0 = vdupq_n_f32(0);
+    float32x4_t vs3x1 = vdupq_n_f32(0);
+    float32x4_t vs3x2 = vdupq_n_f32(0);
+    float32x4_t vs3x3 = vdupq_n_f32(0);
     int64_t x = 0;
     for (; x < dfull; x += 4) {
       const float32x4_t vk0 = vld1q_f32(kr0 + x);
       const float32x4_t vk1 = vld1q_f32(kr1 + x);
+      const float32x4_t vk2 = vld1q_f32(kr2 + x);
+      const float32x4_t vk3 = vld1q_f32(kr3 + x);
       {
-        const float32x4_t vq = vld1q_f32(a->q + 0 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 0 * rs_q + x);
         vs0x0 = vfmaq_f32(vs0x0, vq, vk0);
         vs1x0 = vfmaq_f32(vs1x0, vq, vk1);
+        vs2x0 = vfmaq_f32(vs2x0, vq, vk2);
+        vs3x0 = vfmaq_f32(vs3x0, vq, vk3);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 1 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 1 * rs_q + x);
         vs0x1 = vfmaq_f32(vs0x1, vq, vk0);
         vs1x1 = vfmaq_f32(vs1x1, vq, vk1);
+        vs2x1 = vfmaq_f32(vs2x1, vq, vk2);
+        vs3x1 = vfmaq_f32(vs3x1, vq, vk3);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 2 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 2 * rs_q + x);
         vs0x2 = vfmaq_f32(vs0x2, vq, vk0);
         vs1x2 = vfmaq_f32(vs1x2, vq, vk1);
+        vs2x2 = vfmaq_f32(vs2x2, vq, vk2);
+        vs3x2 = vfmaq_f32(vs3x2, vq, vk3);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 3 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 3 * rs_q + x);
         vs0x3 = vfmaq_f32(vs0x3, vq, vk0);
         vs1x3 = vfmaq_f32(vs1x3, vq, vk1);
+        vs2x3 = vfmaq_f32(vs2x3, vq, vk2);
+        vs3x3 = vfmaq_f32(vs3x3, vq, vk3);
       }
     }
     if (x < d) {
@@ -90,46 +111,55 @@ void tg_f32_attndecode_ukernel_4x64__neon(int64_t n, const tg_f32_attndecode_arg
       const float32x4_t vk0 = vld1q_f32(kt);
       memcpy(kt, kr1 + x, (size_t) (d - x) * sizeof(float));
       const float32x4_t vk1 = vld1q_f32(kt);
+      memcpy(kt, kr2 + x, (size_t) (d - x) * sizeof(float));
+      const float32x4_t vk2 = vld1q_f32(kt);
+      memcpy(kt, kr3 + x, (size_t) (d - x) * sizeof(float));
+      const float32x4_t vk3 = vld1q_f32(kt);
       {
-        const float32x4_t vq = vld1q_f32(a->q + 0 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 0 * rs_q + x);
         vs0x0 = vfmaq_f32(vs0x0, vq, vk0);
         vs1x0 = vfmaq_f32(vs1x0, vq, vk1);
+        vs2x0 = vfmaq_f32(vs2x0, vq, vk2);
+        vs3x0 = vfmaq_f32(vs3x0, vq, vk3);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 1 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 1 * rs_q + x);
         vs0x1 = vfmaq_f32(vs0x1, vq, vk0);
         vs1x1 = vfmaq_f32(vs1x1, vq, vk1);
+        vs2x1 = vfmaq_f32(vs2x1, vq, vk2);
+        vs3x1 = vfmaq_f32(vs3x1, vq, vk3);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 2 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 2 * rs_q + x);
         vs0x2 = vfmaq_f32(vs0x2, vq, vk0);
         vs1x2 = vfmaq_f32(vs1x2, vq, vk1);
+        vs2x2 = vfmaq_f32(vs2x2, vq, vk2);
+        vs3x2 = vfmaq_f32(vs3x2, vq, vk3);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 3 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 3 * rs_q + x);
         vs0x3 = vfmaq_f32(vs0x3, vq, vk0);
         vs1x3 = vfmaq_f32(vs1x3, vq, vk1);
+        vs2x3 = vfmaq_f32(vs2x3, vq, vk2);
+        vs3x3 = vfmaq_f32(vs3x3, vq, vk3);
       }
     }
-    work[0 + t + 0] = vaddvq_f32(vs0x0);
-    work[64 + t + 0] = vaddvq_f32(vs0x1);
-    work[128 + t + 0] = vaddvq_f32(vs0x2);
-    work[192 + t + 0] = vaddvq_f32(vs0x3);
-    work[0 + t + 1] = vaddvq_f32(vs1x0);
-    work[64 + t + 1] = vaddvq_f32(vs1x1);
-    work[128 + t + 1] = vaddvq_f32(vs1x2);
-    work[192 + t + 1] = vaddvq_f32(vs1x3);
+    vst1q_f32(sc + 0 + t, vpaddq_f32(vpaddq_f32(vs0x0, vs1x0), vpaddq_f32(vs2x0, vs3x0)));
+    vst1q_f32(sc + 64 + t, vpaddq_f32(vpaddq_f32(vs0x1, vs1x1), vpaddq_f32(vs2x1, vs3x1)));
+    vst1q_f32(sc + 128 + t, vpaddq_f32(vpaddq_f32(vs0x2, vs1x2), vpaddq_f32(vs2x2, vs3x2)));
+    vst1q_f32(sc + 192 + t, vpaddq_f32(vpaddq_f32(vs0x3, vs1x3), vpaddq_f32(vs2x3, vs3x3)));
+    }
 }
   for (; t < n; t++) {
-    for (int u = 0; u < 1; u++) {
-      const char* pk = (const char*) a->k_rows[t + u + 8];
-      const char* pv = (const char*) a->v_rows[t + u + 8];
-      for (int64_t b = 0; b < dbytes; b += 64) {
-        __builtin_prefetch(pk + b);
-        __builtin_prefetch(pv + b);
-      }
+    for (int64_t j = 0; j < ns; j++) {
+    for (int u = 0; u < 1 && kpt < pend; u++) {
+      const char* pb = (const char*) (a->k_rows[kpt] + a->koff[kpj]);
+      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b);
+      if (++kpj == ns) { kpj = 0; kpt++; }
     }
-    const float* kr0 = a->k_rows[t + 0];
+const float* q = a->q + j * 4 * rs_q;
+    float* sc = scores + j * 256;
+    const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     float32x4_t vs0x0 = vdupq_n_f32(0);
     float32x4_t vs0x1 = vdupq_n_f32(0);
     float32x4_t vs0x2 = vdupq_n_f32(0);
@@ -138,19 +168,19 @@ void tg_f32_attndecode_ukernel_4x64__neon(int64_t n, const tg_f32_attndecode_arg
     for (; x < dfull; x += 4) {
       const float32x4_t vk0 = vld1q_f32(kr0 + x);
       {
-        const float32x4_t vq = vld1q_f32(a->q + 0 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 0 * rs_q + x);
         vs0x0 = vfmaq_f32(vs0x0, vq, vk0);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 1 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 1 * rs_q + x);
         vs0x1 = vfmaq_f32(vs0x1, vq, vk0);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 2 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 2 * rs_q + x);
         vs0x2 = vfmaq_f32(vs0x2, vq, vk0);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 3 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 3 * rs_q + x);
         vs0x3 = vfmaq_f32(vs0x3, vq, vk0);
       }
     }
@@ -158,42 +188,43 @@ void tg_f32_attndecode_ukernel_4x64__neon(int64_t n, const tg_f32_attndecode_arg
       memcpy(kt, kr0 + x, (size_t) (d - x) * sizeof(float));
       const float32x4_t vk0 = vld1q_f32(kt);
       {
-        const float32x4_t vq = vld1q_f32(a->q + 0 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 0 * rs_q + x);
         vs0x0 = vfmaq_f32(vs0x0, vq, vk0);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 1 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 1 * rs_q + x);
         vs0x1 = vfmaq_f32(vs0x1, vq, vk0);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 2 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 2 * rs_q + x);
         vs0x2 = vfmaq_f32(vs0x2, vq, vk0);
       }
       {
-        const float32x4_t vq = vld1q_f32(a->q + 3 * rs_q + x);
+        const float32x4_t vq = vld1q_f32(q + 3 * rs_q + x);
         vs0x3 = vfmaq_f32(vs0x3, vq, vk0);
       }
     }
-    work[0 + t + 0] = vaddvq_f32(vs0x0);
-    work[64 + t + 0] = vaddvq_f32(vs0x1);
-    work[128 + t + 0] = vaddvq_f32(vs0x2);
-    work[192 + t + 0] = vaddvq_f32(vs0x3);
+    sc[0 + t + 0] = vaddvq_f32(vs0x0);
+    sc[64 + t + 0] = vaddvq_f32(vs0x1);
+    sc[128 + t + 0] = vaddvq_f32(vs0x2);
+    sc[192 + t + 0] = vaddvq_f32(vs0x3);
+    }
 }
 
-  /* ---- online softmax, per head ---- */
+  /* ---- online softmax, per slice and head ---- */
   const int64_t nv = (n + 3) / 4 * 4;
-  for (int h = 0; h < 4; h++) {
-    float* s = work + h * 64;
+  for (int64_t r = 0; r < ns * 4; r++) {
+    float* s = scores + r * 64;
     for (int64_t u = n; u < nv; u++) s[u] = -INFINITY;
     float32x4_t vmx = vdupq_n_f32(-INFINITY);
     for (int64_t u = 0; u < nv; u += 4) vmx = vmaxq_f32(vmx, vld1q_f32(s + u));
-    const float mold = a->m[h];
+    const float mold = a->m[r];
     float mnew = vmaxvq_f32(vmx);
     mnew = mold > mnew ? mold : mnew;
     const float muse = mnew < -FLT_MAX ? -FLT_MAX : mnew;
-    float al[4];
-    vst1q_f32(al, attn_exp(vdupq_n_f32(mold - muse)));
-    alpha[h] = al[0];
+    float alv[4];
+    vst1q_f32(alv, attn_exp(vdupq_n_f32(mold - muse)));
+    alphas[r] = alv[0];
     const float32x4_t vm = vdupq_n_f32(muse);
     float32x4_t vls = vdupq_n_f32(0);
     for (int64_t u = 0; u < nv; u += 4) {
@@ -201,159 +232,460 @@ void tg_f32_attndecode_ukernel_4x64__neon(int64_t n, const tg_f32_attndecode_arg
       vst1q_f32(s + u, vp);
       vls = vaddq_f32(vls, vp);
     }
-    a->l[h] = a->l[h] * al[0] + vaddvq_f32(vls);
-    a->m[h] = mnew;
+    a->l[r] = a->l[r] * alv[0] + vaddvq_f32(vls);
+    a->m[r] = mnew;
   }
 
-  /* ---- O = alpha*O + P V ---- */
-  int64_t c0 = 0;
-  for (; c0 + 16 <= d; c0 += 16) {
-    const float32x4_t val0 = vld1q_dup_f32(alpha + 0);
-    float32x4_t vo0x0 = vmulq_f32(vld1q_f32(a->o + 0 * rs_o + c0 + 0), val0);
-    float32x4_t vo0x1 = vmulq_f32(vld1q_f32(a->o + 0 * rs_o + c0 + 4), val0);
-    float32x4_t vo0x2 = vmulq_f32(vld1q_f32(a->o + 0 * rs_o + c0 + 8), val0);
-    float32x4_t vo0x3 = vmulq_f32(vld1q_f32(a->o + 0 * rs_o + c0 + 12), val0);
-    const float32x4_t val1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t vo1x0 = vmulq_f32(vld1q_f32(a->o + 1 * rs_o + c0 + 0), val1);
-    float32x4_t vo1x1 = vmulq_f32(vld1q_f32(a->o + 1 * rs_o + c0 + 4), val1);
-    float32x4_t vo1x2 = vmulq_f32(vld1q_f32(a->o + 1 * rs_o + c0 + 8), val1);
-    float32x4_t vo1x3 = vmulq_f32(vld1q_f32(a->o + 1 * rs_o + c0 + 12), val1);
-    const float32x4_t val2 = vld1q_dup_f32(alpha + 2);
-    float32x4_t vo2x0 = vmulq_f32(vld1q_f32(a->o + 2 * rs_o + c0 + 0), val2);
-    float32x4_t vo2x1 = vmulq_f32(vld1q_f32(a->o + 2 * rs_o + c0 + 4), val2);
-    float32x4_t vo2x2 = vmulq_f32(vld1q_f32(a->o + 2 * rs_o + c0 + 8), val2);
-    float32x4_t vo2x3 = vmulq_f32(vld1q_f32(a->o + 2 * rs_o + c0 + 12), val2);
-    const float32x4_t val3 = vld1q_dup_f32(alpha + 3);
-    float32x4_t vo3x0 = vmulq_f32(vld1q_f32(a->o + 3 * rs_o + c0 + 0), val3);
-    float32x4_t vo3x1 = vmulq_f32(vld1q_f32(a->o + 3 * rs_o + c0 + 4), val3);
-    float32x4_t vo3x2 = vmulq_f32(vld1q_f32(a->o + 3 * rs_o + c0 + 8), val3);
-    float32x4_t vo3x3 = vmulq_f32(vld1q_f32(a->o + 3 * rs_o + c0 + 12), val3);
-    for (int64_t t = 0; t < n; t++) {
-      const float* vp = a->v_rows[t] + c0;
-      const float32x4_t vv0 = vld1q_f32(vp + 0);
-      const float32x4_t vv1 = vld1q_f32(vp + 4);
-      const float32x4_t vv2 = vld1q_f32(vp + 8);
-      const float32x4_t vv3 = vld1q_f32(vp + 12);
+  /* ---- O = alpha*O (rows whose maximum moved), then O += P V, token-major ---- */
+  const int64_t dpad = (d + 15) / 16 * 16;
+  for (int64_t r = 0; r < ns * 4; r++) {
+    if (alphas[r] == (float) 1) continue;
+    float* o = a->o + r * rs_o;
+    const float32x4_t va = vdupq_n_f32(alphas[r]);
+    for (int64_t x = 0; x < dpad; x += 4) vst1q_f32(o + x, vmulq_f32(vld1q_f32(o + x), va));
+  }
+  if (d % 16) memset(vt, 0, 64 * sizeof(float));
+  t = 0;
+  for (; t + 4 <= n; t += 4) {
+    for (int64_t j = 0; j < ns; j++) {
+      float* o = a->o + j * 4 * rs_o;
+      const float* sc = scores + j * 256;
+      const float* vp0 = a->v_rows[t + 0] + a->voff[j];
+      const float* vp1 = a->v_rows[t + 1] + a->voff[j];
+      const float* vp2 = a->v_rows[t + 2] + a->voff[j];
+      const float* vp3 = a->v_rows[t + 3] + a->voff[j];
+    for (int u = 0; u < 4 && vpt < pend; u++) {
+      const char* pb = (const char*) (a->v_rows[vpt] + a->voff[vpj]);
+      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b);
+      if (++vpj == ns) { vpj = 0; vpt++; }
+    }
+int64_t c0 = 0;
+      for (; c0 + 16 <= d; c0 += 16) {
+      const float32x4_t vv0x0 = vld1q_f32(vp0 + c0 + 0);
+      const float32x4_t vv0x1 = vld1q_f32(vp0 + c0 + 4);
+      const float32x4_t vv0x2 = vld1q_f32(vp0 + c0 + 8);
+      const float32x4_t vv0x3 = vld1q_f32(vp0 + c0 + 12);
+      const float32x4_t vv1x0 = vld1q_f32(vp1 + c0 + 0);
+      const float32x4_t vv1x1 = vld1q_f32(vp1 + c0 + 4);
+      const float32x4_t vv1x2 = vld1q_f32(vp1 + c0 + 8);
+      const float32x4_t vv1x3 = vld1q_f32(vp1 + c0 + 12);
+      const float32x4_t vv2x0 = vld1q_f32(vp2 + c0 + 0);
+      const float32x4_t vv2x1 = vld1q_f32(vp2 + c0 + 4);
+      const float32x4_t vv2x2 = vld1q_f32(vp2 + c0 + 8);
+      const float32x4_t vv2x3 = vld1q_f32(vp2 + c0 + 12);
+      const float32x4_t vv3x0 = vld1q_f32(vp3 + c0 + 0);
+      const float32x4_t vv3x1 = vld1q_f32(vp3 + c0 + 4);
+      const float32x4_t vv3x2 = vld1q_f32(vp3 + c0 + 8);
+      const float32x4_t vv3x3 = vld1q_f32(vp3 + c0 + 12);
       {
-        const float32x4_t vw = vld1q_dup_f32(work + 0 + t);
-        vo0x0 = vfmaq_f32(vo0x0, vw, vv0);
-        vo0x1 = vfmaq_f32(vo0x1, vw, vv1);
-        vo0x2 = vfmaq_f32(vo0x2, vw, vv2);
-        vo0x3 = vfmaq_f32(vo0x3, vw, vv3);
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 0 + t + 0);
+        const float32x4_t vw1 = vld1q_dup_f32(sc + 0 + t + 1);
+        const float32x4_t vw2 = vld1q_dup_f32(sc + 0 + t + 2);
+        const float32x4_t vw3 = vld1q_dup_f32(sc + 0 + t + 3);
+        float32x4_t vo0 = vld1q_f32(o + 0 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vo0 = vfmaq_f32(vo0, vw1, vv1x0);
+        vo0 = vfmaq_f32(vo0, vw2, vv2x0);
+        vo0 = vfmaq_f32(vo0, vw3, vv3x0);
+        vst1q_f32(o + 0 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 0 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vo1 = vfmaq_f32(vo1, vw1, vv1x1);
+        vo1 = vfmaq_f32(vo1, vw2, vv2x1);
+        vo1 = vfmaq_f32(vo1, vw3, vv3x1);
+        vst1q_f32(o + 0 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 0 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vo2 = vfmaq_f32(vo2, vw1, vv1x2);
+        vo2 = vfmaq_f32(vo2, vw2, vv2x2);
+        vo2 = vfmaq_f32(vo2, vw3, vv3x2);
+        vst1q_f32(o + 0 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 0 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vo3 = vfmaq_f32(vo3, vw1, vv1x3);
+        vo3 = vfmaq_f32(vo3, vw2, vv2x3);
+        vo3 = vfmaq_f32(vo3, vw3, vv3x3);
+        vst1q_f32(o + 0 * rs_o + c0 + 12, vo3);
       }
       {
-        const float32x4_t vw = vld1q_dup_f32(work + 64 + t);
-        vo1x0 = vfmaq_f32(vo1x0, vw, vv0);
-        vo1x1 = vfmaq_f32(vo1x1, vw, vv1);
-        vo1x2 = vfmaq_f32(vo1x2, vw, vv2);
-        vo1x3 = vfmaq_f32(vo1x3, vw, vv3);
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 64 + t + 0);
+        const float32x4_t vw1 = vld1q_dup_f32(sc + 64 + t + 1);
+        const float32x4_t vw2 = vld1q_dup_f32(sc + 64 + t + 2);
+        const float32x4_t vw3 = vld1q_dup_f32(sc + 64 + t + 3);
+        float32x4_t vo0 = vld1q_f32(o + 1 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vo0 = vfmaq_f32(vo0, vw1, vv1x0);
+        vo0 = vfmaq_f32(vo0, vw2, vv2x0);
+        vo0 = vfmaq_f32(vo0, vw3, vv3x0);
+        vst1q_f32(o + 1 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 1 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vo1 = vfmaq_f32(vo1, vw1, vv1x1);
+        vo1 = vfmaq_f32(vo1, vw2, vv2x1);
+        vo1 = vfmaq_f32(vo1, vw3, vv3x1);
+        vst1q_f32(o + 1 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 1 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vo2 = vfmaq_f32(vo2, vw1, vv1x2);
+        vo2 = vfmaq_f32(vo2, vw2, vv2x2);
+        vo2 = vfmaq_f32(vo2, vw3, vv3x2);
+        vst1q_f32(o + 1 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 1 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vo3 = vfmaq_f32(vo3, vw1, vv1x3);
+        vo3 = vfmaq_f32(vo3, vw2, vv2x3);
+        vo3 = vfmaq_f32(vo3, vw3, vv3x3);
+        vst1q_f32(o + 1 * rs_o + c0 + 12, vo3);
       }
       {
-        const float32x4_t vw = vld1q_dup_f32(work + 128 + t);
-        vo2x0 = vfmaq_f32(vo2x0, vw, vv0);
-        vo2x1 = vfmaq_f32(vo2x1, vw, vv1);
-        vo2x2 = vfmaq_f32(vo2x2, vw, vv2);
-        vo2x3 = vfmaq_f32(vo2x3, vw, vv3);
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 128 + t + 0);
+        const float32x4_t vw1 = vld1q_dup_f32(sc + 128 + t + 1);
+        const float32x4_t vw2 = vld1q_dup_f32(sc + 128 + t + 2);
+        const float32x4_t vw3 = vld1q_dup_f32(sc + 128 + t + 3);
+        float32x4_t vo0 = vld1q_f32(o + 2 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vo0 = vfmaq_f32(vo0, vw1, vv1x0);
+        vo0 = vfmaq_f32(vo0, vw2, vv2x0);
+        vo0 = vfmaq_f32(vo0, vw3, vv3x0);
+        vst1q_f32(o + 2 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 2 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vo1 = vfmaq_f32(vo1, vw1, vv1x1);
+        vo1 = vfmaq_f32(vo1, vw2, vv2x1);
+        vo1 = vfmaq_f32(vo1, vw3, vv3x1);
+        vst1q_f32(o + 2 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 2 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vo2 = vfmaq_f32(vo2, vw1, vv1x2);
+        vo2 = vfmaq_f32(vo2, vw2, vv2x2);
+        vo2 = vfmaq_f32(vo2, vw3, vv3x2);
+        vst1q_f32(o + 2 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 2 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vo3 = vfmaq_f32(vo3, vw1, vv1x3);
+        vo3 = vfmaq_f32(vo3, vw2, vv2x3);
+        vo3 = vfmaq_f32(vo3, vw3, vv3x3);
+        vst1q_f32(o + 2 * rs_o + c0 + 12, vo3);
       }
       {
-        const float32x4_t vw = vld1q_dup_f32(work + 192 + t);
-        vo3x0 = vfmaq_f32(vo3x0, vw, vv0);
-        vo3x1 = vfmaq_f32(vo3x1, vw, vv1);
-        vo3x2 = vfmaq_f32(vo3x2, vw, vv2);
-        vo3x3 = vfmaq_f32(vo3x3, vw, vv3);
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 192 + t + 0);
+        const float32x4_t vw1 = vld1q_dup_f32(sc + 192 + t + 1);
+        const float32x4_t vw2 = vld1q_dup_f32(sc + 192 + t + 2);
+        const float32x4_t vw3 = vld1q_dup_f32(sc + 192 + t + 3);
+        float32x4_t vo0 = vld1q_f32(o + 3 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vo0 = vfmaq_f32(vo0, vw1, vv1x0);
+        vo0 = vfmaq_f32(vo0, vw2, vv2x0);
+        vo0 = vfmaq_f32(vo0, vw3, vv3x0);
+        vst1q_f32(o + 3 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 3 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vo1 = vfmaq_f32(vo1, vw1, vv1x1);
+        vo1 = vfmaq_f32(vo1, vw2, vv2x1);
+        vo1 = vfmaq_f32(vo1, vw3, vv3x1);
+        vst1q_f32(o + 3 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 3 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vo2 = vfmaq_f32(vo2, vw1, vv1x2);
+        vo2 = vfmaq_f32(vo2, vw2, vv2x2);
+        vo2 = vfmaq_f32(vo2, vw3, vv3x2);
+        vst1q_f32(o + 3 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 3 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vo3 = vfmaq_f32(vo3, vw1, vv1x3);
+        vo3 = vfmaq_f32(vo3, vw2, vv2x3);
+        vo3 = vfmaq_f32(vo3, vw3, vv3x3);
+        vst1q_f32(o + 3 * rs_o + c0 + 12, vo3);
+      }
+}
+      if (c0 < d) {
+        memcpy(vt + 0, vp0 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 16, vp1 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 32, vp2 + c0, (size_t) (d - c0) * sizeof(float));
+        memcpy(vt + 48, vp3 + c0, (size_t) (d - c0) * sizeof(float));
+      const float32x4_t vv0x0 = vld1q_f32(vt + 0);
+      const float32x4_t vv0x1 = vld1q_f32(vt + 4);
+      const float32x4_t vv0x2 = vld1q_f32(vt + 8);
+      const float32x4_t vv0x3 = vld1q_f32(vt + 12);
+      const float32x4_t vv1x0 = vld1q_f32(vt + 16);
+      const float32x4_t vv1x1 = vld1q_f32(vt + 20);
+      const float32x4_t vv1x2 = vld1q_f32(vt + 24);
+      const float32x4_t vv1x3 = vld1q_f32(vt + 28);
+      const float32x4_t vv2x0 = vld1q_f32(vt + 32);
+      const float32x4_t vv2x1 = vld1q_f32(vt + 36);
+      const float32x4_t vv2x2 = vld1q_f32(vt + 40);
+      const float32x4_t vv2x3 = vld1q_f32(vt + 44);
+      const float32x4_t vv3x0 = vld1q_f32(vt + 48);
+      const float32x4_t vv3x1 = vld1q_f32(vt + 52);
+      const float32x4_t vv3x2 = vld1q_f32(vt + 56);
+      const float32x4_t vv3x3 = vld1q_f32(vt + 60);
+      {
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 0 + t + 0);
+        const float32x4_t vw1 = vld1q_dup_f32(sc + 0 + t + 1);
+        const float32x4_t vw2 = vld1q_dup_f32(sc + 0 + t + 2);
+        const float32x4_t vw3 = vld1q_dup_f32(sc + 0 + t + 3);
+        float32x4_t vo0 = vld1q_f32(o + 0 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vo0 = vfmaq_f32(vo0, vw1, vv1x0);
+        vo0 = vfmaq_f32(vo0, vw2, vv2x0);
+        vo0 = vfmaq_f32(vo0, vw3, vv3x0);
+        vst1q_f32(o + 0 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 0 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vo1 = vfmaq_f32(vo1, vw1, vv1x1);
+        vo1 = vfmaq_f32(vo1, vw2, vv2x1);
+        vo1 = vfmaq_f32(vo1, vw3, vv3x1);
+        vst1q_f32(o + 0 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 0 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vo2 = vfmaq_f32(vo2, vw1, vv1x2);
+        vo2 = vfmaq_f32(vo2, vw2, vv2x2);
+        vo2 = vfmaq_f32(vo2, vw3, vv3x2);
+        vst1q_f32(o + 0 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 0 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vo3 = vfmaq_f32(vo3, vw1, vv1x3);
+        vo3 = vfmaq_f32(vo3, vw2, vv2x3);
+        vo3 = vfmaq_f32(vo3, vw3, vv3x3);
+        vst1q_f32(o + 0 * rs_o + c0 + 12, vo3);
+      }
+      {
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 64 + t + 0);
+        const float32x4_t vw1 = vld1q_dup_f32(sc + 64 + t + 1);
+        const float32x4_t vw2 = vld1q_dup_f32(sc + 64 + t + 2);
+        const float32x4_t vw3 = vld1q_dup_f32(sc + 64 + t + 3);
+        float32x4_t vo0 = vld1q_f32(o + 1 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vo0 = vfmaq_f32(vo0, vw1, vv1x0);
+        vo0 = vfmaq_f32(vo0, vw2, vv2x0);
+        vo0 = vfmaq_f32(vo0, vw3, vv3x0);
+        vst1q_f32(o + 1 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 1 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vo1 = vfmaq_f32(vo1, vw1, vv1x1);
+        vo1 = vfmaq_f32(vo1, vw2, vv2x1);
+        vo1 = vfmaq_f32(vo1, vw3, vv3x1);
+        vst1q_f32(o + 1 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 1 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vo2 = vfmaq_f32(vo2, vw1, vv1x2);
+        vo2 = vfmaq_f32(vo2, vw2, vv2x2);
+        vo2 = vfmaq_f32(vo2, vw3, vv3x2);
+        vst1q_f32(o + 1 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 1 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vo3 = vfmaq_f32(vo3, vw1, vv1x3);
+        vo3 = vfmaq_f32(vo3, vw2, vv2x3);
+        vo3 = vfmaq_f32(vo3, vw3, vv3x3);
+        vst1q_f32(o + 1 * rs_o + c0 + 12, vo3);
+      }
+      {
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 128 + t + 0);
+        const float32x4_t vw1 = vld1q_dup_f32(sc + 128 + t + 1);
+        const float32x4_t vw2 = vld1q_dup_f32(sc + 128 + t + 2);
+        const float32x4_t vw3 = vld1q_dup_f32(sc + 128 + t + 3);
+        float32x4_t vo0 = vld1q_f32(o + 2 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vo0 = vfmaq_f32(vo0, vw1, vv1x0);
+        vo0 = vfmaq_f32(vo0, vw2, vv2x0);
+        vo0 = vfmaq_f32(vo0, vw3, vv3x0);
+        vst1q_f32(o + 2 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 2 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vo1 = vfmaq_f32(vo1, vw1, vv1x1);
+        vo1 = vfmaq_f32(vo1, vw2, vv2x1);
+        vo1 = vfmaq_f32(vo1, vw3, vv3x1);
+        vst1q_f32(o + 2 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 2 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vo2 = vfmaq_f32(vo2, vw1, vv1x2);
+        vo2 = vfmaq_f32(vo2, vw2, vv2x2);
+        vo2 = vfmaq_f32(vo2, vw3, vv3x2);
+        vst1q_f32(o + 2 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 2 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vo3 = vfmaq_f32(vo3, vw1, vv1x3);
+        vo3 = vfmaq_f32(vo3, vw2, vv2x3);
+        vo3 = vfmaq_f32(vo3, vw3, vv3x3);
+        vst1q_f32(o + 2 * rs_o + c0 + 12, vo3);
+      }
+      {
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 192 + t + 0);
+        const float32x4_t vw1 = vld1q_dup_f32(sc + 192 + t + 1);
+        const float32x4_t vw2 = vld1q_dup_f32(sc + 192 + t + 2);
+        const float32x4_t vw3 = vld1q_dup_f32(sc + 192 + t + 3);
+        float32x4_t vo0 = vld1q_f32(o + 3 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vo0 = vfmaq_f32(vo0, vw1, vv1x0);
+        vo0 = vfmaq_f32(vo0, vw2, vv2x0);
+        vo0 = vfmaq_f32(vo0, vw3, vv3x0);
+        vst1q_f32(o + 3 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 3 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vo1 = vfmaq_f32(vo1, vw1, vv1x1);
+        vo1 = vfmaq_f32(vo1, vw2, vv2x1);
+        vo1 = vfmaq_f32(vo1, vw3, vv3x1);
+        vst1q_f32(o + 3 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 3 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vo2 = vfmaq_f32(vo2, vw1, vv1x2);
+        vo2 = vfmaq_f32(vo2, vw2, vv2x2);
+        vo2 = vfmaq_f32(vo2, vw3, vv3x2);
+        vst1q_f32(o + 3 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 3 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vo3 = vfmaq_f32(vo3, vw1, vv1x3);
+        vo3 = vfmaq_f32(vo3, vw2, vv2x3);
+        vo3 = vfmaq_f32(vo3, vw3, vv3x3);
+        vst1q_f32(o + 3 * rs_o + c0 + 12, vo3);
+      }
       }
     }
-    vst1q_f32(a->o + 0 * rs_o + c0 + 0, vo0x0);
-    vst1q_f32(a->o + 0 * rs_o + c0 + 4, vo0x1);
-    vst1q_f32(a->o + 0 * rs_o + c0 + 8, vo0x2);
-    vst1q_f32(a->o + 0 * rs_o + c0 + 12, vo0x3);
-    vst1q_f32(a->o + 1 * rs_o + c0 + 0, vo1x0);
-    vst1q_f32(a->o + 1 * rs_o + c0 + 4, vo1x1);
-    vst1q_f32(a->o + 1 * rs_o + c0 + 8, vo1x2);
-    vst1q_f32(a->o + 1 * rs_o + c0 + 12, vo1x3);
-    vst1q_f32(a->o + 2 * rs_o + c0 + 0, vo2x0);
-    vst1q_f32(a->o + 2 * rs_o + c0 + 4, vo2x1);
-    vst1q_f32(a->o + 2 * rs_o + c0 + 8, vo2x2);
-    vst1q_f32(a->o + 2 * rs_o + c0 + 12, vo2x3);
-    vst1q_f32(a->o + 3 * rs_o + c0 + 0, vo3x0);
-    vst1q_f32(a->o + 3 * rs_o + c0 + 4, vo3x1);
-    vst1q_f32(a->o + 3 * rs_o + c0 + 8, vo3x2);
-    vst1q_f32(a->o + 3 * rs_o + c0 + 12, vo3x3);
-  }
-  if (c0 < d) {
-    const int64_t rem = d - c0;
-    memset(vt, 0, 16 * sizeof(float));
-    const float32x4_t val0 = vld1q_dup_f32(alpha + 0);
-    float32x4_t vo0x0 = vmulq_f32(vld1q_f32(a->o + 0 * rs_o + c0 + 0), val0);
-    float32x4_t vo0x1 = vmulq_f32(vld1q_f32(a->o + 0 * rs_o + c0 + 4), val0);
-    float32x4_t vo0x2 = vmulq_f32(vld1q_f32(a->o + 0 * rs_o + c0 + 8), val0);
-    float32x4_t vo0x3 = vmulq_f32(vld1q_f32(a->o + 0 * rs_o + c0 + 12), val0);
-    const float32x4_t val1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t vo1x0 = vmulq_f32(vld1q_f32(a->o + 1 * rs_o + c0 + 0), val1);
-    float32x4_t vo1x1 = vmulq_f32(vld1q_f32(a->o + 1 * rs_o + c0 + 4), val1);
-    float32x4_t vo1x2 = vmulq_f32(vld1q_f32(a->o + 1 * rs_o + c0 + 8), val1);
-    float32x4_t vo1x3 = vmulq_f32(vld1q_f32(a->o + 1 * rs_o + c0 + 12), val1);
-    const float32x4_t val2 = vld1q_dup_f32(alpha + 2);
-    float32x4_t vo2x0 = vmulq_f32(vld1q_f32(a->o + 2 * rs_o + c0 + 0), val2);
-    float32x4_t vo2x1 = vmulq_f32(vld1q_f32(a->o + 2 * rs_o + c0 + 4), val2);
-    float32x4_t vo2x2 = vmulq_f32(vld1q_f32(a->o + 2 * rs_o + c0 + 8), val2);
-    float32x4_t vo2x3 = vmulq_f32(vld1q_f32(a->o + 2 * rs_o + c0 + 12), val2);
-    const float32x4_t val3 = vld1q_dup_f32(alpha + 3);
-    float32x4_t vo3x0 = vmulq_f32(vld1q_f32(a->o + 3 * rs_o + c0 + 0), val3);
-    float32x4_t vo3x1 = vmulq_f32(vld1q_f32(a->o + 3 * rs_o + c0 + 4), val3);
-    float32x4_t vo3x2 = vmulq_f32(vld1q_f32(a->o + 3 * rs_o + c0 + 8), val3);
-    float32x4_t vo3x3 = vmulq_f32(vld1q_f32(a->o + 3 * rs_o + c0 + 12), val3);
-    for (int64_t t = 0; t < n; t++) {
-      const float* vp = a->v_rows[t] + c0;
-      memcpy(vt, vp, (size_t) rem * sizeof(float));
-      const float32x4_t vv0 = vld1q_f32(vt + 0);
-      const float32x4_t vv1 = vld1q_f32(vt + 4);
-      const float32x4_t vv2 = vld1q_f32(vt + 8);
-      const float32x4_t vv3 = vld1q_f32(vt + 12);
+}
+  for (; t < n; t++) {
+    for (int64_t j = 0; j < ns; j++) {
+      float* o = a->o + j * 4 * rs_o;
+      const float* sc = scores + j * 256;
+      const float* vp0 = a->v_rows[t + 0] + a->voff[j];
+    for (int u = 0; u < 1 && vpt < pend; u++) {
+      const char* pb = (const char*) (a->v_rows[vpt] + a->voff[vpj]);
+      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b);
+      if (++vpj == ns) { vpj = 0; vpt++; }
+    }
+int64_t c0 = 0;
+      for (; c0 + 16 <= d; c0 += 16) {
+      const float32x4_t vv0x0 = vld1q_f32(vp0 + c0 + 0);
+      const float32x4_t vv0x1 = vld1q_f32(vp0 + c0 + 4);
+      const float32x4_t vv0x2 = vld1q_f32(vp0 + c0 + 8);
+      const float32x4_t vv0x3 = vld1q_f32(vp0 + c0 + 12);
       {
-        const float32x4_t vw = vld1q_dup_f32(work + 0 + t);
-        vo0x0 = vfmaq_f32(vo0x0, vw, vv0);
-        vo0x1 = vfmaq_f32(vo0x1, vw, vv1);
-        vo0x2 = vfmaq_f32(vo0x2, vw, vv2);
-        vo0x3 = vfmaq_f32(vo0x3, vw, vv3);
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 0 + t + 0);
+        float32x4_t vo0 = vld1q_f32(o + 0 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vst1q_f32(o + 0 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 0 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vst1q_f32(o + 0 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 0 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vst1q_f32(o + 0 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 0 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vst1q_f32(o + 0 * rs_o + c0 + 12, vo3);
       }
       {
-        const float32x4_t vw = vld1q_dup_f32(work + 64 + t);
-        vo1x0 = vfmaq_f32(vo1x0, vw, vv0);
-        vo1x1 = vfmaq_f32(vo1x1, vw, vv1);
-        vo1x2 = vfmaq_f32(vo1x2, vw, vv2);
-        vo1x3 = vfmaq_f32(vo1x3, vw, vv3);
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 64 + t + 0);
+        float32x4_t vo0 = vld1q_f32(o + 1 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vst1q_f32(o + 1 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 1 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vst1q_f32(o + 1 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 1 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vst1q_f32(o + 1 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 1 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vst1q_f32(o + 1 * rs_o + c0 + 12, vo3);
       }
       {
-        const float32x4_t vw = vld1q_dup_f32(work + 128 + t);
-        vo2x0 = vfmaq_f32(vo2x0, vw, vv0);
-        vo2x1 = vfmaq_f32(vo2x1, vw, vv1);
-        vo2x2 = vfmaq_f32(vo2x2, vw, vv2);
-        vo2x3 = vfmaq_f32(vo2x3, vw, vv3);
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 128 + t + 0);
+        float32x4_t vo0 = vld1q_f32(o + 2 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vst1q_f32(o + 2 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 2 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vst1q_f32(o + 2 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 2 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vst1q_f32(o + 2 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 2 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vst1q_f32(o + 2 * rs_o + c0 + 12, vo3);
       }
       {
-        const float32x4_t vw = vld1q_dup_f32(work + 192 + t);
-        vo3x0 = vfmaq_f32(vo3x0, vw, vv0);
-        vo3x1 = vfmaq_f32(vo3x1, vw, vv1);
-        vo3x2 = vfmaq_f32(vo3x2, vw, vv2);
-        vo3x3 = vfmaq_f32(vo3x3, vw, vv3);
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 192 + t + 0);
+        float32x4_t vo0 = vld1q_f32(o + 3 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vst1q_f32(o + 3 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 3 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vst1q_f32(o + 3 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 3 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vst1q_f32(o + 3 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 3 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vst1q_f32(o + 3 * rs_o + c0 + 12, vo3);
+      }
+}
+      if (c0 < d) {
+        memcpy(vt + 0, vp0 + c0, (size_t) (d - c0) * sizeof(float));
+      const float32x4_t vv0x0 = vld1q_f32(vt + 0);
+      const float32x4_t vv0x1 = vld1q_f32(vt + 4);
+      const float32x4_t vv0x2 = vld1q_f32(vt + 8);
+      const float32x4_t vv0x3 = vld1q_f32(vt + 12);
+      {
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 0 + t + 0);
+        float32x4_t vo0 = vld1q_f32(o + 0 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vst1q_f32(o + 0 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 0 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vst1q_f32(o + 0 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 0 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vst1q_f32(o + 0 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 0 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vst1q_f32(o + 0 * rs_o + c0 + 12, vo3);
+      }
+      {
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 64 + t + 0);
+        float32x4_t vo0 = vld1q_f32(o + 1 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vst1q_f32(o + 1 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 1 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vst1q_f32(o + 1 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 1 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vst1q_f32(o + 1 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 1 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vst1q_f32(o + 1 * rs_o + c0 + 12, vo3);
+      }
+      {
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 128 + t + 0);
+        float32x4_t vo0 = vld1q_f32(o + 2 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vst1q_f32(o + 2 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 2 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vst1q_f32(o + 2 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 2 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vst1q_f32(o + 2 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 2 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vst1q_f32(o + 2 * rs_o + c0 + 12, vo3);
+      }
+      {
+        const float32x4_t vw0 = vld1q_dup_f32(sc + 192 + t + 0);
+        float32x4_t vo0 = vld1q_f32(o + 3 * rs_o + c0 + 0);
+        vo0 = vfmaq_f32(vo0, vw0, vv0x0);
+        vst1q_f32(o + 3 * rs_o + c0 + 0, vo0);
+        float32x4_t vo1 = vld1q_f32(o + 3 * rs_o + c0 + 4);
+        vo1 = vfmaq_f32(vo1, vw0, vv0x1);
+        vst1q_f32(o + 3 * rs_o + c0 + 4, vo1);
+        float32x4_t vo2 = vld1q_f32(o + 3 * rs_o + c0 + 8);
+        vo2 = vfmaq_f32(vo2, vw0, vv0x2);
+        vst1q_f32(o + 3 * rs_o + c0 + 8, vo2);
+        float32x4_t vo3 = vld1q_f32(o + 3 * rs_o + c0 + 12);
+        vo3 = vfmaq_f32(vo3, vw0, vv0x3);
+        vst1q_f32(o + 3 * rs_o + c0 + 12, vo3);
+      }
       }
     }
-    vst1q_f32(a->o + 0 * rs_o + c0 + 0, vo0x0);
-    vst1q_f32(a->o + 0 * rs_o + c0 + 4, vo0x1);
-    vst1q_f32(a->o + 0 * rs_o + c0 + 8, vo0x2);
-    vst1q_f32(a->o + 0 * rs_o + c0 + 12, vo0x3);
-    vst1q_f32(a->o + 1 * rs_o + c0 + 0, vo1x0);
-    vst1q_f32(a->o + 1 * rs_o + c0 + 4, vo1x1);
-    vst1q_f32(a->o + 1 * rs_o + c0 + 8, vo1x2);
-    vst1q_f32(a->o + 1 * rs_o + c0 + 12, vo1x3);
-    vst1q_f32(a->o + 2 * rs_o + c0 + 0, vo2x0);
-    vst1q_f32(a->o + 2 * rs_o + c0 + 4, vo2x1);
-    vst1q_f32(a->o + 2 * rs_o + c0 + 8, vo2x2);
-    vst1q_f32(a->o + 2 * rs_o + c0 + 12, vo2x3);
-    vst1q_f32(a->o + 3 * rs_o + c0 + 0, vo3x0);
-    vst1q_f32(a->o + 3 * rs_o + c0 + 4, vo3x1);
-    vst1q_f32(a->o + 3 * rs_o + c0 + 8, vo3x2);
-    vst1q_f32(a->o + 3 * rs_o + c0 + 12, vo3x3);
-  }
+}
 }

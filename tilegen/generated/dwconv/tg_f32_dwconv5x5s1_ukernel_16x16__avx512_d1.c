@@ -9,6 +9,17 @@
 
 #include "tg_ukernels.h"
 
+static inline void tg_store_sum4_512_ps(float* p, __m512 a, __m512 b, __m512 c,
+                                        __m512 d) {
+  const __m512 ab = _mm512_add_ps(_mm512_unpacklo_ps(a, b), _mm512_unpackhi_ps(a, b));
+  const __m512 cd = _mm512_add_ps(_mm512_unpacklo_ps(c, d), _mm512_unpackhi_ps(c, d));
+  const __m512 s = _mm512_add_ps(_mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)),
+                                 _mm512_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s),
+      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+
 /* exp(x) = 2^n p(r), n = round(x log2(e)), r = x - n ln(2) with ln(2) in two parts, p the
    degree-6 Taylor polynomial (|r| <= ln(2)/2: relative error < 2e-7); x is clamped to the range
    where 2^n stays a normal number (max(k, x) keeps a NaN x). */
