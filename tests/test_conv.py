@@ -98,6 +98,11 @@ GRID = [
     ((1, 5, 8, 9), (15, 3, 3), 2, 1, 1, 5, True),
     ((1, 3, 9, 9), (4, 9, 9), 1, 0, 1, 1, True),
     ((3, 4, 5, 6), (6, 3, 3), 1, 2, 1, 1, True),
+    # Wide rows: the NCHW band driver tiles each output row on its own (cheap pixels) or runs
+    # the band flat and copies tiles out (costly ones); both, with short last tiles.
+    ((1, 3, 10, 190), (8, 3, 3), 2, 1, 1, 1, True),
+    ((1, 24, 9, 61), (24, 3, 3), 1, 1, 1, 24, True),
+    ((1, 16, 6, 61), (8, 3, 3), 1, 1, 1, 1, False),
 ]
 
 

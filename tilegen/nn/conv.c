@@ -34,6 +34,10 @@ _Static_assert(TILEGEN_ACT_NONE == TG_ACT_NONE && TILEGEN_ACT_RELU == TG_ACT_REL
                "the kernels' activation codes are tilegen.h's");
 
 #define TG_CONV_PARALLEL_MIN_FLOPS 2.0e6  /* below this a convolution runs on one thread */
+#ifndef TG_CONV_COPY_MACS
+#define TG_CONV_COPY_MACS 16  /* a copied-out output value costs about this many MACs (band_job.tiling;
+                                 Zen 5: rows beat copies on the stem, 837 <= 16 * 112) */
+#endif
 #define TG_CONV_MAX_KH 64                 /* taller filters take the plain path */
 
 typedef struct {
@@ -392,6 +396,8 @@ static void pack(tilegen_conv2d_f32_plan* p, const float* k, const float* bias) 
    tiles reach past it (the first lw padded columns, the columns from rs on) are cached, zero
    filled. Other cases (NCHW input, transposed into the cache; im2col; images so narrow that a
    tile crosses both borders) cache whole padded rows: lw = lp, in every tile's reach. */
+enum { TILE_FLAT, TILE_COPY, TILE_ROWS };
+
 typedef struct {
   const tilegen_conv2d_f32_plan* p;
   int64_t n, h, w, oh, ow;
@@ -630,9 +636,10 @@ static int run_rows(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
    a padded copy of its input rows (wp = S*wq columns, S the horizontal stride): tap (kh, kw) of
    pixel q reads band[S*q + off(kh, kw)], so each tap is one pointer. Rows are split by their
    parity under vertical stride 2 (sh phase planes), so that consecutive output rows stay a
-   plane row apart. The wq - ow columns past each output row are computed and dropped (tiles
-   go through a small buffer) unless wq == ow (1x1 filters, no padding: the input and output
-   planes are read and written in place). */
+   plane row apart. The wq - ow columns past each output row are either computed and dropped
+   (tiles through a small buffer) or, where pixels are cheap, never computed: each output row
+   is then tiled on its own (band_job.tiling). With wq == ow (1x1 filters, no padding) the
+   input and output planes are read and written in place. */
 typedef struct {
   const tilegen_conv2d_f32_plan* p;
   int64_t n, h, w, oh, ow;
@@ -642,6 +649,7 @@ typedef struct {
   int64_t off[TG_CONV_MAX_KH * 16];       /* tap offsets in the band */
   int64_t groups, chans;                  /* items per image: groups, or depthwise blocks */
   int in_place;                           /* pointwise: the input planes are the band */
+  int tiling;                             /* TILE_FLAT, TILE_COPY or TILE_ROWS (band_item) */
   size_t thread_floats;
   atomic_int failed;
 } band_job;
@@ -697,56 +705,60 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
     base = band;
     cs = jb->cs;
   }
-  /* Output: in place when the band has no dropped columns (wq == ow); otherwise each tile
-     goes through a small buffer (still in L1) into its rows of the output planes. */
-  const int direct_out = jb->wq == jb->ow;
+  /* Output (jb->tiling): TILE_FLAT, the band one run of tiles written in place (wq == ow);
+     TILE_COPY, the same run with the wq - ow dropped columns, each tile through a small buffer
+     (still in L1) into its rows of the output planes; TILE_ROWS, each output row its own run,
+     written in place, its last tile short (the kernels store only a tile's n pixels). */
   const int64_t plane = jb->oh * jb->ow;
   float* yg = jb->y + (ni * g->cout + gi * (dw ? jb->chans : kg)) * plane;
   const tg_f32_conv_params prm = {g->act};
   const float* tp[TG_CONV_MAX_KH * 16];
   const float* wg = p->wpack + (dw ? gi * jb->chans * (1 + taps) : gi * p->gstride);
-  const int64_t per = 1 + taps * cg;
+  const int64_t per = 1 + taps * cg, mr = dw ? cg : sh->mr;
   /* In place, the kernel reads all nr pixels of a tile: a partial tile at the very end of the
      input would read past it, so it runs on a copy. */
   const int last = ni == jb->n - 1 && gi == jb->groups - 1 && bi == jb->nbands - 1;
   /* In place, a short first tile puts the others' input runs on cache-line boundaries
      (NumPy's arrays start 16 bytes into a line: every load would span two). */
   const int64_t peel = jb->in_place ? ((64 - (int64_t) ((uintptr_t) base % 64)) % 64) / 4 % nr : 0;
-  int64_t q0_row = 0, q0_col = 0;  /* band row and column of q0 (no division per tile) */
-  for (int64_t q0 = 0; q0 < q_count;) {
-    const int64_t want = q0 == 0 && peel ? peel : nr;
-    const int64_t nn = q_count - q0 < want ? q_count - q0 : want;
-    int64_t tcs = cs;
-    if (jb->in_place && last && q0 + nr > q_count) {
-      for (int64_t ci = 0; ci < cg; ci++) {
-        memcpy(band + ci * nr, base + ci * cs + q0, (size_t) nn * sizeof(float));
-        memset(band + ci * nr + nn, 0, (size_t) (nr - nn) * sizeof(float));
+  const int rows = jb->tiling == TILE_ROWS, copy = jb->tiling == TILE_COPY;
+  const int64_t runs = rows ? bhr : 1, run_len = rows ? jb->ow : q_count;
+  for (int64_t o = 0; o < runs; o++) {
+    int64_t q0_row = 0, q0_col = 0;  /* TILE_COPY: band row and column of q0 (no division) */
+    for (int64_t x0 = 0; x0 < run_len;) {
+      const int64_t want = x0 == 0 && peel ? peel : nr;
+      const int64_t nn = run_len - x0 < want ? run_len - x0 : want, q0 = o * jb->wq + x0;
+      int64_t tcs = cs;
+      if (jb->in_place && last && q0 + nr > q_count) {
+        for (int64_t ci = 0; ci < cg; ci++) {
+          memcpy(band + ci * nr, base + ci * cs + q0, (size_t) nn * sizeof(float));
+          memset(band + ci * nr + nn, 0, (size_t) (nr - nn) * sizeof(float));
+        }
+        tp[0] = band;
+        tcs = nr;
+      } else {
+        for (int64_t t = 0; t < taps; t++) tp[t] = base + jb->off[t] + S * q0;
       }
-      tp[0] = band;
-      tcs = nr;
-    } else {
-      for (int64_t t = 0; t < taps; t++) tp[t] = base + jb->off[t] + S * q0;
-    }
-    const int64_t mr = dw ? cg : sh->mr;
-    for (int64_t co0 = 0; co0 < kg; co0 += mr) {
-      const int64_t r = kg - co0 < mr ? kg - co0 : mr;
-      float* out = direct_out ? yg + co0 * plane + oh0 * jb->ow + q0 : obuf;
-      const int64_t ys = direct_out ? plane : nr;
-      if (dw) p->dw->nchw_by_rows[r](r, nn, tp, tcs, wg, out, ys, &prm);
-      else sh->nchw_by_rows[r](r, nn, cg, tp, tcs, wg + co0 * per, out, ys, &prm);
-      if (direct_out) continue;
-      /* The tile's runs of real columns, row by row (o, c: the band row and column of q). */
-      for (int64_t q = q0, o = q0_row, c = q0_col; q < q0 + nn; o++, c = 0) {
-        const int64_t run = jb->wq - c < q0 + nn - q ? jb->wq - c : q0 + nn - q;
-        const int64_t keep = c >= jb->ow ? 0 : (jb->ow - c < run ? jb->ow - c : run);
-        for (int64_t i = 0; i < r && keep; i++)
-          copy_floats(yg + (co0 + i) * plane + (oh0 + o) * jb->ow + c, obuf + i * nr + (q - q0),
-                      keep);
-        q += run;
+      for (int64_t co0 = 0; co0 < kg; co0 += mr) {
+        const int64_t r = kg - co0 < mr ? kg - co0 : mr;
+        float* out = copy ? obuf : yg + co0 * plane + (oh0 + o) * jb->ow + x0;
+        const int64_t ys = copy ? nr : plane;
+        if (dw) p->dw->nchw_by_rows[r](r, nn, tp, tcs, wg, out, ys, &prm);
+        else sh->nchw_by_rows[r](r, nn, cg, tp, tcs, wg + co0 * per, out, ys, &prm);
+        if (!copy) continue;
+        /* The tile's runs of real columns, row by row (b, c: the band row and column of q). */
+        for (int64_t q = q0, b = q0_row, c = q0_col; q < q0 + nn; b++, c = 0) {
+          const int64_t run = jb->wq - c < q0 + nn - q ? jb->wq - c : q0 + nn - q;
+          const int64_t keep = c >= jb->ow ? 0 : (jb->ow - c < run ? jb->ow - c : run);
+          for (int64_t i = 0; i < r && keep; i++)
+            copy_floats(yg + (co0 + i) * plane + (oh0 + b) * jb->ow + c,
+                        obuf + i * nr + (q - q0), keep);
+          q += run;
+        }
       }
+      x0 += nn;
+      for (q0_col += nn; q0_col >= jb->wq; q0_col -= jb->wq) q0_row++;
     }
-    q0 += nn;
-    for (q0_col += nn; q0_col >= jb->wq; q0_col -= jb->wq) q0_row++;
   }
 }
 
@@ -757,7 +769,7 @@ static void band_task(void* ctx, int tid, int nt) {
     atomic_store(&jb->failed, 1);
     return;
   }
-  float* obuf = jb->in_place ? NULL : band + round_up(jb->chans * jb->cs, 16);
+  float* obuf = band + round_up(jb->chans * jb->cs, 16);  /* TILE_COPY's tile buffer */
   const int64_t items = jb->n * jb->groups * jb->nbands;
   for (int64_t it = items * tid / nt; it < items * (tid + 1) / nt; it++)
     band_item(jb, band, obuf, it);
@@ -780,6 +792,13 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   if (jb.wq < jb.ow) jb.wq = jb.ow;
   jb.wp = S * jb.wq;
   jb.in_place = is_pointwise(g);
+  /* With dropped columns, rows of tiles compute round_up(ow, nr) pixels a row where the flat
+     run computes wq and copies each out: rows win where the extra pixels cost less than the
+     copies, i.e. where a pixel is cheap (depthwise: taps FMAs; else cg * taps). */
+  const int64_t pixel_macs = (dw ? 1 : p->cg) * taps;
+  jb.tiling = jb.wq == jb.ow ? TILE_FLAT
+              : (round_up(jb.ow, nr) - jb.wq) * pixel_macs <= TG_CONV_COPY_MACS * jb.ow
+                  ? TILE_ROWS : TILE_COPY;
 
   /* Band height: the input band near 256 KiB (an L2 share), and at least a band per thread. */
   const int nt_max = tg_threads_max();
@@ -794,7 +813,8 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   jb.nbands = (jb.oh + jb.bh - 1) / jb.bh;
   /* Phase plane: its rows, then slack for the last tile's reads (all nr pixels, S apart). */
   const int64_t prows = ((jb.bh - 1) * g->sh + (g->kh - 1) * g->dh) / g->sh + 1;
-  const int64_t q_end = round_up((jb.bh - 1) * jb.wq + jb.ow, nr);
+  const int64_t q_end = jb.tiling == TILE_ROWS ? (jb.bh - 1) * jb.wq + round_up(jb.ow, nr)
+                                               : round_up((jb.bh - 1) * jb.wq + jb.ow, nr);
   const int64_t reach = S * q_end + ((g->kh - 1) * g->dh / g->sh) * jb.wp + (g->kw - 1) * g->dw;
   jb.ps = round_up(reach > prows * jb.wp ? reach : prows * jb.wp, 16);
   for (int64_t t = 0; t < taps; t++) {  /* row phase, row within it, column */
