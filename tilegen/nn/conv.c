@@ -650,6 +650,7 @@ typedef struct {
   int64_t groups, chans;                  /* items per image: groups, or depthwise blocks */
   int in_place;                           /* pointwise: the input planes are the band */
   int tiling;                             /* TILE_FLAT, TILE_COPY or TILE_ROWS (band_item) */
+  int64_t lead;                           /* zeros before a band row's padding (TILE_ROWS) */
   size_t thread_floats;
   atomic_int failed;
 } band_job;
@@ -690,19 +691,21 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
         const int64_t filled = a < rows ? (rows - a + g->sh - 1) / g->sh : 0;
         memset(bc + a * jb->ps + filled * jb->wp, 0, (size_t) (jb->ps - filled * jb->wp) * sizeof(float));
       }
-      for (int64_t r = 0; r < rows; r++) {
-        float* dst = bc + (r % g->sh) * jb->ps + (r / g->sh) * jb->wp;
+      for (int64_t r = 0, ph = 0, pr = 0; r < rows; r++) {  /* ph, pr: r's phase and its row */
+        float* dst = bc + ph * jb->ps + pr * jb->wp;
+        if (++ph == g->sh) { ph = 0; pr++; }
         const int64_t ih = oh0 * g->sh + r - g->pt;
         if (ih < 0 || ih >= jb->h) {
           memset(dst, 0, (size_t) jb->wp * sizeof(float));
           continue;
         }
-        memset(dst, 0, (size_t) g->pl * sizeof(float));
-        memcpy(dst + g->pl, xg + ci * in_plane + ih * jb->w, (size_t) jb->w * sizeof(float));
-        memset(dst + g->pl + jb->w, 0, (size_t) (jb->wp - g->pl - jb->w) * sizeof(float));
+        const int64_t x0 = jb->lead + g->pl;  /* the row's first input column */
+        for (int64_t k = 0; k < x0; k++) dst[k] = 0;  /* pads are a few floats: no calls */
+        memcpy(dst + x0, xg + ci * in_plane + ih * jb->w, (size_t) jb->w * sizeof(float));
+        for (int64_t k = x0 + jb->w; k < jb->wp; k++) dst[k] = 0;
       }
     }
-    base = band;
+    base = band + jb->lead;
     cs = jb->cs;
   }
   /* Output (jb->tiling): TILE_FLAT, the band one run of tiles written in place (wq == ow);
@@ -799,6 +802,14 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   jb.tiling = jb.wq == jb.ow ? TILE_FLAT
               : (round_up(jb.ow, nr) - jb.wq) * pixel_macs <= TG_CONV_COPY_MACS * jb.ow
                   ? TILE_ROWS : TILE_COPY;
+  if (jb.tiling == TILE_ROWS) {
+    /* Rows tiles never read the pitch's slack, so the pitch can put every row's first input
+       column on a 64-byte line (lead zeros before the padding): the tap that reads it loads
+       whole lines. */
+    jb.lead = (16 - g->pl % 16) % 16;
+    jb.wq = round_up((jb.lead + g->pl + w + g->pr + S - 1) / S, 16);
+    jb.wp = S * jb.wq;
+  }
 
   /* Band height: the input band near 256 KiB (an L2 share), and at least a band per thread. */
   const int nt_max = tg_threads_max();
@@ -815,7 +826,8 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   const int64_t prows = ((jb.bh - 1) * g->sh + (g->kh - 1) * g->dh) / g->sh + 1;
   const int64_t q_end = jb.tiling == TILE_ROWS ? (jb.bh - 1) * jb.wq + round_up(jb.ow, nr)
                                                : round_up((jb.bh - 1) * jb.wq + jb.ow, nr);
-  const int64_t reach = S * q_end + ((g->kh - 1) * g->dh / g->sh) * jb.wp + (g->kw - 1) * g->dw;
+  const int64_t reach = jb.lead + S * q_end + ((g->kh - 1) * g->dh / g->sh) * jb.wp +
+                        (g->kw - 1) * g->dw;
   jb.ps = round_up(reach > prows * jb.wp ? reach : prows * jb.wp, 16);
   for (int64_t t = 0; t < taps; t++) {  /* row phase, row within it, column */
     const int64_t dy = t / g->kw * g->dh, dx = t % g->kw * g->dw;
