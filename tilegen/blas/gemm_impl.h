@@ -543,20 +543,25 @@ static void F(gemv_task_)(void* ctx, int tid, int nt) {
   }
 }
 
+/* The GEMV kernels stream x with full vectors: a strided x is copied contiguous first. Without
+   room for the copy the product runs the naive path and NULL says it is done. */
+static const T* F(gemv_x_)(const F(problem_)* p, const T* x, int64_t inc_x) {
+  if (inc_x == 1) return x;
+  T* xc = tg_workspace(TG_WS_EDGE, (size_t) p->k * sizeof(T));
+  if (xc == NULL) {
+    F(naive_block_)(p, 0, p->m, 0, p->n);
+    return NULL;
+  }
+  for (int64_t kk = 0; kk < p->k; kk++) xc[kk] = x[kk * inc_x];
+  return xc;
+}
+
 /* The dot form: output vector y (rows values, stride inc_y) from a matrix with contiguous rows
    and a vector x of stride inc_x; then the epilogue with the bias at stride bias_inc. */
 static void F(gemv_dot_)(const F(problem_)* p, const T* mat, int64_t rs_mat, int64_t rows,
                          const T* x, int64_t inc_x, T* y, int64_t inc_y, int64_t bias_inc) {
   F(gemv_) g = {mat, rs_mat, rows, p->k, x, y, inc_y, p->alpha, p->beta, p->cfg};
-  if (inc_x != 1) {  /* the kernel streams x with full vectors: make it contiguous */
-    T* xc = tg_workspace(TG_WS_EDGE, (size_t) p->k * sizeof(T));
-    if (xc == NULL) {
-      F(naive_block_)(p, 0, p->m, 0, p->n);
-      return;
-    }
-    for (int64_t kk = 0; kk < p->k; kk++) xc[kk] = x[kk * inc_x];
-    g.x = xc;
-  }
+  if ((g.x = F(gemv_x_)(p, x, inc_x)) == NULL) return;
   /* Memory-bound: threads pay off by the bytes streamed, well before the flops threshold. */
   const double bytes = (double) rows * (double) p->k * sizeof(T);
   int nt = bytes < TG_GEMV_PARALLEL_MIN_BYTES ? 1 : tg_threads_max();
@@ -600,15 +605,7 @@ static void F(gemv_axpy_)(const F(problem_)* p) {
     g.peel = F(to_line_)(p->b);
     if (g.peel > p->n) g.peel = p->n;
   }
-  if (p->cs_a != 1) {  /* the kernel reads x contiguously: make it so */
-    T* xc = tg_workspace(TG_WS_EDGE, (size_t) p->k * sizeof(T));
-    if (xc == NULL) {
-      F(naive_block_)(p, 0, p->m, 0, p->n);
-      return;
-    }
-    for (int64_t kk = 0; kk < p->k; kk++) xc[kk] = p->a[kk * p->cs_a];
-    g.x = xc;
-  }
+  if ((g.x = F(gemv_x_)(p, p->a, p->cs_a)) == NULL) return;
   /* Memory-bound: threads pay off by the bytes streamed, well before the flops threshold. */
   int nt = F(b_bytes_)(p) < TG_GEMV_PARALLEL_MIN_BYTES ? 1 : tg_threads_max();
   const int64_t lines = (p->n - g.peel) / (64 / (int64_t) sizeof(T));
