@@ -23,7 +23,7 @@ from cprog import SANITIZE_FLAGS
 from tilegen.dsl import DTYPES, ISAS, KernelSpec, load_registry, registry_path
 from tilegen.dsl.isa import host_arch
 from tilegen.dsl.ops.attention import exp_name, exp_path, work_floats
-from tilegen.dsl.ops.attndecode import decode_work_floats, pv_tokens_per_step
+from tilegen.dsl.ops.attndecode import decode_work_floats
 from tilegen.dsl.ops.gemm import epilogue_flags, pack_path, packa_name, packb_name, packr_name
 from tilegen.dsl.render import GENERATED_RELPATH, kernel_path
 
@@ -108,8 +108,7 @@ def attention_defines(s: KernelSpec) -> Dict[str, object]:
 def attndecode_defines(s: KernelSpec) -> Dict[str, object]:
     lanes = ISAS[s.isa].lanes(s.dtype)
     cw = s.pv_vecs * lanes
-    tp = pv_tokens_per_step(s.pv_vecs, ISAS[s.isa].num_vregs)
-    fixed, per_slice = decode_work_floats(s.mr, s.nr, cw, tp)
+    fixed, per_slice = decode_work_floats(s)
     return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_CW": cw, "TG_LANES": lanes, "TG_PF": s.prefetch,
             "TG_WORK": fixed, "TG_SLICE_WORK": per_slice}
 

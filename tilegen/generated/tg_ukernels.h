@@ -62,8 +62,8 @@ typedef void (*tg_f32_attention_exp_fn)(int64_t n, const float* x, float* y);
      q       ns*MR rows at q + r*rs_q, pre-scaled, zero past d up to rs_q (a multiple of the
              vector width; heads of a partial group are zero rows)
      k_rows  token t's base row for t < n + PREFETCH; slice j's key row (d contiguous) is
-             k_rows[t] + koff[j]. Rows past n are only prefetched (the driver repeats its last
-             real row there); v_rows and voff likewise. Slices sharing a kv head are adjacent
+             k_rows[t] + koff[j]. Rows past n are only prefetched (the driver puts the next
+             chunk's there, or repeats its last real row); v_rows and voff likewise. Slices sharing a kv head are adjacent
              and ordered by address, so a token's rows are read in address order
      o       ns*MR rows at o + r*rs_o of the unnormalised output, each padded to a multiple of
              the kernel's PV chunk (CW floats); m, l: ns*MR running maxima (-INFINITY at the

@@ -699,10 +699,10 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
           memset(dst, 0, (size_t) jb->wp * sizeof(float));
           continue;
         }
-        const int64_t x0 = jb->lead + g->pl;  /* the row's first input column */
-        for (int64_t k = 0; k < x0; k++) dst[k] = 0;  /* pads are a few floats: no calls */
-        memcpy(dst + x0, xg + ci * in_plane + ih * jb->w, (size_t) jb->w * sizeof(float));
-        for (int64_t k = x0 + jb->w; k < jb->wp; k++) dst[k] = 0;
+        const int64_t first = jb->lead + g->pl;  /* the row's first input column */
+        for (int64_t k = 0; k < first; k++) dst[k] = 0;  /* pads are a few floats: no calls */
+        memcpy(dst + first, xg + ci * in_plane + ih * jb->w, (size_t) jb->w * sizeof(float));
+        for (int64_t k = first + jb->w; k < jb->wp; k++) dst[k] = 0;
       }
     }
     base = band + jb->lead;
@@ -724,8 +724,8 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
   /* In place, a short first tile puts the others' input runs on cache-line boundaries
      (NumPy's arrays start 16 bytes into a line: every load would span two). */
   const int64_t peel = jb->in_place ? ((64 - (int64_t) ((uintptr_t) base % 64)) % 64) / 4 % nr : 0;
-  const int rows = jb->tiling == TILE_ROWS, copy = jb->tiling == TILE_COPY;
-  const int64_t runs = rows ? bhr : 1, run_len = rows ? jb->ow : q_count;
+  const int by_row = jb->tiling == TILE_ROWS, copy = jb->tiling == TILE_COPY;
+  const int64_t runs = by_row ? bhr : 1, run_len = by_row ? jb->ow : q_count;
   for (int64_t o = 0; o < runs; o++) {
     int64_t q0_row = 0, q0_col = 0;  /* TILE_COPY: band row and column of q0 (no division) */
     for (int64_t x0 = 0; x0 < run_len;) {

@@ -7,8 +7,9 @@ block table) and each slice adds its kv head's offset, so any block size, 1 incl
 loop, and the kernel prefetches the rows `prefetch` tokens ahead. One call:
 
   1. scores, token-major (a token's kv heads are read in address order, every slice in turn):
-     four or two tokens at a time (tokens_per_step), the d-long dot products of each token's key with the slice's MR
-     query rows (pre-scaled, zero-padded) in vector partial sums, reduced to one score each;
+     four or two tokens at a time (steps), the d-long dot products of each token's key with
+     the slice's MR query rows (pre-scaled, zero-padded) in vector partial sums, reduced to one
+     score each;
   2. online softmax per head, over the tokens along the lanes (the family's polynomial exp,
      templates/attention/exp.j2);
   3. O = alpha*O, then O += P V token-major like the scores (every slice of a token in turn, so
@@ -31,9 +32,8 @@ from . import OpFamily, RegisterBudget
 TOKENS_PER_STEP = (4, 2)
 
 
-def tokens_per_step(mr: int, num_vregs: int) -> int:
-    return next((tk for tk in TOKENS_PER_STEP if tk * mr + tk + 1 <= num_vregs),
-                TOKENS_PER_STEP[-1])
+def _first_fit(candidates: Tuple[int, ...], fits) -> int:
+    return next((x for x in candidates if fits(x)), candidates[-1])
 
 
 # Tokens whose value rows one PV step adds into O (TP x PV_VECS value vectors, TP weights and
@@ -41,9 +41,12 @@ def tokens_per_step(mr: int, num_vregs: int) -> int:
 PV_TOKENS_PER_STEP = (4, 2, 1)
 
 
-def pv_tokens_per_step(pv_vecs: int, num_vregs: int) -> int:
-    return next((tp for tp in PV_TOKENS_PER_STEP if tp * pv_vecs + tp + pv_vecs <= num_vregs),
-                PV_TOKENS_PER_STEP[-1])
+def steps(spec) -> Tuple[int, int]:
+    """(TK, TP): tokens per score step and per PV step, the most the ISA's registers hold."""
+    regs = get_isa(spec.isa).num_vregs
+    tk = _first_fit(TOKENS_PER_STEP, lambda t: t * spec.mr + t + 1 <= regs)
+    tp = _first_fit(PV_TOKENS_PER_STEP, lambda t: t * spec.pv_vecs + t + spec.pv_vecs <= regs)
+    return tk, tp
 
 
 @dataclass(frozen=True)
@@ -75,11 +78,12 @@ class AttnDecodePlan:
 FIXED_PAD = 16  # floats for the key-row tail: a vector of any ISA, keeping the scores aligned
 
 
-def decode_work_floats(mr: int, nr: int, cw: int, tp: int) -> Tuple[int, int]:
+def decode_work_floats(spec) -> Tuple[int, int]:
     """Scratch a call needs, as (fixed, per slice): the zero-padded d tails of a PV step's TP
     value rows (TP x CW) and of a key row (FIXED_PAD); per slice MR x NR scores and MR rescale
     factors."""
-    return tp * cw + FIXED_PAD, mr * nr + mr
+    cw = spec.pv_vecs * get_isa(spec.isa).lanes(spec.dtype)
+    return steps(spec)[1] * cw + FIXED_PAD, spec.mr * spec.nr + spec.mr
 
 
 class AttnDecode(OpFamily):
@@ -109,10 +113,9 @@ class AttnDecode(OpFamily):
 
     def _phases(self, spec) -> Tuple[RegisterBudget, RegisterBudget]:
         isa = get_isa(spec.isa)
-        tk = tokens_per_step(spec.mr, isa.num_vregs)
+        tk, tp = steps(spec)
         s = RegisterBudget(tk * spec.mr, tk, 1, isa.num_vregs,
                            input_name="K", broadcast_name="Q load")
-        tp = pv_tokens_per_step(spec.pv_vecs, isa.num_vregs)
         pv = RegisterBudget(spec.pv_vecs, tp * spec.pv_vecs, tp, isa.num_vregs,
                             input_name="V", broadcast_name="P broadcast")
         return s, pv
@@ -122,19 +125,18 @@ class AttnDecode(OpFamily):
         return s if s.used >= pv.used else pv
 
     def budget_rule(self, spec) -> str:
-        tk = tokens_per_step(spec.mr, get_isa(spec.isa).num_vregs)
-        tp = pv_tokens_per_step(spec.pv_vecs, get_isa(spec.isa).num_vregs)
+        tk, tp = steps(spec)
         return (f"scores {tk}*MR + {tk} + 1, and PV phase "
                 f"PV_VECS + {tp}*PV_VECS + {tp}")
 
     def lower(self, spec) -> AttnDecodePlan:
         isa = get_isa(spec.isa)
         v = isa.vec(spec.dtype)
+        tk, tp = steps(spec)
         return AttnDecodePlan(
             name=spec.name, dtype=spec.dtype, ctype=v.ctype, mr=spec.mr, nr=spec.nr,
             pv_vecs=spec.pv_vecs, lanes=v.lanes, prefetch=spec.prefetch,
-            tk=tokens_per_step(spec.mr, isa.num_vregs),
-            tp=pv_tokens_per_step(spec.pv_vecs, isa.num_vregs), tail=spec.tail,
+            tk=tk, tp=tp, tail=spec.tail,
             isa=isa, v=v, budget=self.register_budget(spec))
 
     def c_declaration(self, spec) -> str:
@@ -142,10 +144,8 @@ class AttnDecode(OpFamily):
 
     def c_row(self, entry) -> str:
         s = entry.spec
-        lanes = self.lanes(s)
-        cw = s.pv_vecs * lanes
-        tp = pv_tokens_per_step(s.pv_vecs, get_isa(s.isa).num_vregs)
-        fixed, per_slice = decode_work_floats(s.mr, s.nr, cw, tp)
+        cw = s.pv_vecs * self.lanes(s)
+        fixed, per_slice = decode_work_floats(s)
         return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {cw}, {fixed}, {per_slice}, "
                 f"{s.prefetch}, "
                 f"{int(entry.production)}, {s.name}, \"{s.name}\"")
