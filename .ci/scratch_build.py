@@ -41,7 +41,9 @@ def load_setup():
 class ScratchLibrary:
     """libtilegen built in a scratch copy, object by object."""
 
-    def __init__(self, scratch: Path, setup, extra_flags=()):
+    def __init__(self, scratch: Path, setup, extra_flags=(), flagged_isas=None):
+        """extra_flags go to every unit, or, with flagged_isas, to the baseline and those ISAs'
+        kernels only (code this CPU never runs need not pay, e.g., for the sanitizers)."""
         self.scratch = scratch
         self.objdir = scratch / "_objects"
         self.libdir = scratch / "_lib"
@@ -49,12 +51,13 @@ class ScratchLibrary:
         self.libdir.mkdir()
         manifest = json.loads((scratch / setup.MANIFEST).read_text())
         arch = setup._isa_tables().host_arch()
-        self.units = [(src, []) for src in setup.BASELINE_SOURCES]
-        for _, isa in sorted(manifest["isas"].items()):
+        extra = list(extra_flags)
+        self.units = [(src, extra) for src in setup.BASELINE_SOURCES]
+        for name, isa in sorted(manifest["isas"].items()):
             if isa["arch"] in (arch, "any"):
-                self.units += [(src, list(isa["cflags"])) for src in isa["sources"]]
-        self.flags = [*setup.C_FLAGS, "-fPIC", *extra_flags,
-                      *(f"-I{scratch / d}" for d in setup.INCLUDE_DIRS)]
+                mine = extra if flagged_isas is None or name in flagged_isas else []
+                self.units += [(src, [*mine, *isa["cflags"]]) for src in isa["sources"]]
+        self.flags = [*setup.C_FLAGS, "-fPIC", *(f"-I{scratch / d}" for d in setup.INCLUDE_DIRS)]
         self.link_flags = list(extra_flags)
         self.soname = setup.SONAME  # what the extensions load (NEEDED), found on LD_LIBRARY_PATH
 

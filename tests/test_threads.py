@@ -395,6 +395,9 @@ INTERRUPT = textwrap.dedent("""
     import os, signal, threading, time
     import numpy as np
     import tilegen as tg
+    # A shell starting the suite in the background hands its children SIGINT ignored, and
+    # Python then installs no KeyboardInterrupt handler: put it back.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((2500, 2500))
     t0 = time.monotonic()

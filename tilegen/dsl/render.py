@@ -5,6 +5,7 @@ writes nothing and reports what is stale, so CI can prove the committed C is fre
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -33,10 +34,17 @@ def _assert(cond, message="template assertion failed"):
 
 
 def environment(root: Optional[str] = None):
+    """The Jinja2 environment of a source tree, one per tree: it keeps each compiled template
+    (compiling them is most of the cost of rendering; jinja2 recompiles a file that changes)."""
+    return _environment(os.path.realpath(root or package_root()))
+
+
+@functools.lru_cache(maxsize=None)
+def _environment(root: str):
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(os.path.join(root or package_root(), TEMPLATES_RELPATH)),
+        loader=jinja2.FileSystemLoader(os.path.join(root, TEMPLATES_RELPATH)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
