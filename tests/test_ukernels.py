@@ -18,10 +18,9 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import pytest
 from conftest import REPO_ROOT
-
-import tilegen as tg
 from cprog import SANITIZE, SANITIZE_FLAGS
 
+import tilegen as tg
 from tilegen.dsl import DTYPES, ISAS, KernelSpec, load_registry, registry_path
 from tilegen.dsl.isa import host_arch
 from tilegen.dsl.ops.attention import exp_name, exp_path, work_floats
