@@ -355,3 +355,51 @@ def test_streamed_operands(dtype, rows, m, k, n, stream_rows, threads):
     for nt in (1, 2):
         threads(nt)
         assert_close(tg.gemm(a, b, c, alpha=-0.5, beta=2.0), want, scale, dtype, k)
+
+
+# --------------------------------------------------- few rows of C times a B beyond L2
+
+def _act_ref(x, act):
+    if act == "relu":
+        return np.maximum(x, 0)
+    if act == "gelu":
+        from math import erf
+        return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+    return x
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("m", [2, 5, 16, 17, 50, 131])
+@pytest.mark.parametrize("case", ["plain", "epilogue", "strided-c", "unaligned-b", "col-major-a"])
+def test_few_rows_times_big_b(dtype, m, case, threads):
+    """B (900 x 700, 2.5 MB in float32) beyond any L2's half, under 2 to 131 rows of C: the
+    path that copies one column panel of B at a time for all the row panels (KC not dividing
+    900, an edge panel of 700 % NR columns), with alpha/beta, a fused bias + activation, C
+    with a column stride, B not starting on a cache line, and column-major A, on 1 and 2
+    threads, against float64; the columns of a strided C's gaps stay untouched."""
+    k, n = 900, 700
+    rng = np.random.default_rng(m * 7 + len(case))
+    a = rng.uniform(-1, 1, (m, k)).astype(dtype)
+    b = rng.uniform(-1, 1, (k, n + 1)).astype(dtype)
+    b = b[:, 1:] if case == "unaligned-b" else b[:, :n]
+    if case == "col-major-a":
+        a = np.asfortranarray(a)
+    c = rng.uniform(-1, 1, (m, n)).astype(dtype)
+    want, scale = reference(a, b, c, alpha=-0.5, beta=2.0)
+    for nt in (1, 2):
+        threads(nt)
+        if case == "epilogue":
+            bias = rng.uniform(-1, 1, n).astype(dtype)
+            for act in ("relu", "gelu"):
+                got = tg.gemm(a, b, c, alpha=-0.5, beta=2.0, bias=bias, activation=act)
+                assert_close(got, _act_ref(want + bias, act), scale + np.abs(bias), dtype, k)
+        elif case == "strided-c":
+            big = np.full((m, 2 * n), 7.0, dtype)
+            view = big[:, ::2]
+            view[...] = c
+            got = tg.gemm(a, b, view, alpha=-0.5, beta=2.0, out=view)
+            assert got is view
+            assert_close(view, want, scale, dtype, k)
+            assert (big[:, 1::2] == 7.0).all(), "a gap of the strided C was written"
+        else:
+            assert_close(tg.gemm(a, b, c, alpha=-0.5, beta=2.0), want, scale, dtype, k)

@@ -8,10 +8,11 @@ in use, searching in turn:
    (tilegen.dsl.load_registry(), filtered by op, dtype, ISA, A layout and production);
 2. KC (the k depth of a packed block), then NC (the width of a packed B block), then (full run)
    KC again around the best at the chosen NC;
-3. the stream rows: how many rows of a matrix streamed from beyond L2 one kernel call reads at
-   once, each a prefetch stream (the depth of B's sweep under 16 rows of C, the height of the
-   row panels of a deep A under 16 columns of C; how many streams a core follows well is what
-   differs most between Intel and AMD), on those two products alone.
+3. the stream rows: how many rows of an A streamed from beyond L2 one kernel call reads at
+   once, each a prefetch stream (the height of the row panels of a deep A under 16 columns of C;
+   how many streams a core follows well is what differs most between Intel and AMD), on that
+   product alone. (A big B under few rows of C is read a column panel at a time with KC derived
+   from L1: no setting of its own.)
 
 Each candidate is scored by the geometric mean of the best-of-N GFLOP/s over the products it
 affects. At the end the built-in configuration and the winner are re-measured in interleaved
@@ -55,7 +56,7 @@ class Plan:
     refine: bool              # KC again at the chosen NC
     final_rounds: int
     sweep_rounds: int         # candidates of a sweep measured in turn this many times (best kept)
-    streamed: Tuple[Product, ...]  # a B, then an A beyond L2 streamed: for the stream rows
+    streamed: Tuple[Product, ...]  # an A beyond L2 streamed: for the stream rows
     streams: Tuple[int, ...]       # stream-rows candidates (the built-in one is added)
 
 
@@ -65,16 +66,14 @@ FULL = Plan(
               Product("512x512x512 (A col-major)", 512, 512, 512, "F")),
     kc=(128, 192, 256, 320, 384, 512, 768), nc=(256, 512, 1024, 2048, 4096),
     reps=5, target=0.03, refine=True, final_rounds=4, sweep_rounds=2,
-    streamed=(Product("16x4096x4096 (B streamed)", 16, 4096, 4096),
-              Product("4096x4096x16 (A streamed)", 4096, 4096, 16)), streams=(4, 8, 12, 16, 32))
+    streamed=(Product("4096x4096x16 (A streamed)", 4096, 4096, 16),), streams=(4, 8, 12, 16, 32))
 QUICK = Plan(
     products=(Product("256x256x256", 256, 256, 256), Product("512x512x512", 512, 512, 512),
               Product("16x512x512", 16, 512, 512),
               Product("256x256x256 (A col-major)", 256, 256, 256, "F")),
     kc=(128, 256, 384), nc=(512, 1024, 2048),
     reps=3, target=0.008, refine=False, final_rounds=2, sweep_rounds=1,
-    streamed=(Product("16x2048x2048 (B streamed)", 16, 2048, 2048),
-              Product("2048x2048x16 (A streamed)", 2048, 2048, 16)), streams=(4, 8, 16))
+    streamed=(Product("2048x2048x16 (A streamed)", 2048, 2048, 16),), streams=(4, 8, 16))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -180,8 +180,8 @@ def set_gemm_blocking(dtype, int64_t kc=0, int64_t nc=0):
 
 
 def set_gemm_stream_rows(dtype, int64_t rows=0):
-    """Rows of a matrix streamed from beyond L2 that one kernel call reads at once (1..64; 0:
-    the built-in): the depth of B's sweep for a few rows of C, the row panels of a streamed A."""
+    """Rows of an A streamed from beyond L2 under few columns of C that one kernel call reads
+    at once, each a prefetch stream (1..64; 0: the built-in): the height of its row panels."""
     if tilegen_x_set_gemm_stream_rows(_dtype_index(dtype), rows) != 0:
         raise ValueError(f"stream_rows: rows={rows} out of range; allowed: 0 to 64")
 

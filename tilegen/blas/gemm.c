@@ -20,6 +20,8 @@
 #define TG_GEMV_PARALLEL_MIN_BYTES 1.0e6 /* matrix-vector products: threads from this size */
 #define TG_GEMV_PEEL_MIN_K 128        /* ... realigned (rows read from their first full line) */
 #define TG_AXPY_Y_BYTES(cfg) ((cfg)->l1d / 3)  /* y = x B: the part of y one sweep of B's rows updates */
+#define TG_B_AHEAD_PANELS 1         /* few rows times a big B: B's panel this far ahead is prefetched */
+#define TG_B_INNER_MAX_PANELS 128   /* ... for at most this many row panels */
 #define TG_STACK_PACK_BYTES 32768     /* packing buffers this small live on the stack */
 #define TG_STREAM_B_MIN_BYTES(cfg) ((cfg)->l2 / 2)  /* few rows times a B this big stream B */
 

@@ -20,9 +20,10 @@ static void load_default_blocking(void) {
 #undef TG_BLOCKING_ROW
 }
 
-/* Built-in rows of a streamed matrix per kernel call: 8 streams measured best on AMD Zen 5
-   (x B with 16 rows of C: 8 -> 112 GFLOP/s, 32 -> 79; 4096x4096x16: 8-row panels 148, 14-row
-   107), as OpenBLAS's gemv_n reads 8 columns; `tilegen tune` measures it per CPU. */
+/* Built-in height of the row panels of an A streamed from beyond L2 under few columns of C,
+   one prefetch stream per row: 8 measured best on AMD Zen 5 (4096x4096x16: 8-row panels 148
+   GFLOP/s, 14-row 107), as OpenBLAS's gemv_n reads 8 columns; `tilegen tune` measures it per
+   CPU. */
 #define TG_STREAM_ROWS 8
 #define TG_STREAM_ROWS_MAX 64
 

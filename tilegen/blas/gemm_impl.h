@@ -5,6 +5,8 @@
  * Loop nest: jc (NC columns) > pc (KC depth: the KC x NC block of B is packed and stays in L2)
  * > row panel (its A panel is read in place or packed on the fly, and stays in L1; the next
  * panel is prefetched toward L2 a few lines per kernel call) > NR column panel > micro-kernel.
+ * Under a big B and few enough rows (b_inner) the two inner loops swap: each NR-wide panel of
+ * B is copied once from memory and used by all the row panels from L1, A staying in L2.
  * Row-major A goes to the "rows" kernels (A panels are plain row copies or the user's rows
  * themselves), column-major A to the "packed" ones (A panels are contiguous column runs, or
  * the user's columns). K remainders and edge tiles are handled inside the kernels; the rows of
@@ -35,6 +37,7 @@ typedef struct {
   const F(cfg_t_)* cfg;
   const TG_CAT(tg_gemm_set_, DT)* set;  /* the kernels of A's layout */
   int64_t kc, nc;          /* snapshot of the blocking, so a concurrent re-tune cannot tear it */
+  int b_inner;             /* row panels innermost, B's panels prefetched (choose_blocking_) */
 } F(problem_);
 
 static inline T F(activate_)(T x, int act) {
@@ -193,7 +196,8 @@ static void F(buffers_)(const F(problem_)* p, int64_t M, int64_t N, int direct_b
   const int64_t NR = p->set->nr, kc_max = p->k < p->kc ? p->k : p->kc;
   const int64_t nc_max = N < p->nc ? F(round_up_)(N, NR) : p->nc;
   *lda_p = F(a_panel_ld_)(p, kc_max);
-  *a_elems = p->set->mr * *lda_p;
+  /* Row panels innermost keep every A panel of the block at once (at most a few). */
+  *a_elems = p->set->mr * *lda_p * (p->b_inner ? (M + p->set->mr - 1) / p->set->mr : 1);
   *b_elems = (direct_b ? NR : nc_max) * kc_max;
 }
 
@@ -267,10 +271,77 @@ __attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64
   return 1;
 }
 
+/* One register tile of C (r rows at ci, nr columns at cj) over one KC block: the kernel into
+   C, or into a temporary tile merged into a C without unit column stride; then the epilogue
+   after the last KC block. */
+static inline void F(tile_)(const F(problem_)* p, int64_t r, int64_t nr, int64_t kc, const T* ap,
+                            int64_t a_stride, const T* bp, int64_t rs_bp, int64_t ci, int64_t cj,
+                            const F(params_t_)* prm, int epi) {
+  const TG_CAT(tg_gemm_set_, DT)* set = p->set;
+  T* ct = p->c + ci * p->rs_c + cj * p->cs_c;
+  if (p->cs_c == 1) {
+    set->by_rows[r](r, nr, kc, ap, a_stride, bp, rs_bp, ct, p->rs_c, prm);
+  } else {
+    T tile[TG_MAX_MR * TG_MAX_NR] __attribute__((aligned(64)));
+    const int64_t NR = set->nr;
+    const F(params_t_) tile_prm = {p->alpha, 0, NULL};
+    set->by_rows[r](r, nr, kc, ap, a_stride, bp, rs_bp, tile, NR, &tile_prm);
+    for (int64_t i = 0; i < r; i++)
+      for (int64_t j = 0; j < nr; j++) {
+        T* cp = ct + i * p->rs_c + j * p->cs_c;
+        *cp = prm->beta == 0 ? tile[i * NR + j] : tile[i * NR + j] + prm->beta * *cp;
+      }
+  }
+  if (epi)
+    F(epilogue_)(p->cfg, ct, r, nr, p->rs_c, p->cs_c,
+                 p->bias ? p->bias + ci * p->bias_rs + cj * p->bias_cs : NULL, p->bias_rs,
+                 p->bias_cs, p->act);
+}
+
+/* One KC block of all the row panels against B read in place (p->b_inner): every A panel is
+   made ready first, then each column panel of B is copied once (kc rows of a line or two, at
+   B's row stride, which is often a multiple of 4 KiB: read in place by each row panel, its
+   lines would fight over a few L1 sets) and multiplied by all the A panels in turn from L1.
+   Its rows advance a line per panel, kc streams too many for the hardware prefetchers: the
+   panel TG_B_AHEAD_PANELS ahead is prefetched, its rows spread over the kernel calls. */
+static void F(b_inner_kblock_)(const F(problem_)* p, const F(panels_)* pl, int64_t i0, int64_t M,
+                               int64_t j0, int64_t nc, int64_t pc, int64_t kc, int direct_a,
+                               T* pa, T* pb, int64_t lda_p, const F(params_t_)* prm, int epi) {
+  const TG_CAT(tg_gemm_set_, DT)* set = p->set;
+  const int64_t MR = set->mr, NR = set->nr, sz = (int64_t) sizeof(T);
+  const T* aps[TG_B_INNER_MAX_PANELS];
+  int64_t a_strides[TG_B_INNER_MAX_PANELS], offs[TG_B_INNER_MAX_PANELS], rows[TG_B_INNER_MAX_PANELS];
+  for (int64_t pi = 0; pi < pl->count; pi++) {
+    F(panel_)(pl, MR, M, pi, &offs[pi], &rows[pi]);
+    aps[pi] = F(a_panel_)(p, direct_a, rows[pi], set->tile_mr[rows[pi]], kc,
+                          p->a + (i0 + offs[pi]) * p->rs_a + pc * p->cs_a,
+                          pa + pi * MR * lda_p, lda_p, &a_strides[pi]);
+  }
+  const T* bblk = p->b + pc * p->rs_b + j0;
+  const int64_t rs_b_bytes = p->rs_b * sz, last_line = NR * sz - 1;
+  for (int64_t jr = 0; jr < nc; jr += NR) {
+    const int64_t nr = nc - jr < NR ? nc - jr : NR;
+    set->packb(nr, kc, bblk + jr, p->rs_b, p->cs_b, pb);
+    const int ahead = jr + TG_B_AHEAD_PANELS * NR < nc;
+    const char* next = (const char*) (bblk + jr + TG_B_AHEAD_PANELS * NR);
+    for (int64_t pi = 0; pi < pl->count; pi++) {
+      if (ahead) {
+        /* Both ends of each row: a run not starting on a line spans two. */
+        for (int64_t kk = kc * pi / pl->count; kk < kc * (pi + 1) / pl->count; kk++) {
+          __builtin_prefetch(next + kk * rs_b_bytes, 0, 2);
+          __builtin_prefetch(next + kk * rs_b_bytes + last_line, 0, 2);
+        }
+      }
+      F(tile_)(p, rows[pi], nr, kc, aps[pi], a_strides[pi], pb, NR, i0 + offs[pi], j0 + jr,
+               prm, epi);
+    }
+  }
+}
+
 /* C[i0:i1, j0:j1] on this thread. */
 static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   if (F(panel_block_)(p, i0, i1 - i0, j0, j1 - j0, NULL)) return;
-  const int direct_b = F(direct_b_)(p, i1 - i0);
+  const int direct_b = F(direct_b_)(p, i1 - i0) || p->b_inner;
   const double b_bytes = F(b_bytes_)(p);
   if (direct_b && j1 - j0 >= TG_PEEL_MIN_PANELS * p->set->nr &&
       p->rs_b * (int64_t) sizeof(T) % 64 == 0 &&
@@ -291,7 +362,6 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
   const int rows_layout = F(rows_layout_)(p);
   const int64_t MR = set->mr, NR = set->nr, KC = p->kc, NC = p->nc;
   const int64_t M = i1 - i0, N = j1 - j0, K = p->k;
-  const int direct_c = p->cs_c == 1;
   const int has_epi = p->bias != NULL || p->act != TILEGEN_ACT_NONE;
   /* Full panels of A are read in place when the layout allows, except when a panel is re-read
      by many column panels and its k steps are far apart: row-major A whose rows fall on the
@@ -317,9 +387,7 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
     }
   }
   const F(panels_) pl = F(plan_panels_)(set, M);
-  T tile[TG_MAX_MR * TG_MAX_NR] __attribute__((aligned(64)));
   F(params_t_) prm = {p->alpha, p->beta, NULL};
-  const F(params_t_) tile_prm = {p->alpha, 0, NULL};
 
   for (int64_t jc = 0; jc < N; jc += NC) {
     const int64_t nc = N - jc < NC ? N - jc : NC;
@@ -333,6 +401,11 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
       } else if (nc % NR) {
         const int64_t jr = nc - nc % NR;  /* only the edge panel needs zero padding */
         set->packb(nc % NR, kc, bblk + jr * p->cs_b, p->rs_b, p->cs_b, pb);
+      }
+      if (p->b_inner) {
+        F(b_inner_kblock_)(p, &pl, i0, M, j0 + jc, nc, pc, kc, direct_a, pa, pb, lda_p, &prm,
+                           last_k && has_epi);
+        continue;
       }
       for (int64_t pi = 0; pi < pl.count; pi++) {
         int64_t off, r;
@@ -362,22 +435,7 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
           if (!direct_b) { bp = pb + jr * kc; rs_bp = NR; }
           else if (nr == NR) { bp = bblk + jr; rs_bp = p->rs_b; }
           else { bp = pb; rs_bp = NR; }
-          const int64_t cj = j0 + jc + jr;
-          T* ct = p->c + ci * p->rs_c + cj * p->cs_c;
-          if (direct_c) {
-            set->by_rows[r](r, nr, kc, ap, a_stride, bp, rs_bp, ct, p->rs_c, &prm);
-          } else {  /* C without a unit stride: compute into a tile, then merge */
-            set->by_rows[r](r, nr, kc, ap, a_stride, bp, rs_bp, tile, NR, &tile_prm);
-            for (int64_t i = 0; i < r; i++)
-              for (int64_t j = 0; j < nr; j++) {
-                T* cp = ct + i * p->rs_c + j * p->cs_c;
-                *cp = prm.beta == 0 ? tile[i * NR + j] : tile[i * NR + j] + prm.beta * *cp;
-              }
-          }
-          if (last_k && has_epi)
-            F(epilogue_)(p->cfg, ct, r, nr, p->rs_c, p->cs_c,
-                         p->bias ? p->bias + ci * p->bias_rs + cj * p->bias_cs : NULL,
-                         p->bias_rs, p->bias_cs, p->act);
+          F(tile_)(p, r, nr, kc, ap, a_stride, bp, rs_bp, ci, j0 + jc + jr, &prm, last_k && has_epi);
         }
       }
     }
@@ -424,15 +482,23 @@ static void F(gemm_parallel_)(const F(problem_)* p, int want) {
 static void F(choose_blocking_)(F(problem_)* p) {
   p->kc = p->cfg->kc;
   p->nc = p->cfg->nc;
-  if (p->cs_b == 1 && p->m <= TG_DIRECT_B_MAX_PANELS * p->set->mr &&
-      F(b_bytes_)(p) > TG_STREAM_B_MIN_BYTES(p->cfg)) {
-    /* Few rows of C and a big B: B is read in place, once from memory, stream_rows rows at a
-       time (each a prefetch stream) across all of its columns; no column blocking, since no B
-       panel is reused beyond the row panels of this sweep, which find it in L2. */
-    p->kc = p->cfg->stream_rows;
-    p->nc = F(round_up_)(p->n, p->set->nr);
+  /* A big B (beyond what L2 holds beside its packed copy) under few enough rows that all of
+     their A panels one KC block deep fit in half of L2: B is read once from memory, a column
+     panel at a time for all the rows (b_inner_kblock_), with no column blocking, since nothing
+     of B is reused beyond that. KC: the B panel in a quarter of L1, the rest for the A panel
+     and C's tile (measured on AMD Zen 3, f32, 16 x 4096 x 4096: KC 128 51 GFLOP/s, 256 43,
+     512 29; 96 x 4096 x 4096: 128 76, 256 79; the B block packed instead: 66). */
+  const int64_t sz = (int64_t) sizeof(T), MR = p->set->mr, NR = p->set->nr;
+  const int64_t b_kc = p->cfg->l1d / 4 / (NR * sz) / 8 * 8;
+  const int64_t kc = b_kc < 16 ? 16 : b_kc < p->kc ? b_kc : p->kc;
+  const int64_t panels = (p->m + MR - 1) / MR;
+  if (p->cs_b == 1 && F(b_bytes_)(p) > TG_STREAM_B_MIN_BYTES(p->cfg) &&
+      panels <= TG_B_INNER_MAX_PANELS && panels * MR * kc * sz <= p->cfg->l2 / 2) {
+    p->kc = kc;
+    p->nc = F(round_up_)(p->n, NR);
+    p->b_inner = 1;
   }
-  if (p->n <= 2 * p->set->nr && p->k > p->kc) {
+  if (!p->b_inner && p->n <= 2 * p->set->nr && p->k > p->kc) {
     /* Few column panels: A is streamed rather than reused, so deepen KC while the B block
        keeps the configured size; C is then swept fewer times. */
     const int64_t budget = p->cfg->kc * p->cfg->nc, cols = F(round_up_)(p->n, p->set->nr);

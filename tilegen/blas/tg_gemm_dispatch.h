@@ -29,7 +29,7 @@
     int isa;                  /* TG_ISA_* */                                              \
     int64_t kc, nc;           /* cache blocking: kc rows of B x nc columns stay in L2 */  \
     int64_t l1d, l2;          /* this core's cache sizes (bytes), for the thresholds */   \
-    int64_t stream_rows;      /* rows of a matrix streamed from beyond L2 that one kernel  \
+    int64_t stream_rows;      /* rows of an A streamed from beyond L2 that one kernel     \
                                  call reads at once, each a prefetch stream (tuned) */    \
     tg_gemm_set_##DT packed;  /* A(i, kk) at a[kk*cs_a + i]: column-major A, packed A */  \
     tg_gemm_set_##DT rows;    /* A(i, kk) at a[i*rs_a + kk]: row-major A, row panels */   \
@@ -67,9 +67,9 @@ TG_XAPI_FN(void, tilegen_x_gemm_blocking, (int dtype, int64_t* kc, int64_t* nc))
    a layout, chosen by name among this ISA's production kernels. Return 0, or -1 if rejected. */
 TG_XAPI_FN(int, tilegen_x_set_gemm_blocking, (int dtype, int64_t kc, int64_t nc))
 TG_XAPI_FN(int, tilegen_x_set_gemm_main_kernel, (int dtype, const char* name))
-/* A row vector times a B beyond L2 reads `depth` rows of B at a time, each a prefetch stream:
+/* An A beyond L2 under few columns of C is read `rows` rows at a time, each a prefetch stream:
    how many a core follows well differs by CPU, so `tilegen tune` sets it (1..64; 0 restores
-   the built-in depth). Returns 0, or -1 if out of range. */
+   the built-in height). Returns 0, or -1 if out of range. */
 TG_XAPI_FN(int64_t, tilegen_x_gemm_stream_rows, (int dtype))
 TG_XAPI_FN(int, tilegen_x_set_gemm_stream_rows, (int dtype, int64_t rows))
 TG_XAPI_FN(const char*, tilegen_x_gemv_kernel, (int dtype, int form))  /* 0 dot, 1 axpy */

@@ -681,6 +681,8 @@ void tg_f64_gemm_ukernel_4x8__avx512_rows(int64_t, int64_t, int64_t, const doubl
 void tg_f64_gemm_ukernel_1x8__avx512_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemm_ukernel_6x16__avx2(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_6x16__avx2_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_4x16__avx2(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
+void tg_f32_gemm_ukernel_4x16__avx2_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_2x16__avx2(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_2x16__avx2_rows(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f32_gemm_ukernel_1x16__avx2(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, const tg_f32_gemm_params*);
@@ -691,6 +693,7 @@ void tg_f64_gemm_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const double*, int
 void tg_f64_gemm_ukernel_1x8__avx2_rows(int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_packa_1__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_2__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
+void tg_f32_packa_4__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packa_6__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packb_16__avx2(int64_t, int64_t, const float*, int64_t, int64_t, float*);
 void tg_f32_packr__avx2(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t);
@@ -1130,6 +1133,8 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512, 14, 32, 2, TG_EPI_BIAS | TG_EPI_RELU, 0, 0, tg_f32_gemm_bias_relu_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_bias_relu_ukernel_14x32__avx512") \
   X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 0, tg_f32_gemm_ukernel_6x16__avx2, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_6x16__avx2") \
   X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_6x16__avx2_rows, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_6x16__avx2_rows") \
+  X(TG_ISA_AVX2, 4, 16, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x16__avx2, tg_f32_packa_4__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_4x16__avx2") \
+  X(TG_ISA_AVX2, 4, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_4x16__avx2_rows, tg_f32_packa_4__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_4x16__avx2_rows") \
   X(TG_ISA_AVX2, 2, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_2x16__avx2, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_2x16__avx2") \
   X(TG_ISA_AVX2, 2, 16, 1, 0u, 1, 1, tg_f32_gemm_ukernel_2x16__avx2_rows, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_2x16__avx2_rows") \
   X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x16__avx2, tg_f32_packa_1__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_1x16__avx2") \

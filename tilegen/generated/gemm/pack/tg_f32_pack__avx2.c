@@ -81,6 +81,42 @@ void tg_f32_packa_2__avx2(
   }
 }
 
+void tg_f32_packa_4__avx2(
+    int64_t m, int64_t k, const float* restrict a, int64_t rs_a, int64_t cs_a,
+    float* restrict dst)
+{
+  if (m == 4 && cs_a == 1) {
+    /* Row-major A: 4 row streams, interleaved k by k. */
+    for (int64_t k0 = 0; k0 < k; k0 += 8) {
+      const int64_t kb = k - k0 < 8 ? k - k0 : 8;
+      for (int64_t i = 0; i < 4; i++) {
+        const float* restrict src = a + i * rs_a + k0;
+        for (int64_t kk = 0; kk < kb; kk++) {
+          dst[(k0 + kk) * 4 + i] = src[kk];
+        }
+      }
+    }
+    return;
+  }
+  if (rs_a == 1) {
+    /* Column-major A: each k step is a contiguous run of m values. */
+    for (int64_t kk = 0; kk < k; kk++) {
+      const float* restrict src = a + kk * cs_a;
+      int64_t i = 0;
+      for (; i < m; i++) dst[i] = src[i];
+      for (; i < 4; i++) dst[i] = 0;
+      dst += 4;
+    }
+    return;
+  }
+  for (int64_t kk = 0; kk < k; kk++) {
+    int64_t i = 0;
+    for (; i < m; i++) dst[i] = a[i * rs_a + kk * cs_a];
+    for (; i < 4; i++) dst[i] = 0;
+    dst += 4;
+  }
+}
+
 void tg_f32_packa_6__avx2(
     int64_t m, int64_t k, const float* restrict a, int64_t rs_a, int64_t cs_a,
     float* restrict dst)
