@@ -24,10 +24,12 @@ PROBE = textwrap.dedent("""
         import tilegen
     import numpy as np
     from tilegen.blas import _core
+    from tilegen.nn import _attention
     cfg = {d: _core.gemm_config(t) for d, t in (("f32", np.float32), ("f64", np.float64))}
     print(json.dumps({
         "warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
         "tuning": tilegen.runtime_info()["tuning"],
+        "paged": _attention.kernel_name(True),
         "config": {d: {"kc": c["kc"], "nc": c["nc"], "rows": c["rows"]["kernel"],
                        "packed": c["packed"]["kernel"], "isa": c["isa"],
                        "stream_rows": c["stream_rows"]} for d, c in cfg.items()},
@@ -51,6 +53,12 @@ def builtin(tmp_path_factory):
     return probe(tmp_path_factory.mktemp("empty"))["config"]
 
 
+def builtin_paged():
+    from tilegen.nn import _attention
+
+    return _attention.kernel_name(True)
+
+
 def isa_of(dtype):
     return tilegen.runtime_info()["kernels"]["gemm"][dtype]["isa"]
 
@@ -66,6 +74,14 @@ def other_tile(dtype, layout="rows"):
     return names[1].name if len(names) > 1 else None
 
 
+def other_paged():
+    """A decode kernel tune may choose that is not the built-in one (None if there is none)."""
+    from tilegen.nn import _attention
+
+    others = [n for n in _attention.paged_kernels() if n != _attention.kernel_name(True)]
+    return others[0] if others else None
+
+
 def write_cache(cache_dir, doc=None, **changes):
     """A cache for this machine (as tuning.write makes it), with top-level `changes`."""
     if doc is None:
@@ -79,6 +95,7 @@ def write_cache(cache_dir, doc=None, **changes):
                                                      "kernel": other_tile("f64"), "stream_rows": 3}
         doc = {"format": 1, "tilegen_version": tilegen.__version__, "cpu": key,
                "isa": {isa: {"gemm": g} for isa, g in gemm.items()}}
+        doc["isa"][isa_of("f32")]["paged_attention"] = {"f32": {"kernel": other_paged()}}
     doc.update(changes)
     cache_dir.mkdir(parents=True, exist_ok=True)
     path = cache_dir / "tuning.yaml"
@@ -95,12 +112,16 @@ def test_tune_quick_writes_a_cache_the_next_import_applies(tmp_path, builtin):
         assert f"{dtype} ({isa_of(dtype)}): built-in KC" in r.stdout
     assert "geometric mean" in r.stdout and "chosen:" in r.stdout and "wrote " in r.stdout
     assert "  stream " in r.stdout and "stream rows" in r.stdout
+    assert "f32 paged attention" in r.stdout and "(built-in)" in r.stdout
     doc = tuning.load(str(cache / "tuning.yaml"))
     assert doc["tilegen_version"] == tilegen.__version__
     entry = doc["isa"][isa_of("f32")]
     assert set(entry["gemm"]) >= {"f32"} and entry["measured"]["f32"]["before_gflops"]
     for gflops in entry["measured"]["f32"]["after_gflops"].values():
         assert gflops > 0
+    assert all(rate > 0 for rate in entry["measured"]["paged_attention"].values())
+    from tilegen.nn import _attention
+    assert set(entry["measured"]["paged_attention"]) == set(_attention.paged_kernels())
 
     got = probe(cache)
     assert got["warnings"] == [] and got["tuning"]["status"] == "applied"
@@ -109,6 +130,7 @@ def test_tune_quick_writes_a_cache_the_next_import_applies(tmp_path, builtin):
         assert (got["config"][dtype]["kc"], got["config"][dtype]["nc"]) == (cfg["kc"], cfg["nc"])
         want_stream = cfg.get("stream_rows") or builtin[dtype]["stream_rows"]
         assert got["config"][dtype]["stream_rows"] == want_stream
+    assert got["paged"] == (entry["paged_attention"]["f32"]["kernel"] or builtin_paged())
 
     # The same file with values tune may well not have picked: the import must apply them.
     path = write_cache(cache)
@@ -119,6 +141,7 @@ def test_tune_quick_writes_a_cache_the_next_import_applies(tmp_path, builtin):
     assert got["config"]["f32"] != builtin["f32"] and got["config"]["f64"] != builtin["f64"]
     if other_tile("f32"):
         assert got["config"]["f32"]["rows"] == other_tile("f32")
+    assert got["paged"] == (other_paged() or builtin_paged())
 
     r = cprog.run([sys.executable, "-m", "tilegen", "tune", "--reset"], env=env_for(cache))
     assert r.returncode == 0 and not path.exists() and "removed" in r.stdout
@@ -171,6 +194,14 @@ def test_malformed_entries_warn_and_are_ignored(tmp_path, builtin):
     write_cache(tmp_path, doc)
     got = probe(tmp_path)
     assert got["config"] == builtin and "stream_rows is 65" in got["warnings"][0]
+    doc["isa"][isa_of("f32")]["gemm"]["f32"].update(stream_rows=None)
+    for kernel, words in ((5, "paged_attention: expected f32"),
+                          ("tg_f32_attndecode_ukernel_9x9__nope", "does not fit this build")):
+        doc["isa"][isa_of("f32")]["paged_attention"] = {"f32": {"kernel": kernel}}
+        write_cache(tmp_path, doc)
+        got = probe(tmp_path)
+        assert got["config"] == builtin and words in got["warnings"][0], got["warnings"]
+        assert got["paged"] == builtin_paged()
 
 
 @pytest.mark.parametrize("change, words", [

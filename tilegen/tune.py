@@ -14,6 +14,10 @@ in use, searching in turn:
    product alone. (A big B under few rows of C is read a column panel at a time with KC derived
    from L1: no setting of its own.)
 
+Then, for float32, paged attention's decode kernel among the registry's kernels of its ISA (they
+differ in how far ahead they prefetch the cache rows, which is what differs by CPU), timed on a
+KV cache read from memory.
+
 Each candidate is scored by the geometric mean of the best-of-N GFLOP/s over the products it
 affects. At the end the built-in configuration and the winner are re-measured in interleaved
 rounds; the winner is kept only if it beats the built-in one by more than the noise margin. The
@@ -58,6 +62,7 @@ class Plan:
     sweep_rounds: int         # candidates of a sweep measured in turn this many times (best kept)
     streamed: Tuple[Product, ...]  # an A beyond L2 streamed: for the stream rows
     streams: Tuple[int, ...]       # stream-rows candidates (the built-in one is added)
+    paged: Tuple[int, int] = (8, 2048)  # paged decode: sequences x cached tokens (128 MiB of K/V)
 
 
 FULL = Plan(
@@ -73,7 +78,8 @@ QUICK = Plan(
               Product("256x256x256 (A col-major)", 256, 256, 256, "F")),
     kc=(128, 256, 384), nc=(512, 1024, 2048),
     reps=3, target=0.008, refine=False, final_rounds=2, sweep_rounds=1,
-    streamed=(Product("2048x2048x16 (A streamed)", 2048, 2048, 16),), streams=(4, 8, 16))
+    streamed=(Product("2048x2048x16 (A streamed)", 2048, 2048, 16),), streams=(4, 8, 16),
+    paged=(4, 1024))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -121,6 +127,11 @@ def run(args) -> int:
             entry = entries.setdefault(result.pop("isa"), {"gemm": {}, "measured": {}})
             entry["gemm"][dtype] = result.pop("config")
             entry["measured"][dtype] = result
+        if "f32" in dtypes:
+            isa, kernel, measured = tune_paged(plan)
+            entry = entries.setdefault(isa, {"gemm": {}, "measured": {}})
+            entry["paged_attention"] = {"f32": {"kernel": kernel}}
+            entry["measured"]["paged_attention"] = measured
     except RuntimeError as e:  # the chosen configuration failed its correctness check
         print(f"tilegen: error: {e}", file=sys.stderr)
         return 1
@@ -133,6 +144,54 @@ def run(args) -> int:
     path = tuning.write(entries)
     print(f"wrote {path}: the next `import tilegen` applies it (TILEGEN_TUNING=off ignores it)")
     return 0
+
+
+def tune_paged(plan: Plan, out=None) -> Tuple[str, Optional[str], Dict[str, float]]:
+    """Paged attention's float32 decode kernel: each registered kernel of its ISA on a cache of
+    plan.paged (sequences, tokens; Hq 32, Hkv 8, D 128, blocks of 16 scattered), best K/V GB/s
+    of interleaved rounds; another kernel replaces the built-in one only if it reads MARGIN
+    faster and gives its answer. Returns (ISA, kernel or None for the built-in, GB/s by kernel)."""
+    import numpy as np
+
+    from . import tuning
+    from .bench_worker import measure
+    from .dsl.spec import spec_from_name
+    from .nn import _attention
+
+    say = lambda text: ((out or sys.stdout).write(text + "\n"), (out or sys.stdout).flush())  # noqa: E731
+    tuning.apply_paged(None)
+    builtin = _attention.kernel_name(True)
+    names = _attention.paged_kernels()
+    isa = spec_from_name(builtin).isa
+    seqs, tokens = plan.paged
+    rng = np.random.default_rng(7)
+    blocks = seqs * tokens // 16
+    k = rng.random((blocks, 16, 8, 128), dtype=np.float32)
+    v = rng.random((blocks, 16, 8, 128), dtype=np.float32)
+    q = rng.standard_normal((seqs, 32, 128), dtype=np.float32)
+    table = rng.permutation(blocks).astype(np.int32).reshape(seqs, tokens // 16)
+    lens = np.full(seqs, tokens, np.int32)
+    run = lambda: _attention.paged_attention(q, k, v, table, lens)  # noqa: E731
+    rates: Dict[str, float] = {}
+    answers = {}
+    for _ in range(plan.final_rounds):
+        for name in names:
+            tuning.apply_paged(name)
+            answers[name] = run()
+            r = measure(run, plan.target, plan.reps)
+            rates[name] = max(rates.get(name, 0.0), (k.nbytes + v.nbytes) / r["best_s"] / 1e9)
+    best = max(names, key=lambda n: rates[n])
+    say(f"f32 paged attention ({isa}), K/V GB/s, best of {plan.final_rounds} interleaved rounds "
+        f"({seqs} x {tokens} tokens): " + ", ".join(
+            f"{n}{' (built-in)' if n == builtin else ''} {rates[n]:.1f}" for n in names))
+    chosen = best if rates[best] > rates[builtin] * (1 + MARGIN) else None
+    if chosen is not None and not np.allclose(answers[chosen], answers[builtin], rtol=1e-4,
+                                              atol=1e-5):
+        raise RuntimeError(f"{chosen} disagrees with {builtin} on the tuning case")
+    tuning.apply_paged(chosen)
+    say(f"  chosen: {chosen or 'the built-in kernel'}" + (
+        "" if chosen else f" (nothing else read {100 * MARGIN:.0f}% faster)"))
+    return isa, chosen, {n: round(r, 2) for n, r in rates.items()}
 
 
 def _gmean(values: Sequence[float]) -> float:

@@ -15,6 +15,8 @@ per ISA (so tuning under ``TILEGEN_ISA=avx2`` does not replace the AVX-512 entry
         gemm:
           f32: {kc: 256, nc: 1024, kernel: null, stream_rows: null}  # null = the built-in
           f64: {kc: 256, nc: 512, kernel: null}
+        paged_attention:                           # optional
+          f32: {kernel: null}                      # the decode kernel; null = the built-in
         measured: {...}                            # tune's before/after GFLOP/s, for people
 
 `import tilegen` calls apply_cache() once: it returns at once when TILEGEN_TUNING=off or no file
@@ -135,6 +137,15 @@ def apply(dtype: str, kc: int, nc: int, kernel: Optional[str],
 def restore_defaults(dtype: str) -> None:
     d = defaults(dtype)
     apply(dtype, d["kc"], d["nc"], None)
+    if dtype == "f32":
+        apply_paged(None)
+
+
+def apply_paged(kernel: Optional[str]) -> None:
+    """Makes `kernel` paged attention's float32 decode kernel (None: the built-in one)."""
+    from .nn import _attention
+
+    _attention.set_paged_kernel(kernel)
 
 
 # -------------------------------------------------------------------------------- the file
@@ -175,6 +186,11 @@ def validate(doc: Any) -> Dict[str, Any]:
                 raise CacheError(f"{where}: kernel must be a kernel name or null")
             if cfg.get("stream_rows") is not None:
                 _check_int(cfg["stream_rows"], f"{where}: stream_rows", MAX_STREAM_ROWS)
+        paged = entry.get("paged_attention", {})
+        cfg = paged.get("f32", {}) if isinstance(paged, dict) else None
+        if (not isinstance(cfg, dict) or set(paged) - {"f32"}
+                or not isinstance(cfg.get("kernel"), (str, type(None)))):
+            raise CacheError(f"isa {isa}, paged_attention: expected f32 with a kernel name or null")
     return doc
 
 
@@ -255,6 +271,9 @@ def apply_cache() -> None:
         _defaults[dtype] = current(dtype)
         try:
             apply(dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"), cfg.get("stream_rows"))
+            if dtype == "f32":
+                paged = doc["isa"][isa].get("paged_attention", {}).get("f32", {})
+                apply_paged(paged.get("kernel"))
         except ValueError as e:  # a kernel this build does not have: undo everything
             for done in list(_defaults):
                 restore_defaults(done)

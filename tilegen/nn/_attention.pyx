@@ -35,6 +35,8 @@ cdef extern from "tilegen.h" nogil:
 cdef extern from "tg_attention.h" nogil:
     const char* tilegen_x_attention_kernel(int decode)
     void tilegen_x_attention_force_plain(int on)
+    int tilegen_x_set_paged_kernel(const char* name)
+    const char* tilegen_x_paged_kernel_name(int i)
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -43,6 +45,28 @@ def kernel_name(bint decode=False):
     """The float32 fused-attention kernel in use (decode: paged attention's)."""
     cdef const char* p = tilegen_x_attention_kernel(decode)
     return None if p == NULL else p.decode()
+
+
+def paged_kernels():
+    """The registered float32 decode kernels of the ISA paged attention runs on (the built-in
+    one and the others `tilegen tune` may choose)."""
+    out = []
+    cdef const char* p = tilegen_x_paged_kernel_name(0)
+    while p != NULL:
+        out.append(p.decode())
+        p = tilegen_x_paged_kernel_name(len(out))
+    return out
+
+
+def set_paged_kernel(name=None):
+    """Makes `name` (one of paged_kernels()) paged attention's float32 kernel; None restores
+    the built-in one."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a kernel name or None, not {type(name).__name__}")
+    cdef bytes b = (name or "").encode()
+    if tilegen_x_set_paged_kernel(b) != 0:
+        raise ValueError(f"name: {name!r} is not a decode kernel of this ISA "
+                         f"(one of {', '.join(paged_kernels())})")
 
 
 def _force_plain(bint on):

@@ -58,6 +58,38 @@ void tg_attention_select(void) {
             c.dec_name);
 }
 
+int tilegen_x_set_paged_kernel(const char* name) {
+  const int builtin = name == NULL || name[0] == '\0';
+  int found = 0;
+  tg_dispatch_lock();
+  tg_attention_config c = *atomic_load(&current);
+  const int isa = c.dec_isa;
+#define TG_PICK_DECODE(ISA, MR, NR, CW, WORK, SLICE_WORK, PF, PROD, FN, NAME)               \
+  if (!found && (ISA) == isa && (builtin ? (PROD) : strcmp(NAME, name) == 0)) {            \
+    found = 1;                                                                             \
+    TG_COLLECT_DECODE(ISA, MR, NR, CW, WORK, SLICE_WORK, PF, 1, FN, NAME)                  \
+  }
+  c.dec_fn = NULL;
+  TG_FOREACH_ATTNDECODE_UKERNEL_f32(TG_PICK_DECODE)
+#undef TG_PICK_DECODE
+  if (found) {
+    publish(&c);
+    tg_dispatch_report("paged_attention", "f32", c.dec_isa, c.dec_name);
+  }
+  tg_dispatch_unlock();
+  return found ? 0 : -1;
+}
+
+const char* tilegen_x_paged_kernel_name(int i) {
+  const int isa = tg_attention_cfg()->dec_isa;
+  const char* out = NULL;
+#define TG_NTH_DECODE(ISA, MR, NR, CW, WORK, SLICE_WORK, PF, PROD, FN, NAME)                \
+  if ((ISA) == isa && i-- == 0) out = NAME;
+  TG_FOREACH_ATTNDECODE_UKERNEL_f32(TG_NTH_DECODE)
+#undef TG_NTH_DECODE
+  return out;
+}
+
 const tg_attention_config* tg_attention_cfg(void) {
   tg_dispatch_init();
   return atomic_load_explicit(&current, memory_order_acquire);

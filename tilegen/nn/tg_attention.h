@@ -41,6 +41,11 @@ void tg_attention_select(void);
 /* ---- test hooks ---- */
 /* The prefill (0) or decode (1) kernel in use for float32, or NULL. */
 TG_XAPI_FN(const char*, tilegen_x_attention_kernel, (int decode))
+/* The paged path's float32 decode kernel: `name`, a registered kernel of the ISA it selected
+   (tilegen tune's choice), or the built-in one for NULL or ""; 0, or -1 for no such kernel. */
+TG_XAPI_FN(int, tilegen_x_set_paged_kernel, (const char* name))
+/* The i-th registered decode kernel of that ISA, or NULL past the last. */
+TG_XAPI_FN(const char*, tilegen_x_paged_kernel_name, (int i))
 /* 1: every call runs the plain C path (the allocation-free fallback), 0: the kernels. */
 TG_XAPI_FN(void, tilegen_x_attention_force_plain, (int on))
 int tg_attention_plain_forced(void);
