@@ -158,7 +158,7 @@ def tune_paged(plan: Plan, out=None) -> Tuple[str, Optional[str], Dict[str, floa
     from .dsl.spec import spec_from_name
     from .nn import _attention
 
-    say = lambda text: ((out or sys.stdout).write(text + "\n"), (out or sys.stdout).flush())  # noqa: E731
+    out = out or sys.stdout
     tuning.apply_paged(None)
     builtin = _attention.kernel_name(True)
     names = _attention.paged_kernels()
@@ -177,20 +177,22 @@ def tune_paged(plan: Plan, out=None) -> Tuple[str, Optional[str], Dict[str, floa
     for _ in range(plan.final_rounds):
         for name in names:
             tuning.apply_paged(name)
-            answers[name] = run()
+            if name not in answers:
+                answers[name] = run()
             r = measure(run, plan.target, plan.reps)
             rates[name] = max(rates.get(name, 0.0), (k.nbytes + v.nbytes) / r["best_s"] / 1e9)
     best = max(names, key=lambda n: rates[n])
-    say(f"f32 paged attention ({isa}), K/V GB/s, best of {plan.final_rounds} interleaved rounds "
-        f"({seqs} x {tokens} tokens): " + ", ".join(
-            f"{n}{' (built-in)' if n == builtin else ''} {rates[n]:.1f}" for n in names))
+    print(f"f32 paged attention ({isa}), K/V GB/s, best of {plan.final_rounds} interleaved "
+          f"rounds ({seqs} x {tokens} tokens): " + ", ".join(
+              f"{n}{' (built-in)' if n == builtin else ''} {rates[n]:.1f}" for n in names),
+          file=out, flush=True)
     chosen = best if rates[best] > rates[builtin] * (1 + MARGIN) else None
     if chosen is not None and not np.allclose(answers[chosen], answers[builtin], rtol=1e-4,
                                               atol=1e-5):
         raise RuntimeError(f"{chosen} disagrees with {builtin} on the tuning case")
     tuning.apply_paged(chosen)
-    say(f"  chosen: {chosen or 'the built-in kernel'}" + (
-        "" if chosen else f" (nothing else read {100 * MARGIN:.0f}% faster)"))
+    print(f"  chosen: {chosen or 'the built-in kernel'}" + (
+        "" if chosen else f" (nothing else read {100 * MARGIN:.0f}% faster)"), file=out, flush=True)
     return isa, chosen, {n: round(r, 2) for n, r in rates.items()}
 
 

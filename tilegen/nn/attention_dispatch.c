@@ -60,18 +60,17 @@ void tg_attention_select(void) {
 
 int tilegen_x_set_paged_kernel(const char* name) {
   const int builtin = name == NULL || name[0] == '\0';
-  int found = 0;
   tg_dispatch_lock();
   tg_attention_config c = *atomic_load(&current);
   const int isa = c.dec_isa;
+  /* TG_COLLECT_DECODE takes the first match: the first production kernel, or the named one. */
 #define TG_PICK_DECODE(ISA, MR, NR, CW, WORK, SLICE_WORK, PF, PROD, FN, NAME)               \
-  if (!found && (ISA) == isa && (builtin ? (PROD) : strcmp(NAME, name) == 0)) {            \
-    found = 1;                                                                             \
-    TG_COLLECT_DECODE(ISA, MR, NR, CW, WORK, SLICE_WORK, PF, 1, FN, NAME)                  \
-  }
+  if (builtin || strcmp(NAME, name) == 0)                                                  \
+    TG_COLLECT_DECODE(ISA, MR, NR, CW, WORK, SLICE_WORK, PF, (PROD) || !builtin, FN, NAME)
   c.dec_fn = NULL;
   TG_FOREACH_ATTNDECODE_UKERNEL_f32(TG_PICK_DECODE)
 #undef TG_PICK_DECODE
+  const int found = c.dec_fn != NULL;
   if (found) {
     publish(&c);
     tg_dispatch_report("paged_attention", "f32", c.dec_isa, c.dec_name);
