@@ -103,6 +103,10 @@ GRID = [
     ((1, 3, 10, 190), (8, 3, 3), 2, 1, 1, 1, True),
     ((1, 24, 9, 61), (24, 3, 3), 1, 1, 1, 24, True),
     ((1, 16, 6, 61), (8, 3, 3), 1, 1, 1, 1, False),
+    # Several bands per group (the last one short, pad rows at both ends, stride-2 phases): one
+    # thread's band buffer serves them all, its pad columns zeroed once per call.
+    ((1, 64, 29, 61), (16, 3, 3), 1, 1, 1, 1, True),
+    ((2, 48, 31, 33), (8, 3, 3), 2, 1, 1, 1, False),
 ]
 
 

@@ -699,10 +699,9 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
           memset(dst, 0, (size_t) jb->wp * sizeof(float));
           continue;
         }
-        const int64_t first = jb->lead + g->pl;  /* the row's first input column */
-        for (int64_t k = 0; k < first; k++) dst[k] = 0;  /* pads are a few floats: no calls */
-        memcpy(dst + first, xg + ci * in_plane + ih * jb->w, (size_t) jb->w * sizeof(float));
-        for (int64_t k = first + jb->w; k < jb->wp; k++) dst[k] = 0;
+        /* The row's pad columns are zero: band_task cleared the band, and nothing but zeros
+           is written outside the rows' input columns. */
+        memcpy(dst + jb->lead + g->pl, xg + ci * in_plane + ih * jb->w, (size_t) jb->w * sizeof(float));
       }
     }
     base = band + jb->lead;
@@ -773,6 +772,7 @@ static void band_task(void* ctx, int tid, int nt) {
     return;
   }
   float* obuf = band + round_up(jb->chans * jb->cs, 16);  /* TILE_COPY's tile buffer */
+  if (!jb->in_place) memset(band, 0, (size_t) (jb->chans * jb->cs) * sizeof(float));
   const int64_t items = jb->n * jb->groups * jb->nbands;
   for (int64_t it = items * tid / nt; it < items * (tid + 1) / nt; it++)
     band_item(jb, band, obuf, it);

@@ -12,6 +12,7 @@ from typing import Optional, Tuple, Union
 
 import numpy as np
 
+from .. import _memory
 from . import _conv
 
 ACTIVATIONS = {None: 0, "relu": 1, "relu6": 2, "gelu": 3, "silu": 4}
@@ -163,7 +164,7 @@ def conv2d(x, weight, bias=None, stride: IntPair = 1, padding=0,
     """
     geom = _Geometry(weight, bias, stride, padding, dilation, groups, layout, activation)
     xc, shape, unbatched = geom.prepare(x)
-    y = np.empty(shape, xc.dtype)
+    y = _memory.empty_aligned(shape, xc.dtype)
     if y.size:
         _conv.conv2d(xc, geom.weight, geom.bias, y, geom.tuple)
     return y[0] if unbatched else y
@@ -208,7 +209,7 @@ class Conv2d:
     def __call__(self, x) -> np.ndarray:
         g = self._geom
         xc, shape, unbatched = g.prepare(x)
-        y = np.empty(shape, xc.dtype)
+        y = _memory.empty_aligned(shape, xc.dtype)
         if y.size:
             if self._plan is not None:
                 self._plan.run(xc, y)
