@@ -403,3 +403,35 @@ def test_few_rows_times_big_b(dtype, m, case, threads):
             assert (big[:, 1::2] == 7.0).all(), "a gap of the strided C was written"
         else:
             assert_close(tg.gemm(a, b, c, alpha=-0.5, beta=2.0), want, scale, dtype, k)
+
+
+@pytest.fixture
+def b_inner_rows():
+    try:
+        yield lambda rows: _core.set_gemm_b_inner_rows(np.float32, rows) or \
+            _core.set_gemm_b_inner_rows(np.float64, rows)
+    finally:
+        _core.set_gemm_b_inner_rows(np.float32, 0)
+        _core.set_gemm_b_inner_rows(np.float64, 0)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("cap", [1, 100, _core.B_INNER_ROWS_MAX])
+@pytest.mark.parametrize("m", [33, 100, 101, _core.B_INNER_ROWS_MAX])
+def test_few_rows_limit_set_by_tune(dtype, cap, m, b_inner_rows, threads):
+    """The row limit of that path as `tilegen tune` may set it (1: never, up to the most row
+    panels the driver holds): rows on both sides of it, edge row panels, alpha/beta and a fused
+    bias + relu, on 1 and 2 threads, against float64."""
+    b_inner_rows(cap)
+    assert _core.gemm_config(dtype)["b_inner_rows"] == cap
+    k, n = 900, 700
+    rng = np.random.default_rng(m + cap)
+    a = rng.uniform(-1, 1, (m, k)).astype(dtype)
+    b = rng.uniform(-1, 1, (k, n)).astype(dtype)
+    c = rng.uniform(-1, 1, (m, n)).astype(dtype)
+    bias = rng.uniform(-1, 1, n).astype(dtype)
+    want, scale = reference(a, b, c, alpha=1.5, beta=-1.0)
+    for nt in (1, 2):
+        threads(nt)
+        got = tg.gemm(a, b, c, alpha=1.5, beta=-1.0, bias=bias, activation="relu")
+        assert_close(got, np.maximum(want + bias, 0), scale + np.abs(bias), dtype, k)

@@ -32,7 +32,8 @@ PROBE = textwrap.dedent("""
         "paged": _attention.kernel_name(True),
         "config": {d: {"kc": c["kc"], "nc": c["nc"], "rows": c["rows"]["kernel"],
                        "packed": c["packed"]["kernel"], "isa": c["isa"],
-                       "stream_rows": c["stream_rows"]} for d, c in cfg.items()},
+                       "stream_rows": c["stream_rows"], "b_inner_rows": c["b_inner_rows"]}
+                   for d, c in cfg.items()},
     }))
 """)
 
@@ -90,9 +91,10 @@ def write_cache(cache_dir, doc=None, **changes):
         nr32 = _core.gemm_config(np.float32)["nr"]
         nr64 = _core.gemm_config(np.float64)["nr"]
         gemm = {isa_of("f32"): {"f32": {"kc": 96, "nc": 3 * nr32, "kernel": other_tile("f32"),
-                                        "stream_rows": 5}}}
+                                        "stream_rows": 5, "b_inner_rows": 100}}}
         gemm.setdefault(isa_of("f64"), {})["f64"] = {"kc": 40, "nc": 5 * nr64,
-                                                     "kernel": other_tile("f64"), "stream_rows": 3}
+                                                     "kernel": other_tile("f64"), "stream_rows": 3,
+                                                     "b_inner_rows": 7}
         doc = {"format": 1, "tilegen_version": tilegen.__version__, "cpu": key,
                "isa": {isa: {"gemm": g} for isa, g in gemm.items()}}
         doc["isa"][isa_of("f32")]["paged_attention"] = {"f32": {"kernel": other_paged()}}
@@ -112,6 +114,7 @@ def test_tune_quick_writes_a_cache_the_next_import_applies(tmp_path, builtin):
         assert f"{dtype} ({isa_of(dtype)}): built-in KC" in r.stdout
     assert "geometric mean" in r.stdout and "chosen:" in r.stdout and "wrote " in r.stdout
     assert "  stream " in r.stdout and "stream rows" in r.stdout
+    assert "  b-inner " in r.stdout and "b-inner rows" in r.stdout
     assert "f32 paged attention" in r.stdout and "(built-in)" in r.stdout
     doc = tuning.load(str(cache / "tuning.yaml"))
     assert doc["tilegen_version"] == tilegen.__version__
@@ -130,6 +133,8 @@ def test_tune_quick_writes_a_cache_the_next_import_applies(tmp_path, builtin):
         assert (got["config"][dtype]["kc"], got["config"][dtype]["nc"]) == (cfg["kc"], cfg["nc"])
         want_stream = cfg.get("stream_rows") or builtin[dtype]["stream_rows"]
         assert got["config"][dtype]["stream_rows"] == want_stream
+        want_b_inner = cfg.get("b_inner_rows") or builtin[dtype]["b_inner_rows"]
+        assert got["config"][dtype]["b_inner_rows"] == want_b_inner
     assert got["paged"] == (entry["paged_attention"]["f32"]["kernel"] or builtin_paged())
 
     # The same file with values tune may well not have picked: the import must apply them.
@@ -138,6 +143,7 @@ def test_tune_quick_writes_a_cache_the_next_import_applies(tmp_path, builtin):
     assert got["tuning"]["status"] == "applied", got
     assert got["config"]["f32"]["kc"] == 96 and got["config"]["f64"]["kc"] == 40
     assert got["config"]["f32"]["stream_rows"] == 5 and got["config"]["f64"]["stream_rows"] == 3
+    assert got["config"]["f32"]["b_inner_rows"] == 100 and got["config"]["f64"]["b_inner_rows"] == 7
     assert got["config"]["f32"] != builtin["f32"] and got["config"]["f64"] != builtin["f64"]
     if other_tile("f32"):
         assert got["config"]["f32"]["rows"] == other_tile("f32")
@@ -194,7 +200,11 @@ def test_malformed_entries_warn_and_are_ignored(tmp_path, builtin):
     write_cache(tmp_path, doc)
     got = probe(tmp_path)
     assert got["config"] == builtin and "stream_rows is 65" in got["warnings"][0]
-    doc["isa"][isa_of("f32")]["gemm"]["f32"].update(stream_rows=None)
+    doc["isa"][isa_of("f32")]["gemm"]["f32"].update(stream_rows=None, b_inner_rows=257)
+    write_cache(tmp_path, doc)
+    got = probe(tmp_path)
+    assert got["config"] == builtin and "b_inner_rows is 257" in got["warnings"][0]
+    doc["isa"][isa_of("f32")]["gemm"]["f32"].update(b_inner_rows=None)
     for kernel, words in ((5, "paged_attention: expected f32"),
                           ("tg_f32_attndecode_ukernel_9x9__nope", "does not fit this build")):
         doc["isa"][isa_of("f32")]["paged_attention"] = {"f32": {"kernel": kernel}}
@@ -320,3 +330,11 @@ def test_stream_rows_out_of_range_is_refused(depth):
     with pytest.raises(ValueError, match="stream_rows"):
         _core.set_gemm_stream_rows(np.float32, depth)
     assert _core.gemm_config(np.float32)["stream_rows"] == before
+
+
+@pytest.mark.parametrize("rows", [-1, _core.B_INNER_ROWS_MAX + 1])
+def test_b_inner_rows_out_of_range_is_refused(rows):
+    before = _core.gemm_config(np.float64)["b_inner_rows"]
+    with pytest.raises(ValueError, match="b_inner_rows: rows=.* allowed: 0 to 256"):
+        _core.set_gemm_b_inner_rows(np.float64, rows)
+    assert _core.gemm_config(np.float64)["b_inner_rows"] == before

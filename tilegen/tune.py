@@ -11,8 +11,11 @@ in use, searching in turn:
 3. the stream rows: how many rows of an A streamed from beyond L2 one kernel call reads at
    once, each a prefetch stream (the height of the row panels of a deep A under 16 columns of C;
    how many streams a core follows well is what differs most between Intel and AMD), on that
-   product alone. (A big B under few rows of C is read a column panel at a time with KC derived
-   from L1: no setting of its own.)
+   product alone;
+4. the b-inner rows: up to how many rows of C a B beyond L2 is read one column panel at a time
+   for all the rows (KC derived from L1) instead of blocked, on products of 16 to 128 rows times
+   a B read from memory (64 MiB in float32; the crossover differs by CPU: 48 rows on a Zen 3,
+   about 64 on an Intel Xeon).
 
 Then, for float32, paged attention's decode kernel among the registry's kernels of its ISA (they
 differ in how far ahead they prefetch the cache rows, which is what differs by CPU), timed on a
@@ -62,6 +65,8 @@ class Plan:
     sweep_rounds: int         # candidates of a sweep measured in turn this many times (best kept)
     streamed: Tuple[Product, ...]  # an A beyond L2 streamed: for the stream rows
     streams: Tuple[int, ...]       # stream-rows candidates (the built-in one is added)
+    few_rows: Tuple[Product, ...]  # few rows of C times a B beyond L2: for the b-inner rows
+    b_inner: Tuple[int, ...]       # b-inner-rows candidates (the built-in one is added)
     paged: Tuple[int, int] = (8, 2048)  # paged decode: sequences x cached tokens (128 MiB of K/V)
 
 
@@ -71,7 +76,9 @@ FULL = Plan(
               Product("512x512x512 (A col-major)", 512, 512, 512, "F")),
     kc=(128, 192, 256, 320, 384, 512, 768), nc=(256, 512, 1024, 2048, 4096),
     reps=5, target=0.03, refine=True, final_rounds=4, sweep_rounds=2,
-    streamed=(Product("4096x4096x16 (A streamed)", 4096, 4096, 16),), streams=(4, 8, 12, 16, 32))
+    streamed=(Product("4096x4096x16 (A streamed)", 4096, 4096, 16),), streams=(4, 8, 12, 16, 32),
+    few_rows=tuple(Product(f"{m}x4096x4096 (big B)", m, 4096, 4096) for m in (16, 32, 64, 128)),
+    b_inner=(1, 16, 32, 64, 128))
 QUICK = Plan(
     products=(Product("256x256x256", 256, 256, 256), Product("512x512x512", 512, 512, 512),
               Product("16x512x512", 16, 512, 512),
@@ -79,6 +86,8 @@ QUICK = Plan(
     kc=(128, 256, 384), nc=(512, 1024, 2048),
     reps=3, target=0.008, refine=False, final_rounds=2, sweep_rounds=1,
     streamed=(Product("2048x2048x16 (A streamed)", 2048, 2048, 16),), streams=(4, 8, 16),
+    few_rows=tuple(Product(f"{m}x4096x4096 (big B)", m, 4096, 4096) for m in (16, 64)),
+    b_inner=(1, 32, 96),
     paged=(4, 1024))
 
 
@@ -217,7 +226,7 @@ class Tuner:
         self.nr = int(_core.gemm_config(self.np_dtype)["nr"])
         rng = np.random.default_rng(7)
         self.operands = {}
-        for p in (*plan.products, *plan.streamed):
+        for p in (*plan.products, *plan.streamed, *plan.few_rows):
             a = rng.uniform(-1, 1, (p.m, p.k)).astype(self.np_dtype)
             if p.a_order == "F":
                 a = np.asfortranarray(a)
@@ -230,7 +239,8 @@ class Tuner:
     def apply(self, cfg: dict) -> None:
         from . import tuning
 
-        tuning.apply(self.dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"), cfg.get("stream_rows"))
+        tuning.apply(self.dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"), cfg.get("stream_rows"),
+                     cfg.get("b_inner_rows"))
 
     def rates(self, cfg: dict, products: Sequence[Product]) -> Dict[Product, float]:
         """Best GFLOP/s of each product under `cfg`."""
@@ -292,7 +302,8 @@ class Tuner:
 
         plan, base = self.plan, self.base
         tile = lambda name: spec_from_name(name).tile  # noqa: E731
-        default = {"kc": base["kc"], "nc": base["nc"], "kernel": None, "stream_rows": None}
+        default = {"kc": base["kc"], "nc": base["nc"], "kernel": None, "stream_rows": None,
+                   "b_inner_rows": None}
         c_products = [p for p in plan.products if p.a_order == "C"]
         f_products = [p for p in plan.products if p.a_order == "F"]
         self.say(f"{self.dtype} ({self.isa}): built-in KC {base['kc']}, NC {base['nc']}, main tiles "
@@ -367,25 +378,29 @@ class Tuner:
             self.say(f"  chosen: the built-in configuration (KC {default['kc']}, NC "
                      f"{default['nc']}, largest tiles): {why}")
             cfg = default
-        cfg = self.tune_stream_rows(cfg, before, after)
+        cfg = self.tune_rows(cfg, "stream_rows", "stream rows", plan.streamed, plan.streams,
+                             before, after)
+        cfg = self.tune_rows(cfg, "b_inner_rows", "b-inner rows", plan.few_rows, plan.b_inner,
+                             before, after)
         self.apply(cfg)
         self.check()
-        products = (*plan.products, *plan.streamed)
+        products = (*plan.products, *plan.streamed, *plan.few_rows)
         return {"isa": self.isa, "config": cfg,
                 "before_gflops": {p.label: round(before[p], 2) for p in products},
                 "after_gflops": {p.label: round(after[p], 2) for p in products}}
 
-    def tune_stream_rows(self, cfg: dict, before: Dict[Product, float],
-                         after: Dict[Product, float]) -> dict:
-        """Step 3 on the chosen configuration: the stream rows, kept only if they clearly beat
-        the built-in ones in interleaved rounds (adds the streamed products to before and
-        after)."""
-        ps, builtin = self.plan.streamed, int(self.base["stream_rows"])
-        rows = sorted(set(self.plan.streams) | {builtin})
-        start = dict(cfg, stream_rows=builtin)
-        best, _ = self.sweep("stream", [dict(cfg, stream_rows=r) for r in rows], ps, start,
-                             self.score(start, ps), lambda c: str(c["stream_rows"]))
-        ref = dict(cfg, stream_rows=None)
+    def tune_rows(self, cfg: dict, key: str, what: str, ps: Sequence[Product],
+                  candidates: Sequence[int], before: Dict[Product, float],
+                  after: Dict[Product, float]) -> dict:
+        """Steps 3 and 4 on the chosen configuration: a row count (`key` of the configuration)
+        timed on the products `ps` it affects, kept only if it clearly beats the built-in one
+        in interleaved rounds (adds `ps` to before and after)."""
+        builtin = int(self.base[key])
+        rows = sorted(set(candidates) | {builtin})
+        start = dict(cfg, **{key: builtin})
+        best, _ = self.sweep(what.split()[0], [dict(cfg, **{key: r}) for r in rows], ps, start,
+                             self.score(start, ps), lambda c: str(c[key]))
+        ref = dict(cfg, **{key: None})
         old = {p: 0.0 for p in ps}
         new = {p: 0.0 for p in ps}
         for _ in range(self.plan.final_rounds):
@@ -399,10 +414,10 @@ class Tuner:
         shown = ", ".join(f"{p.label} {old[p]:.1f}" for p in ps)
         if g_new <= g_old * (1 + MARGIN):
             after.update(old)
-            self.say(f"  chosen: the built-in stream rows {builtin} ({shown} GFLOP/s)")
+            self.say(f"  chosen: the built-in {what} {builtin} ({shown} GFLOP/s)")
             return ref
         after.update(new)
-        self.say(f"  chosen: stream rows {best['stream_rows']} (" + ", ".join(
+        self.say(f"  chosen: {what} {best[key]} (" + ", ".join(
             f"{p.label} {old[p]:.1f} -> {new[p]:.1f}" for p in ps) +
             f" GFLOP/s, {100 * (g_new / g_old - 1):+.1f}%)")
         return best

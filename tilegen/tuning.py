@@ -13,7 +13,8 @@ per ISA (so tuning under ``TILEGEN_ISA=avx2`` does not replace the AVX-512 entry
       avx512:
         written: 2026-01-01T00:00:00+00:00
         gemm:
-          f32: {kc: 256, nc: 1024, kernel: null, stream_rows: null}  # null = the built-in
+          f32: {kc: 256, nc: 1024, kernel: null, stream_rows: null,  # null = the built-in
+                b_inner_rows: null}
           f64: {kc: 256, nc: 512, kernel: null}
         paged_attention:                           # optional
           f32: {kernel: null}                      # the decode kernel; null = the built-in
@@ -38,6 +39,7 @@ DTYPES = ("f32", "f64")
 MAX_KC = 1 << 16  # the C core's limits (tilegen_x_set_gemm_blocking)
 MAX_NC = 1 << 24
 MAX_STREAM_ROWS = 64
+MAX_B_INNER_ROWS = 256  # TG_B_INNER_ROWS_MAX
 OFF_VALUES = ("off", "0", "no", "false", "none")
 
 
@@ -112,7 +114,7 @@ def current(dtype: str) -> Dict[str, Any]:
     c = _core.gemm_config(_dtype(dtype))
     return {"isa": c["isa"], "kc": int(c["kc"]), "nc": int(c["nc"]),
             "rows": c["rows"]["kernel"], "packed": c["packed"]["kernel"],
-            "stream_rows": int(c["stream_rows"])}
+            "stream_rows": int(c["stream_rows"]), "b_inner_rows": int(c["b_inner_rows"])}
 
 
 def defaults(dtype: str) -> Dict[str, Any]:
@@ -121,10 +123,10 @@ def defaults(dtype: str) -> Dict[str, Any]:
 
 
 def apply(dtype: str, kc: int, nc: int, kernel: Optional[str],
-          stream_rows: Optional[int] = None) -> None:
-    """Makes (kc, nc, main tile, stream rows) the GEMM configuration of `dtype`.
+          stream_rows: Optional[int] = None, b_inner_rows: Optional[int] = None) -> None:
+    """Makes (kc, nc, main tile, stream rows, b-inner rows) the GEMM configuration of `dtype`.
     kernel=None restores the built-in main tiles of both A layouts (the largest of the ISA),
-    stream_rows=None the built-in depth."""
+    stream_rows / b_inner_rows = None the built-in values."""
     from .blas import _core
 
     dt = _dtype(dtype)
@@ -132,6 +134,7 @@ def apply(dtype: str, kc: int, nc: int, kernel: Optional[str],
     _core.set_gemm_kernel(dt, kernel or base["rows"] or base["packed"])
     _core.set_gemm_blocking(dt, int(kc), int(nc))
     _core.set_gemm_stream_rows(dt, int(stream_rows or 0))
+    _core.set_gemm_b_inner_rows(dt, int(b_inner_rows or 0))
 
 
 def restore_defaults(dtype: str) -> None:
@@ -186,6 +189,8 @@ def validate(doc: Any) -> Dict[str, Any]:
                 raise CacheError(f"{where}: kernel must be a kernel name or null")
             if cfg.get("stream_rows") is not None:
                 _check_int(cfg["stream_rows"], f"{where}: stream_rows", MAX_STREAM_ROWS)
+            if cfg.get("b_inner_rows") is not None:
+                _check_int(cfg["b_inner_rows"], f"{where}: b_inner_rows", MAX_B_INNER_ROWS)
         paged = entry.get("paged_attention", {})
         cfg = paged.get("f32", {}) if isinstance(paged, dict) else None
         if (not isinstance(cfg, dict) or set(paged) - {"f32"}
@@ -270,7 +275,8 @@ def apply_cache() -> None:
     for dtype, (isa, cfg) in plan.items():
         _defaults[dtype] = current(dtype)
         try:
-            apply(dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"), cfg.get("stream_rows"))
+            apply(dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"), cfg.get("stream_rows"),
+                  cfg.get("b_inner_rows"))
             if dtype == "f32":
                 paged = doc["isa"][isa].get("paged_attention", {}).get("f32", {})
                 apply_paged(paged.get("kernel"))

@@ -62,6 +62,9 @@ cdef extern from "tg_gemm_dispatch.h" nogil:
     const char* tilegen_x_gemv_kernel(int dtype, int form)
     int64_t tilegen_x_gemm_stream_rows(int dtype)
     int tilegen_x_set_gemm_stream_rows(int dtype, int64_t rows)
+    int64_t tilegen_x_gemm_b_inner_rows(int dtype)
+    int tilegen_x_set_gemm_b_inner_rows(int dtype, int64_t rows)
+    enum: TG_B_INNER_ROWS_MAX
 
 cdef extern from "tg_threads.h" nogil:
     uint64_t tilegen_x_worker_tasks()
@@ -154,6 +157,7 @@ def gemm_config(dtype):
     out["gemv_kernel"] = _s(tilegen_x_gemv_kernel(d, 0))
     out["gemv_axpy_kernel"] = _s(tilegen_x_gemv_kernel(d, 1))
     out["stream_rows"] = tilegen_x_gemm_stream_rows(d)
+    out["b_inner_rows"] = tilegen_x_gemm_b_inner_rows(d)
     return out
 
 
@@ -184,6 +188,18 @@ def set_gemm_stream_rows(dtype, int64_t rows=0):
     at once, each a prefetch stream (1..64; 0: the built-in): the height of its row panels."""
     if tilegen_x_set_gemm_stream_rows(_dtype_index(dtype), rows) != 0:
         raise ValueError(f"stream_rows: rows={rows} out of range; allowed: 0 to 64")
+
+
+B_INNER_ROWS_MAX = TG_B_INNER_ROWS_MAX
+
+
+def set_gemm_b_inner_rows(dtype, int64_t rows=0):
+    """Up to how many rows of C a B beyond L2 is read one column panel at a time, each used by
+    all the rows from L1, instead of blocked (1..B_INNER_ROWS_MAX, 1 in effect never; 0: the
+    built-in)."""
+    if tilegen_x_set_gemm_b_inner_rows(_dtype_index(dtype), rows) != 0:
+        raise ValueError(f"b_inner_rows: rows={rows} out of range; allowed: 0 to "
+                         f"{TG_B_INNER_ROWS_MAX}")
 
 
 def set_gemm_kernel(dtype, str name):

@@ -22,9 +22,6 @@
 #define TG_AXPY_Y_BYTES(cfg) ((cfg)->l1d / 2)  /* y = x B: the part of y one sweep of B's rows updates
                                                 (Zen 3, 4096^2: L1/2 +10-25% over L1/3: longer row streams) */
 #define TG_B_AHEAD_PANELS 1         /* few rows times a big B: B's panel this far ahead is prefetched */
-#define TG_B_INNER_MAX_ROWS 48      /* ... under at most this many rows of C (f32, K = N = 4096:
-                                       Zen 3 6x16 wins to 48 rows, ties at 96; Intel AVX-512 14x32
-                                       wins at 16 and 48 rows, loses 10-25% from 64 to 1024) */
 #define TG_STACK_PACK_BYTES 32768     /* packing buffers this small live on the stack */
 #define TG_STREAM_B_MIN_BYTES(cfg) ((cfg)->l2 / 2)  /* few rows times a B this big stream B */
 

@@ -27,6 +27,11 @@ static void load_default_blocking(void) {
 #define TG_STREAM_ROWS 8
 #define TG_STREAM_ROWS_MAX 64
 
+/* Built-in limit of the few-rows-times-big-B order (b_inner): f32, K = N = 4096, AMD Zen 3 6x16
+   wins to 48 rows of C and ties at 96; Intel Xeon (model 167) AVX-512 14x32 wins at 16 and 48
+   rows and loses 10-25% from 64 to 1024. `tilegen tune` measures it per CPU. */
+#define TG_B_INNER_ROWS 48
+
 /* Publishing: interned immutable tables behind an atomic pointer (dispatch.h). The first table
    of a dtype is kept in static storage, so selection needs no allocation to succeed. */
 #define TG_DEFINE_PUBLISH(DT)                                                                   \
@@ -121,6 +126,8 @@ TG_DEFINE_PUBLISH(f64)
       isa = want;                                                                              \
     }                                                                                          \
     next.stream_rows = cfg->isa == isa && cfg->stream_rows > 0 ? cfg->stream_rows : TG_STREAM_ROWS; \
+    next.b_inner_rows = cfg->isa == isa && cfg->b_inner_rows > 0 ? cfg->b_inner_rows            \
+                                                                : TG_B_INNER_ROWS;             \
     stream_sets_##DT(&next);                                                                   \
     next.l1d = tg_caches()->l1d;                                                               \
     next.l2 = tg_caches()->l2;                                                                 \
@@ -329,6 +336,27 @@ int tilegen_x_set_gemm_stream_rows(int dtype, int64_t rows) {
     tg_gemm_config_f64 c = *current_f64();
     c.stream_rows = rows ? rows : TG_STREAM_ROWS;
     stream_sets_f64(&c);
+    rc = publish_f64(&c);
+  }
+  tg_dispatch_unlock();
+  return rc;
+}
+
+int64_t tilegen_x_gemm_b_inner_rows(int dtype) {
+  return dtype == 0 ? tg_gemm_cfg_f32()->b_inner_rows : tg_gemm_cfg_f64()->b_inner_rows;
+}
+
+int tilegen_x_set_gemm_b_inner_rows(int dtype, int64_t rows) {
+  if (rows < 0 || rows > TG_B_INNER_ROWS_MAX) return -1;
+  int rc;
+  tg_dispatch_lock();
+  if (dtype == 0) {
+    tg_gemm_config_f32 c = *current_f32();
+    c.b_inner_rows = rows ? rows : TG_B_INNER_ROWS;
+    rc = publish_f32(&c);
+  } else {
+    tg_gemm_config_f64 c = *current_f64();
+    c.b_inner_rows = rows ? rows : TG_B_INNER_ROWS;
     rc = publish_f64(&c);
   }
   tg_dispatch_unlock();

@@ -309,8 +309,8 @@ static void F(b_inner_kblock_)(const F(problem_)* p, const F(panels_)* pl, int64
                                T* pa, T* pb, int64_t lda_p, const F(params_t_)* prm, int epi) {
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
   const int64_t MR = set->mr, NR = set->nr, sz = (int64_t) sizeof(T);
-  const T* aps[TG_B_INNER_MAX_ROWS];
-  int64_t a_strides[TG_B_INNER_MAX_ROWS], offs[TG_B_INNER_MAX_ROWS], rows[TG_B_INNER_MAX_ROWS];
+  const T* aps[TG_B_INNER_ROWS_MAX];
+  int64_t a_strides[TG_B_INNER_ROWS_MAX], offs[TG_B_INNER_ROWS_MAX], rows[TG_B_INNER_ROWS_MAX];
   for (int64_t pi = 0; pi < pl->count; pi++) {
     F(panel_)(pl, MR, M, pi, &offs[pi], &rows[pi]);
     aps[pi] = F(a_panel_)(p, direct_a, rows[pi], set->tile_mr[rows[pi]], kc,
@@ -482,7 +482,7 @@ static void F(gemm_parallel_)(const F(problem_)* p, int want) {
 static void F(choose_blocking_)(F(problem_)* p) {
   p->kc = p->cfg->kc;
   p->nc = p->cfg->nc;
-  /* A big B (beyond what L2 holds beside its packed copy) under few rows (TG_B_INNER_MAX_ROWS;
+  /* A big B (beyond what L2 holds beside its packed copy) under few rows (cfg->b_inner_rows;
      their A panels one KC block deep within half of L2): B is read once from memory, a column
      panel at a time for all the rows (b_inner_kblock_), with no column blocking, since nothing
      of B is reused beyond that. KC: the B panel in a quarter of L1, the rest for the A panel
@@ -493,7 +493,7 @@ static void F(choose_blocking_)(F(problem_)* p) {
   const int64_t kc = b_kc < 16 ? 16 : b_kc < p->kc ? b_kc : p->kc;
   const int64_t panels = (p->m + MR - 1) / MR;
   if (p->cs_b == 1 && F(b_bytes_)(p) > TG_STREAM_B_MIN_BYTES(p->cfg) &&
-      p->m <= TG_B_INNER_MAX_ROWS && panels * MR * kc * sz <= p->cfg->l2 / 2) {
+      p->m <= p->cfg->b_inner_rows && panels * MR * kc * sz <= p->cfg->l2 / 2) {
     p->kc = kc;
     p->nc = F(round_up_)(p->n, NR);
     p->b_inner = 1;

@@ -31,6 +31,8 @@
     int64_t l1d, l2;          /* this core's cache sizes (bytes), for the thresholds */   \
     int64_t stream_rows;      /* rows of an A streamed from beyond L2 that one kernel     \
                                  call reads at once, each a prefetch stream (tuned) */    \
+    int64_t b_inner_rows;     /* a big B under at most this many rows of C is read a      \
+                                 column panel at a time for all of them (tuned) */        \
     tg_gemm_set_##DT packed;  /* A(i, kk) at a[kk*cs_a + i]: column-major A, packed A */  \
     tg_gemm_set_##DT rows;    /* A(i, kk) at a[i*rs_a + kk]: row-major A, row panels */   \
     tg_gemm_set_##DT narrow;  /* "rows" kernels of half the NR, for products with few columns */ \
@@ -72,6 +74,13 @@ TG_XAPI_FN(int, tilegen_x_set_gemm_main_kernel, (int dtype, const char* name))
    the built-in height). Returns 0, or -1 if out of range. */
 TG_XAPI_FN(int64_t, tilegen_x_gemm_stream_rows, (int dtype))
 TG_XAPI_FN(int, tilegen_x_set_gemm_stream_rows, (int dtype, int64_t rows))
+/* A B beyond L2 under at most `rows` rows of C (1..TG_B_INNER_ROWS_MAX; 1 in effect never, 0
+   restores the built-in 48) is read a column panel at a time, each used by all the rows from
+   L1: up to how many rows that beats blocking B differs by CPU, so `tilegen tune` sets it.
+   Returns 0, or -1 if out of range. */
+TG_XAPI_FN(int64_t, tilegen_x_gemm_b_inner_rows, (int dtype))
+TG_XAPI_FN(int, tilegen_x_set_gemm_b_inner_rows, (int dtype, int64_t rows))
+#define TG_B_INNER_ROWS_MAX 256   /* the driver's per-panel arrays (gemm_impl.h) hold this many */
 TG_XAPI_FN(const char*, tilegen_x_gemv_kernel, (int dtype, int form))  /* 0 dot, 1 axpy */
 
 #endif
