@@ -273,7 +273,8 @@ cdef object _int32_array(object x, str name):
     a = np.asarray(x)
     if a.dtype.kind not in "iu":
         raise TypeError(f"{name}: dtype {a.dtype} is not supported; expected integers (int32)")
-    if a.size and (a.min() < np.iinfo(np.int32).min or a.max() > np.iinfo(np.int32).max):
+    if a.dtype != np.int32 and a.size and (a.min() < np.iinfo(np.int32).min
+                                           or a.max() > np.iinfo(np.int32).max):
         raise ValueError(f"{name}: values outside the int32 range")
     return np.ascontiguousarray(a, dtype=np.int32)
 
@@ -315,17 +316,6 @@ def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, scale=None):
     if lens.shape != (B,):
         raise ValueError(f"seq_lens: expected shape ({B},) for q {q.shape}, got {lens.shape}")
     max_blocks = bt.shape[1]
-    if B and (lens.min() < 0 or lens.max() > max_blocks * block_size):
-        bad = int(np.flatnonzero((lens < 0) | (lens > max_blocks * block_size))[0])
-        raise ValueError(f"seq_lens: seq_lens[{bad}] = {lens[bad]} is outside [0, {max_blocks} "
-                         f"x {block_size}] (block_table {bt.shape}, block_size {block_size})")
-    used = np.arange(max_blocks)[None, :] < ((lens.astype(np.int64) + block_size - 1) // block_size)[:, None]
-    if used.any():
-        entries = bt[used]
-        if entries.min() < 0 or entries.max() >= num_blocks:
-            b, x = map(int, np.argwhere(used & ((bt < 0) | (bt >= num_blocks)))[0])
-            raise ValueError(f"block_table: block_table[{b}, {x}] = {bt[b, x]} is outside "
-                             f"[0, {num_blocks}) (k_cache {k.shape}), and sequence {b} reads it")
     if scale is None:
         scale = 1.0 / math.sqrt(d) if d > 0 else 1.0
     elif isinstance(scale, numbers.Real) and not isinstance(scale, bool):
@@ -366,6 +356,24 @@ def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, scale=None):
                 <const int32_t*> cnp.PyArray_DATA(BT), mb_c, bts,
                 <const int32_t*> cnp.PyArray_DATA(L), sc,
                 <double*> cnp.PyArray_DATA(O), osb, osh)
+    if rc in (-14, -17):  # the C core checks the indices before reading anything
+        _raise_index_error(bt, lens, block_size, num_blocks, k.shape)
     if rc != 0:  # the checks above should make this unreachable
         raise ValueError(f"tilegen_paged_attention: invalid argument {-rc}")
     return out
+
+
+cdef _raise_index_error(bt, lens, int64_t block_size, int64_t num_blocks, k_shape):
+    """The ValueError naming the first seq_len past the block table's capacity (or negative),
+    else the first block_table entry a sequence reads that is not a block of the cache."""
+    max_blocks = bt.shape[1]
+    bad = np.flatnonzero((lens < 0) | (lens > max_blocks * block_size))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"seq_lens: seq_lens[{i}] = {lens[i]} is outside [0, {max_blocks} "
+                         f"x {block_size}] (block_table {bt.shape}, block_size {block_size})")
+    used = np.arange(max_blocks)[None, :] < ((lens.astype(np.int64) + block_size - 1)
+                                             // block_size)[:, None]
+    b, x = map(int, np.argwhere(used & ((bt < 0) | (bt >= num_blocks)))[0])
+    raise ValueError(f"block_table: block_table[{b}, {x}] = {bt[b, x]} is outside "
+                     f"[0, {num_blocks}) (k_cache {k_shape}), and sequence {b} reads it")
