@@ -280,7 +280,8 @@ class Tuner:
 
     def sweep(self, what: str, cfgs: List[dict], products, best: dict, best_score: float,
               show: Callable[[dict], str]) -> Tuple[dict, float]:
-        # The candidates take turns, sweep_rounds times (drift hits them alike), best kept.
+        # The candidates take turns, sweep_rounds times (drift hits them alike); the fastest
+        # replaces `best` if it beats it by the margin (not a chain of small steps past it).
         rates: List[Dict[Product, float]] = [{} for _ in cfgs]
         for _ in range(self.plan.sweep_rounds):
             for cfg, r in zip(cfgs, rates):
@@ -289,11 +290,10 @@ class Tuner:
         scores = [_gmean(list(r.values())) for r in rates]
         if best in cfgs:
             best_score = scores[cfgs.index(best)]
-        parts = []
-        for cfg, s in zip(cfgs, scores):
-            parts.append(f"{show(cfg)} {s:.1f}")
-            if s > best_score * (1 + MARGIN):
-                best, best_score = cfg, s
+        top = max(range(len(cfgs)), key=scores.__getitem__)
+        if scores[top] > best_score * (1 + MARGIN):
+            best, best_score = cfgs[top], scores[top]
+        parts = [f"{show(cfg)} {s:.1f}" for cfg, s in zip(cfgs, scores)]
         self.say(f"  {what:<6} " + ", ".join(parts) + f"  -> {show(best)}")
         return best, best_score
 
