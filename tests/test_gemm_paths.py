@@ -327,14 +327,18 @@ def test_threaded_stack_of_several_dims(dtype, threads):
 
 # ------------------------------------------------------------------------ streamed operands
 
+def _both_dtypes(setter):
+    """A fixture's body: sets a tuned count for float32 and float64, restores the built-in."""
+    try:
+        yield lambda value: setter(np.float32, value) or setter(np.float64, value)
+    finally:
+        setter(np.float32, 0)
+        setter(np.float64, 0)
+
+
 @pytest.fixture
 def stream_rows():
-    try:
-        yield lambda rows: _core.set_gemm_stream_rows(np.float32, rows) or \
-            _core.set_gemm_stream_rows(np.float64, rows)
-    finally:
-        _core.set_gemm_stream_rows(np.float32, 0)
-        _core.set_gemm_stream_rows(np.float64, 0)
+    yield from _both_dtypes(_core.set_gemm_stream_rows)
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])
@@ -407,12 +411,7 @@ def test_few_rows_times_big_b(dtype, m, case, threads):
 
 @pytest.fixture
 def b_inner_rows():
-    try:
-        yield lambda rows: _core.set_gemm_b_inner_rows(np.float32, rows) or \
-            _core.set_gemm_b_inner_rows(np.float64, rows)
-    finally:
-        _core.set_gemm_b_inner_rows(np.float32, 0)
-        _core.set_gemm_b_inner_rows(np.float64, 0)
+    yield from _both_dtypes(_core.set_gemm_b_inner_rows)
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])

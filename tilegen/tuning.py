@@ -187,10 +187,9 @@ def validate(doc: Any) -> Dict[str, Any]:
             _check_int(cfg.get("nc"), f"{where}: nc", MAX_NC)
             if cfg.get("kernel") is not None and not isinstance(cfg["kernel"], str):
                 raise CacheError(f"{where}: kernel must be a kernel name or null")
-            if cfg.get("stream_rows") is not None:
-                _check_int(cfg["stream_rows"], f"{where}: stream_rows", MAX_STREAM_ROWS)
-            if cfg.get("b_inner_rows") is not None:
-                _check_int(cfg["b_inner_rows"], f"{where}: b_inner_rows", MAX_B_INNER_ROWS)
+            for key, limit in (("stream_rows", MAX_STREAM_ROWS), ("b_inner_rows", MAX_B_INNER_ROWS)):
+                if cfg.get(key) is not None:
+                    _check_int(cfg[key], f"{where}: {key}", limit)
         paged = entry.get("paged_attention", {})
         cfg = paged.get("f32", {}) if isinstance(paged, dict) else None
         if (not isinstance(cfg, dict) or set(paged) - {"f32"}

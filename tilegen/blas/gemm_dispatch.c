@@ -319,49 +319,35 @@ int tilegen_x_set_gemm_main_kernel(int dtype, const char* name) {
   return ok ? 0 : -1;
 }
 
-int64_t tilegen_x_gemm_stream_rows(int dtype) {
-  return dtype == 0 ? tg_gemm_cfg_f32()->stream_rows : tg_gemm_cfg_f64()->stream_rows;
-}
-
-int tilegen_x_set_gemm_stream_rows(int dtype, int64_t rows) {
-  if (rows < 0 || rows > TG_STREAM_ROWS_MAX) return -1;
-  int rc;
-  tg_dispatch_lock();
-  if (dtype == 0) {
-    tg_gemm_config_f32 c = *current_f32();
-    c.stream_rows = rows ? rows : TG_STREAM_ROWS;
-    stream_sets_f32(&c);
-    rc = publish_f32(&c);
-  } else {
-    tg_gemm_config_f64 c = *current_f64();
-    c.stream_rows = rows ? rows : TG_STREAM_ROWS;
-    stream_sets_f64(&c);
-    rc = publish_f64(&c);
+/* Getter and setter of a tuned count in the configuration (0 restores the built-in value);
+   REFRESH(DT, cfg) re-derives what depends on it. */
+#define TG_DEFINE_TUNED_COUNT(NAME, BUILTIN, MAX, REFRESH)                                   \
+  int64_t tilegen_x_gemm_##NAME(int dtype) {                                                 \
+    return dtype == 0 ? tg_gemm_cfg_f32()->NAME : tg_gemm_cfg_f64()->NAME;                   \
+  }                                                                                          \
+  int tilegen_x_set_gemm_##NAME(int dtype, int64_t value) {                                  \
+    if (value < 0 || value > (MAX)) return -1;                                               \
+    int rc;                                                                                  \
+    tg_dispatch_lock();                                                                      \
+    if (dtype == 0) {                                                                        \
+      tg_gemm_config_f32 c = *current_f32();                                                 \
+      c.NAME = value ? value : (BUILTIN);                                                    \
+      REFRESH(f32, &c);                                                                      \
+      rc = publish_f32(&c);                                                                  \
+    } else {                                                                                 \
+      tg_gemm_config_f64 c = *current_f64();                                                 \
+      c.NAME = value ? value : (BUILTIN);                                                    \
+      REFRESH(f64, &c);                                                                      \
+      rc = publish_f64(&c);                                                                  \
+    }                                                                                        \
+    tg_dispatch_unlock();                                                                    \
+    return rc;                                                                               \
   }
-  tg_dispatch_unlock();
-  return rc;
-}
+#define TG_REFRESH_NOTHING(DT, cfg) ((void) (cfg))
+#define TG_REFRESH_STREAM_SETS(DT, cfg) stream_sets_##DT(cfg)
 
-int64_t tilegen_x_gemm_b_inner_rows(int dtype) {
-  return dtype == 0 ? tg_gemm_cfg_f32()->b_inner_rows : tg_gemm_cfg_f64()->b_inner_rows;
-}
-
-int tilegen_x_set_gemm_b_inner_rows(int dtype, int64_t rows) {
-  if (rows < 0 || rows > TG_B_INNER_ROWS_MAX) return -1;
-  int rc;
-  tg_dispatch_lock();
-  if (dtype == 0) {
-    tg_gemm_config_f32 c = *current_f32();
-    c.b_inner_rows = rows ? rows : TG_B_INNER_ROWS;
-    rc = publish_f32(&c);
-  } else {
-    tg_gemm_config_f64 c = *current_f64();
-    c.b_inner_rows = rows ? rows : TG_B_INNER_ROWS;
-    rc = publish_f64(&c);
-  }
-  tg_dispatch_unlock();
-  return rc;
-}
+TG_DEFINE_TUNED_COUNT(stream_rows, TG_STREAM_ROWS, TG_STREAM_ROWS_MAX, TG_REFRESH_STREAM_SETS)
+TG_DEFINE_TUNED_COUNT(b_inner_rows, TG_B_INNER_ROWS, TG_B_INNER_ROWS_MAX, TG_REFRESH_NOTHING)
 
 const char* tilegen_x_gemv_kernel(int dtype, int form) {
   if (dtype == 0) return form ? tg_gemm_cfg_f32()->gemv_axpy_name : tg_gemm_cfg_f32()->gemv_name;
