@@ -107,6 +107,12 @@ GRID = [
     # thread's band buffer serves them all, its pad columns zeroed once per call.
     ((1, 64, 29, 61), (16, 3, 3), 1, 1, 1, 1, True),
     ((2, 48, 31, 33), (8, 3, 3), 2, 1, 1, 1, False),
+    # Horizontal strides split the NCHW band into column phase planes: stride 3, a stride only
+    # across (first input column in phase 0), depthwise with dilation across the phases.
+    ((1, 5, 13, 20), (7, 3, 3), 3, 1, 1, 1, True),
+    ((1, 6, 9, 14), (8, 3, 3), (1, 2), (1, 0), 1, 1, False),
+    ((1, 10, 9, 31), (10, 3, 3), 2, 1, 2, 10, True),
+    ((1, 9, 11, 37), (9, 5, 5), 3, 2, 1, 9, False),
 ]
 
 
@@ -180,6 +186,9 @@ def test_paths_chosen():
     assert m((64, 64, 3, 3), padding=1) == "direct-nchw"
     assert m((64, 3, 3, 64), padding=1, layout="NHWC") == "direct"
     assert m((32, 3, 3, 3), stride=2, padding=1) == "direct-nchw"
+    # Channel first, a stride is phase planes under a stride-1 kernel.
+    assert "3x3s1_ukernel_" in conv_method((32, 3, 3, 3), stride=2, padding=1)[1]
+    assert "3x3s1_ukernel_" in conv_method((144, 1, 3, 3), stride=2, padding=1, groups=144)[1]
     assert m((144, 1, 3, 3), padding=1, groups=144) == "depthwise-nchw"
     assert m((144, 3, 3, 1), padding=1, groups=144, layout="NHWC") == "depthwise"
     # A channel multiplier is a grouped convolution of one input channel per group.

@@ -574,9 +574,6 @@ void tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw(int64_t, int64_t, int64_t, const
 void tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv1x1s1_ukernel_6x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv1x1s1_ukernel_4x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv1x1s1_ukernel_2x16__avx2(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -592,8 +589,6 @@ void tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, int64_t, const f
 void tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_conv3x3s2_ukernel_3x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_conv3x3s2_ukernel_1x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -612,12 +607,8 @@ void tg_f32_dwconv5x5s2_ukernel_16x16__avx512(int64_t, int64_t, const float* con
 void tg_f32_dwconv5x5s2_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -632,12 +623,8 @@ void tg_f32_dwconv5x5s2_ukernel_16x8__avx2(int64_t, int64_t, const float* const*
 void tg_f32_dwconv5x5s2_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_2x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_2x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_u8_vfilt_ukernel_1x64__avx512(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
 void tg_u8_vsum_ukernel_1x64__avx512(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x64__avx512(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
@@ -751,8 +738,6 @@ void tg_f32_conv1x1s1_ukernel_1x16__neon_nchw(int64_t, int64_t, int64_t, const f
 void tg_f32_conv3x3s1_ukernel_6x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_2x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_1x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_conv3x3s2_ukernel_5x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_conv3x3s2_ukernel_1x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -767,12 +752,8 @@ void tg_f32_dwconv5x5s2_ukernel_8x8__neon(int64_t, int64_t, const float* const*,
 void tg_f32_dwconv5x5s2_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_u8_vfilt_ukernel_1x32__neon(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
 void tg_u8_vsum_ukernel_1x32__neon(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x16__neon(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
@@ -821,15 +802,12 @@ void tg_f32_conv3x3s1_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float
 void tg_f32_conv3x3s2_ukernel_2x4c3__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_conv3x3s2_ukernel_1x4__scalar_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s2_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s2_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_1x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_1x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_u8_vfilt_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
 void tg_u8_vsum_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, uint16_t*);
 void tg_u8_hfilt_ukernel_1x2__scalar(int64_t, int64_t, int64_t, const int16_t*, const int16_t*, uint8_t*, const tg_u8_hfilt_params*);
@@ -903,71 +881,63 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_ATTNDECODE_UKERNELS_f32_ANY(X)
 
 /* TG_CONV_UKERNELS_<dtype>_<ARCH>(X): every conv kernel of that dtype built
-   for that architecture, registry order. X(isa id, KH, KW, stride, fixed input channels (0: any), layout (0 nhwc, 1 nchw), MR, NR, production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
+   for that architecture, registry order. X(isa id, KH, KW, stride, fixed input channels (0: any), layout (0 nhwc, 1 nchw), MR, NR, pixels per vector (channel-first tiles short of NR compute only the vectors that hold their pixels), production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
 #define TG_CONV_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 14, 32, 1, tg_f32_conv1x1s1_ukernel_14x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 8, 32, 1, tg_f32_conv1x1s1_ukernel_8x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_8x32__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 4, 32, 1, tg_f32_conv1x1s1_ukernel_4x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 1, 32, 1, tg_f32_conv1x1s1_ukernel_1x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 14, 32, 1, tg_f32_conv3x3s1_ukernel_14x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 8, 32, 1, tg_f32_conv3x3s1_ukernel_8x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_8x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 4, 32, 1, tg_f32_conv3x3s1_ukernel_4x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 32, 1, tg_f32_conv3x3s1_ukernel_1x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 14, 32, 1, tg_f32_conv3x3s2_ukernel_14x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_14x32c3__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 4, 32, 1, tg_f32_conv3x3s2_ukernel_4x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_4x32c3__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 8, 48, 1, NULL, tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 4, 48, 1, NULL, tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 1, 48, 1, NULL, tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 8, 48, 1, NULL, tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 4, 48, 1, NULL, tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 1, 48, 1, NULL, tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 8, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_8x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 4, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_4x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 48, 1, NULL, tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw, "tg_f32_conv3x3s2_ukernel_1x48__avx512_nchw") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 6, 16, 1, tg_f32_conv1x1s1_ukernel_6x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_6x16__avx2") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 4, 16, 1, tg_f32_conv1x1s1_ukernel_4x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_4x16__avx2") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 2, 16, 1, tg_f32_conv1x1s1_ukernel_2x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_2x16__avx2") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 1, 16, 1, tg_f32_conv1x1s1_ukernel_1x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_1x16__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 6, 16, 1, tg_f32_conv3x3s1_ukernel_6x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_6x16__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 4, 16, 1, tg_f32_conv3x3s1_ukernel_4x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_4x16__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 16, 1, tg_f32_conv3x3s1_ukernel_1x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_1x16__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 6, 16, 1, tg_f32_conv3x3s2_ukernel_6x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_6x16c3__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 2, 16, 1, tg_f32_conv3x3s2_ukernel_2x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_2x16c3__avx2") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 4, 24, 1, NULL, tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 2, 24, 1, NULL, tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 1, 24, 1, NULL, tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 4, 24, 1, NULL, tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 2, 24, 1, NULL, tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 1, 24, 1, NULL, tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 3, 24, 1, NULL, tg_f32_conv3x3s2_ukernel_3x24__avx2_nchw, "tg_f32_conv3x3s2_ukernel_3x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 1, 24, 1, NULL, tg_f32_conv3x3s2_ukernel_1x24__avx2_nchw, "tg_f32_conv3x3s2_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 14, 32, 16, 1, tg_f32_conv1x1s1_ukernel_14x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 8, 32, 16, 1, tg_f32_conv1x1s1_ukernel_8x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_8x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 4, 32, 16, 1, tg_f32_conv1x1s1_ukernel_4x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 1, 32, 16, 1, tg_f32_conv1x1s1_ukernel_1x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 14, 32, 16, 1, tg_f32_conv3x3s1_ukernel_14x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_14x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 8, 32, 16, 1, tg_f32_conv3x3s1_ukernel_8x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_8x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 4, 32, 16, 1, tg_f32_conv3x3s1_ukernel_4x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 32, 16, 1, tg_f32_conv3x3s1_ukernel_1x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 14, 32, 16, 1, tg_f32_conv3x3s2_ukernel_14x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_14x32c3__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 4, 32, 16, 1, tg_f32_conv3x3s2_ukernel_4x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_4x32c3__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 8, 48, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 4, 48, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 1, 48, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 8, 48, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 4, 48, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 1, 48, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 6, 16, 8, 1, tg_f32_conv1x1s1_ukernel_6x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_6x16__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 4, 16, 8, 1, tg_f32_conv1x1s1_ukernel_4x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_4x16__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 2, 16, 8, 1, tg_f32_conv1x1s1_ukernel_2x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_2x16__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 1, 16, 8, 1, tg_f32_conv1x1s1_ukernel_1x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_1x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 6, 16, 8, 1, tg_f32_conv3x3s1_ukernel_6x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_6x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 4, 16, 8, 1, tg_f32_conv3x3s1_ukernel_4x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_4x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 16, 8, 1, tg_f32_conv3x3s1_ukernel_1x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_1x16__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 6, 16, 8, 1, tg_f32_conv3x3s2_ukernel_6x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_6x16c3__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 2, 16, 8, 1, tg_f32_conv3x3s2_ukernel_2x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_2x16c3__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 4, 24, 8, 1, NULL, tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 2, 24, 8, 1, NULL, tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 1, 24, 8, 1, NULL, tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 4, 24, 8, 1, NULL, tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 2, 24, 8, 1, NULL, tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 1, 24, 8, 1, NULL, tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw") \
 
 #define TG_CONV_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 8, 12, 1, tg_f32_conv1x1s1_ukernel_8x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_8x12__neon") \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 4, 12, 1, tg_f32_conv1x1s1_ukernel_4x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_4x12__neon") \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 1, 12, 1, tg_f32_conv1x1s1_ukernel_1x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_1x12__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 8, 12, 1, tg_f32_conv3x3s1_ukernel_8x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_8x12__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 4, 12, 1, tg_f32_conv3x3s1_ukernel_4x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_4x12__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 12, 1, tg_f32_conv3x3s1_ukernel_1x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_1x12__neon") \
-  X(TG_ISA_NEON, 3, 3, 2, 3, 0, 8, 12, 1, tg_f32_conv3x3s2_ukernel_8x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_8x12c3__neon") \
-  X(TG_ISA_NEON, 3, 3, 2, 3, 0, 2, 12, 1, tg_f32_conv3x3s2_ukernel_2x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_2x12c3__neon") \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 6, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_6x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_6x16__neon_nchw") \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 2, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_2x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_2x16__neon_nchw") \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 1, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_1x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_1x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 6, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_6x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_6x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 2, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_2x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_2x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 1, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_1x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 5, 16, 1, NULL, tg_f32_conv3x3s2_ukernel_5x16__neon_nchw, "tg_f32_conv3x3s2_ukernel_5x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 1, 16, 1, NULL, tg_f32_conv3x3s2_ukernel_1x16__neon_nchw, "tg_f32_conv3x3s2_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 8, 12, 4, 1, tg_f32_conv1x1s1_ukernel_8x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_8x12__neon") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 4, 12, 4, 1, tg_f32_conv1x1s1_ukernel_4x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_4x12__neon") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 1, 12, 4, 1, tg_f32_conv1x1s1_ukernel_1x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_1x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 8, 12, 4, 1, tg_f32_conv3x3s1_ukernel_8x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_8x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 4, 12, 4, 1, tg_f32_conv3x3s1_ukernel_4x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_4x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 12, 4, 1, tg_f32_conv3x3s1_ukernel_1x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_1x12__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 3, 0, 8, 12, 4, 1, tg_f32_conv3x3s2_ukernel_8x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_8x12c3__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 3, 0, 2, 12, 4, 1, tg_f32_conv3x3s2_ukernel_2x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_2x12c3__neon") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 6, 16, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_6x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_6x16__neon_nchw") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 2, 16, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_2x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_2x16__neon_nchw") \
+  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 1, 16, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_1x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 6, 16, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_6x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_6x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 2, 16, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_2x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_2x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 1, 16, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_1x16__neon_nchw") \
 
 #define TG_CONV_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 2, 4, 1, tg_f32_conv1x1s1_ukernel_2x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 1, 4, 1, tg_f32_conv1x1s1_ukernel_1x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 2, 4, 1, tg_f32_conv3x3s1_ukernel_2x4__scalar, NULL, "tg_f32_conv3x3s1_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 2, 3, 0, 2, 4, 1, tg_f32_conv3x3s2_ukernel_2x4c3__scalar, NULL, "tg_f32_conv3x3s2_ukernel_2x4c3__scalar") \
-  X(TG_ISA_SCALAR, 1, 1, 1, 0, 1, 2, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw, "tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw") \
-  X(TG_ISA_SCALAR, 3, 3, 1, 0, 1, 2, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw") \
-  X(TG_ISA_SCALAR, 3, 3, 2, 0, 1, 1, 4, 1, NULL, tg_f32_conv3x3s2_ukernel_1x4__scalar_nchw, "tg_f32_conv3x3s2_ukernel_1x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 2, 4, 1, 1, tg_f32_conv1x1s1_ukernel_2x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 1, 4, 1, 1, tg_f32_conv1x1s1_ukernel_1x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_1x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 2, 4, 1, 1, tg_f32_conv3x3s1_ukernel_2x4__scalar, NULL, "tg_f32_conv3x3s1_ukernel_2x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 3, 0, 2, 4, 1, 1, tg_f32_conv3x3s2_ukernel_2x4c3__scalar, NULL, "tg_f32_conv3x3s2_ukernel_2x4c3__scalar") \
+  X(TG_ISA_SCALAR, 1, 1, 1, 0, 1, 2, 4, 1, 1, NULL, tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw, "tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 0, 1, 2, 4, 1, 1, NULL, tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw") \
 
 #define TG_FOREACH_CONV_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_CONV_UKERNELS_f32_X86_64(X)) \
@@ -995,12 +965,8 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 16, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512") \
   X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 4, 64, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw") \
   X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 64, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 2, 1, 0, 4, 64, 1, NULL, tg_f32_dwconv3x3s2_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s2_ukernel_4x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 2, 1, 0, 1, 64, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s2_ukernel_1x64__avx512_nchw") \
   X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 4, 64, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw") \
   X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 64, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 5, 5, 2, 1, 0, 4, 64, 1, NULL, tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s2_ukernel_4x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 5, 5, 2, 1, 0, 1, 64, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s2_ukernel_1x64__avx512_nchw") \
   X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 4, 8, 1, tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1") \
   X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 4, 8, 1, tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1") \
   X(TG_ISA_AVX2, 5, 5, 1, 0, 1, 4, 8, 1, tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1") \
@@ -1015,12 +981,8 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 1, 8, 1, tg_f32_dwconv5x5s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__avx2") \
   X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 4, 24, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw") \
   X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 1, 24, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 2, 1, 0, 2, 24, 1, NULL, tg_f32_dwconv3x3s2_ukernel_2x24__avx2_nchw, "tg_f32_dwconv3x3s2_ukernel_2x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 2, 1, 0, 1, 24, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s2_ukernel_1x24__avx2_nchw") \
   X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 4, 24, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw") \
   X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 1, 24, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 5, 5, 2, 1, 0, 2, 24, 1, NULL, tg_f32_dwconv5x5s2_ukernel_2x24__avx2_nchw, "tg_f32_dwconv5x5s2_ukernel_2x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 5, 5, 2, 1, 0, 1, 24, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s2_ukernel_1x24__avx2_nchw") \
 
 #define TG_DWCONV_UKERNELS_f32_AARCH64(X) \
   X(TG_ISA_NEON, 3, 3, 1, 0, 1, 8, 8, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1") \
@@ -1037,12 +999,8 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_NEON, 5, 5, 2, 0, 0, 1, 8, 1, tg_f32_dwconv5x5s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__neon") \
   X(TG_ISA_NEON, 3, 3, 1, 1, 0, 4, 16, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw") \
   X(TG_ISA_NEON, 3, 3, 1, 1, 0, 1, 16, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 2, 1, 0, 4, 16, 1, NULL, tg_f32_dwconv3x3s2_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s2_ukernel_4x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 2, 1, 0, 1, 16, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s2_ukernel_1x16__neon_nchw") \
   X(TG_ISA_NEON, 5, 5, 1, 1, 0, 4, 16, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw") \
   X(TG_ISA_NEON, 5, 5, 1, 1, 0, 1, 16, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw") \
-  X(TG_ISA_NEON, 5, 5, 2, 1, 0, 4, 16, 1, NULL, tg_f32_dwconv5x5s2_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s2_ukernel_4x16__neon_nchw") \
-  X(TG_ISA_NEON, 5, 5, 2, 1, 0, 1, 16, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s2_ukernel_1x16__neon_nchw") \
 
 #define TG_DWCONV_UKERNELS_f32_ANY(X) \
   X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 4, 4, 1, tg_f32_dwconv3x3s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s1_ukernel_4x4__scalar") \
@@ -1050,9 +1008,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_SCALAR, 5, 5, 1, 0, 0, 4, 4, 1, tg_f32_dwconv5x5s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s1_ukernel_4x4__scalar") \
   X(TG_ISA_SCALAR, 5, 5, 2, 0, 0, 4, 4, 1, tg_f32_dwconv5x5s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s2_ukernel_4x4__scalar") \
   X(TG_ISA_SCALAR, 3, 3, 1, 1, 0, 2, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw") \
-  X(TG_ISA_SCALAR, 3, 3, 2, 1, 0, 1, 4, 1, NULL, tg_f32_dwconv3x3s2_ukernel_1x4__scalar_nchw, "tg_f32_dwconv3x3s2_ukernel_1x4__scalar_nchw") \
   X(TG_ISA_SCALAR, 5, 5, 1, 1, 0, 2, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw") \
-  X(TG_ISA_SCALAR, 5, 5, 2, 1, 0, 1, 4, 1, NULL, tg_f32_dwconv5x5s2_ukernel_1x4__scalar_nchw, "tg_f32_dwconv5x5s2_ukernel_1x4__scalar_nchw") \
 
 #define TG_FOREACH_DWCONV_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_DWCONV_UKERNELS_f32_X86_64(X)) \

@@ -59,6 +59,8 @@ struct tilegen_conv2d_f32_plan {
   const tg_dwconv_shape* dw;
   int fold;                      /* the kernel's channel loop runs over KW taps x C channels */
   int64_t ps_mult;               /* a stride-1 kernel serving stride sw: pixel stride x sw */
+  int64_t cph;                   /* direct-nchw: column phases of the band (1, or sw when a
+                                    stride-1 kernel serves stride sw) */
   int64_t cg, kg;                /* input / output channels per group */
   int64_t nr, nb, panel;         /* panel width, panels per group, floats per panel */
   int64_t gstride;               /* direct-nchw: packed floats per group */
@@ -232,14 +234,17 @@ static void plan_method_(tilegen_conv2d_f32_plan* p) {
   const int force = atomic_load(&forced_method);
   p->method = M_PLAIN;
   p->ps_mult = 1;
+  p->cph = 1;
   p->fold = 0;
   p->shape = NULL;
   p->dw = NULL;
   if (is_depthwise(g)) {
     if (force == M_PLAIN || g->kh > TG_CONV_MAX_KH) return;
+    /* Channel first: a stride-1 kernel, a stride splitting the band into phase planes. */
     if (g->layout == TILEGEN_NCHW && (force < 0 || force == M_DW_NCHW) &&
-        (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw, 1, 0)) != NULL) {
+        (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, 1, 1, 0)) != NULL) {
       p->method = M_DW_NCHW;
+      p->cph = g->sw;
       return;
     }
     /* Unit dilation: the kernel that loads each input column once; else any dilation, at the
@@ -254,10 +259,13 @@ static void plan_method_(tilegen_conv2d_f32_plan* p) {
   if (force == M_PLAIN || g->kh > TG_CONV_MAX_KH) return;
   if (g->layout == TILEGEN_NCHW && (force < 0 || force == M_NCHW) &&
       g->kh * g->kw <= TG_CONV_MAX_KH * 16) {
-    /* Channel first: a kernel of the filter's shape at the horizontal stride. */
-    p->shape = tg_conv_find(cfg, (int) g->kh, (int) g->kw, (int) g->sw, 0, 1);
+    /* Channel first: a stride-1 kernel of the filter's shape; under a horizontal stride the
+       band's columns are split into sw phase planes, where each tap reads consecutive
+       values (a stride-2 kernel's loads need a permute per vector, on the port of an FMA). */
+    p->shape = tg_conv_find(cfg, (int) g->kh, (int) g->kw, 1, 0, 1);
     if (p->shape != NULL) {
       p->method = M_NCHW;
+      p->cph = g->sw;
       return;
     }
   }
@@ -634,9 +642,11 @@ static int run_rows(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
 /* ---- the channel-first band driver (direct-nchw) ----
    A band of output rows is computed as one flattened run of pixels q = row * wq + column over
    a padded copy of its input rows (wp = S*wq columns, S the horizontal stride): tap (kh, kw) of
-   pixel q reads band[S*q + off(kh, kw)], so each tap is one pointer. Rows are split by their
-   parity under vertical stride 2 (sh phase planes), so that consecutive output rows stay a
-   plane row apart. The wq - ow columns past each output row are either computed and dropped
+   pixel q reads band[ks*q + off(kh, kw)], so each tap is one pointer. Rows are split by their
+   phase under a vertical stride (sh row phases), so that consecutive output rows stay a plane
+   row apart; under a horizontal stride served by a stride-1 kernel, columns are split the same
+   way (cph = S column phases, rows of rp = wq values, kernel stride ks = 1), so that a tap
+   reads consecutive values; else cph = 1, rp = wp and ks = S. The wq - ow columns past each output row are either computed and dropped
    (tiles through a small buffer) or, where pixels are cheap, never computed: each output row
    is then tiled on its own (band_job.tiling). With wq == ow (1x1 filters, no padding) the
    input and output planes are read and written in place. */
@@ -646,6 +656,7 @@ typedef struct {
   const float* x;
   float* y;
   int64_t wq, wp, bh, nbands, ps, cs;  /* pitch, padded width, band rows, phase plane, channel */
+  int64_t cph, rp, ks;                    /* column phases, a plane's row pitch, kernel stride */
   int64_t off[TG_CONV_MAX_KH * 16];       /* tap offsets in the band */
   int64_t groups, chans;                  /* items per image: groups, or depthwise blocks */
   int in_place;                           /* pointwise: the input planes are the band */
@@ -660,6 +671,28 @@ static inline void copy_floats(float* d, const float* s, int64_t n) {
   for (; n >= 8; n -= 8, d += 8, s += 8) memcpy(d, s, 8 * sizeof(float));
   if (n >= 4) { memcpy(d, s, 4 * sizeof(float)); n -= 4; d += 4; s += 4; }
   for (; n > 0; n--) *d++ = *s++;
+}
+
+/* Input columns src[0, w) at padded columns pl.. into S column phase planes ps apart: padded
+   column c goes to plane c % S, value c / S. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("tree-vectorize")))  /* -O2 GCC leaves the 2-way split scalar */
+#endif
+static void split_columns(float* restrict dst, int64_t ps, int64_t S, int64_t pl,
+                          const float* restrict src, int64_t w) {
+  int64_t iw = 0;
+  for (; iw < w && (pl + iw) % S; iw++) dst[(pl + iw) % S * ps + (pl + iw) / S] = src[iw];
+  if (S == 2) {
+    float* restrict even = dst + (pl + iw) / 2;
+    float* restrict odd = even + ps;
+    const int64_t pairs = (w - iw) / 2;
+    for (int64_t i = 0; i < pairs; i++) {
+      even[i] = src[iw + 2 * i];
+      odd[i] = src[iw + 2 * i + 1];
+    }
+    iw += 2 * pairs;
+  }
+  for (; iw < w; iw++) dst[(pl + iw) % S * ps + (pl + iw) / S] = src[iw];
 }
 
 static void band_item(const band_job* jb, float* band, float* obuf, int64_t item) {
@@ -684,24 +717,28 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
     base = xg + oh0 * jb->w;
     cs = in_plane;
   } else {  /* copy the band's input rows, padded, split into sh row phases */
-    const int64_t rows = (bhr - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t rows = (bhr - 1) * g->sh + (g->kh - 1) * g->dh + 1, cph = jb->cph;
+    const int64_t rp = jb->rp, ps = jb->ps;
     for (int64_t ci = 0; ci < cg; ci++) {
       float* bc = band + ci * jb->cs;
       for (int64_t a = 0; a < g->sh; a++) {
         const int64_t filled = a < rows ? (rows - a + g->sh - 1) / g->sh : 0;
-        memset(bc + a * jb->ps + filled * jb->wp, 0, (size_t) (jb->ps - filled * jb->wp) * sizeof(float));
+        for (int64_t b = 0; b < cph; b++)
+          memset(bc + (a * cph + b) * ps + filled * rp, 0, (size_t) (ps - filled * rp) * sizeof(float));
       }
       for (int64_t r = 0, ph = 0, pr = 0; r < rows; r++) {  /* ph, pr: r's phase and its row */
-        float* dst = bc + ph * jb->ps + pr * jb->wp;
+        float* dst = bc + ph * cph * ps + pr * rp;
         if (++ph == g->sh) { ph = 0; pr++; }
         const int64_t ih = oh0 * g->sh + r - g->pt;
         if (ih < 0 || ih >= jb->h) {
-          memset(dst, 0, (size_t) jb->wp * sizeof(float));
+          for (int64_t b = 0; b < cph; b++) memset(dst + b * ps, 0, (size_t) rp * sizeof(float));
           continue;
         }
         /* The row's pad columns are zero: band_task cleared the band, and nothing but zeros
            is written outside the rows' input columns. */
-        memcpy(dst + jb->lead + g->pl, xg + ci * in_plane + ih * jb->w, (size_t) jb->w * sizeof(float));
+        const float* src = xg + ci * in_plane + ih * jb->w;
+        if (cph == 1) memcpy(dst + jb->lead + g->pl, src, (size_t) jb->w * sizeof(float));
+        else split_columns(dst, ps, cph, g->pl, src, jb->w);
       }
     }
     base = band + jb->lead;
@@ -739,7 +776,7 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
         tp[0] = band;
         tcs = nr;
       } else {
-        for (int64_t t = 0; t < taps; t++) tp[t] = base + jb->off[t] + S * q0;
+        for (int64_t t = 0; t < taps; t++) tp[t] = base + jb->off[t] + jb->ks * q0;
       }
       for (int64_t co0 = 0; co0 < kg; co0 += mr) {
         const int64_t r = kg - co0 < mr ? kg - co0 : mr;
@@ -794,22 +831,26 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   jb.wq = (g->pl + w + g->pr + S - 1) / S;
   if (jb.wq < jb.ow) jb.wq = jb.ow;
   jb.wp = S * jb.wq;
+  jb.cph = p->cph;
+  jb.ks = S / jb.cph;
   jb.in_place = is_pointwise(g);
-  /* With dropped columns, rows of tiles compute round_up(ow, nr) pixels a row where the flat
-     run computes wq and copies each out: rows win where the extra pixels cost less than the
-     copies, i.e. where a pixel is cheap (depthwise: taps FMAs; else cg * taps). */
-  const int64_t pixel_macs = (dw ? 1 : p->cg) * taps;
+  /* With dropped columns, rows of tiles compute round_up(ow, step) pixels a row where the
+     flat run computes wq and copies each out (step: nr, or the vector for conv kernels, whose
+     short tiles compute only the vectors they need): rows win where the extra pixels cost
+     less than the copies, i.e. where a pixel is cheap (depthwise: taps FMAs; else cg * taps). */
+  const int64_t pixel_macs = (dw ? 1 : p->cg) * taps, step = dw ? nr : p->cfg->nchw_lanes;
   jb.tiling = jb.wq == jb.ow ? TILE_FLAT
-              : (round_up(jb.ow, nr) - jb.wq) * pixel_macs <= TG_CONV_COPY_MACS * jb.ow
+              : (round_up(jb.ow, step) - jb.wq) * pixel_macs <= TG_CONV_COPY_MACS * jb.ow
                   ? TILE_ROWS : TILE_COPY;
   if (jb.tiling == TILE_ROWS) {
     /* Rows tiles never read the pitch's slack, so the pitch can put every row's first input
        column on a 64-byte line (lead zeros before the padding): the tap that reads it loads
        whole lines. */
-    jb.lead = (16 - g->pl % 16) % 16;
+    jb.lead = jb.cph > 1 ? 0 : (16 - g->pl % 16) % 16;  /* column phases: planes on lines */
     jb.wq = round_up((jb.lead + g->pl + w + g->pr + S - 1) / S, 16);
     jb.wp = S * jb.wq;
   }
+  jb.rp = jb.wp / jb.cph;
 
   /* Band height: the input band near 256 KiB (an L2 share), and at least a band per thread. */
   const int nt_max = tg_threads_max();
@@ -826,14 +867,14 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   const int64_t prows = ((jb.bh - 1) * g->sh + (g->kh - 1) * g->dh) / g->sh + 1;
   const int64_t q_end = jb.tiling == TILE_ROWS ? (jb.bh - 1) * jb.wq + round_up(jb.ow, nr)
                                                : round_up((jb.bh - 1) * jb.wq + jb.ow, nr);
-  const int64_t reach = jb.lead + S * q_end + ((g->kh - 1) * g->dh / g->sh) * jb.wp +
-                        (g->kw - 1) * g->dw;
-  jb.ps = round_up(reach > prows * jb.wp ? reach : prows * jb.wp, 16);
-  for (int64_t t = 0; t < taps; t++) {  /* row phase, row within it, column */
+  const int64_t reach = jb.lead + jb.ks * q_end + ((g->kh - 1) * g->dh / g->sh) * jb.rp +
+                        (g->kw - 1) * g->dw / jb.cph;
+  jb.ps = round_up(reach > prows * jb.rp ? reach : prows * jb.rp, 16);
+  for (int64_t t = 0; t < taps; t++) {  /* row and column phase, row within it, column */
     const int64_t dy = t / g->kw * g->dh, dx = t % g->kw * g->dw;
-    jb.off[t] = dy % g->sh * jb.ps + dy / g->sh * jb.wp + dx;
+    jb.off[t] = (dy % g->sh * jb.cph + dx % jb.cph) * jb.ps + dy / g->sh * jb.rp + dx / jb.cph;
   }
-  jb.cs = g->sh * jb.ps;
+  jb.cs = g->sh * jb.cph * jb.ps;
   if ((jb.cs * 4) % 4096 == 0) jb.cs += 16;  /* channels a page apart alias in L1 */
   const int64_t tile_rows = dw ? p->dw->mr : p->shape->mr;
   jb.thread_floats = jb.in_place ? (size_t) round_up(p->cg * nr, 16)  /* a last partial tile */

@@ -38,7 +38,7 @@ static int publish(const tg_conv_config* c) {
   } while (0)
 
 typedef struct {
-  int kh, kw, stride, fixed_c, layout, mr, nr;
+  int kh, kw, stride, fixed_c, layout, mr, nr, lanes;
   tg_f32_conv_ukernel_fn fn;
   tg_f32_conv_nchw_ukernel_fn nchw_fn;
   const char* name;
@@ -51,9 +51,9 @@ typedef struct {
   const char* name;
 } dw_row;
 
-#define TG_COLLECT_CONV(ISA, KH, KW, S, FC, LAYOUT, MR, NR, PROD, FN, NCHW_FN, NAME)     \
+#define TG_COLLECT_CONV(ISA, KH, KW, S, FC, LAYOUT, MR, NR, VL, PROD, FN, NCHW_FN, NAME) \
   if ((ISA) == isa && (PROD) && count < 256 && (MR) <= TG_CONV_MAX_MR) {                 \
-    rows[count] = (conv_row){(KH), (KW), (S), (FC), (LAYOUT), (MR), (NR), FN, NCHW_FN, NAME}; \
+    rows[count] = (conv_row){(KH), (KW), (S), (FC), (LAYOUT), (MR), (NR), (VL), FN, NCHW_FN, NAME}; \
     count++;                                                                             \
   }
 
@@ -69,11 +69,16 @@ static int fill_conv(tg_conv_config* cfg, int isa) {
   int count = 0, has_1x1 = 0;
   TG_FOREACH_CONV_UKERNEL_f32(TG_COLLECT_CONV)
   cfg->nshapes = 0;
-  cfg->nr = cfg->nchw_nr = 0;
+  cfg->nr = cfg->nchw_nr = cfg->nchw_lanes = 0;
   for (int i = 0; i < count; i++) {
     const conv_row* k = &rows[i];
     has_1x1 |= k->kh == 1 && k->kw == 1 && k->stride == 1 && !k->fixed_c && !k->layout;
-    if (k->layout) cfg->nchw_nr = k->nr; else cfg->nr = k->nr;
+    if (k->layout) {
+      cfg->nchw_nr = k->nr;
+      cfg->nchw_lanes = k->lanes;
+    } else {
+      cfg->nr = k->nr;
+    }
     if (tg_conv_find(cfg, k->kh, k->kw, k->stride, k->fixed_c, k->layout) ||
         cfg->nshapes == TG_CONV_MAX_SHAPES)
       continue;

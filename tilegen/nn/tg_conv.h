@@ -43,6 +43,7 @@ typedef struct tg_conv_config {
   int isa;
   int nr;        /* output channels per conv panel (one weight packing per ISA) */
   int nchw_nr;   /* output pixels per channel-first tile */
+  int nchw_lanes;  /* pixels per vector: a shorter channel-first tile computes whole vectors */
   int nshapes;
   tg_conv_shape shapes[TG_CONV_MAX_SHAPES];
   int dw_isa, dw_nr, dw_nchw_nr, dw_nshapes;

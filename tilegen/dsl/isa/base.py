@@ -94,8 +94,7 @@ class VecOps(_Spellings):
     nearest integer (ties to even) and ``scale2(x, n)`` is x * 2**n for an integral-valued n
     in the normal exponent range: with ``fma`` they build a polynomial exp. ``keep_ge(y, x, t)``
     is y in the lanes where x >= t or x is NaN, and +0 elsewhere (an exp's underflow to zero).
-    ``abs`` is |x|, ``select_neg(x, a, b)`` is, per lane, a where x < 0 and b elsewhere (either for x = -0), and
-    ``load_even(p)`` loads p[0], p[2], ..., p[2*lanes - 2] (a stride-2 row; reads 2*lanes values).
+    ``abs`` is |x|, ``select_neg(x, a, b)`` is, per lane, a where x < 0 and b elsewhere (either for x = -0).
     ``store_sum4(p, a, b, c, d)`` is a statement storing the horizontal sums of four vectors to
     p[0..3], in a few shuffles where four ``reduce`` calls would take a full tree each.
     """
@@ -106,7 +105,7 @@ class VecOps(_Spellings):
         "div": ("a", "b"), "max": ("a", "b"), "min": ("a", "b"), "reduce": ("x",),
         "reduce_max": ("x",), "round": ("x",), "scale2": ("x", "n"), "keep_ge": ("y", "x", "t"),
         "mask": ("n",), "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"), "abs": ("x",),
-        "select_neg": ("x", "a", "b"), "load_even": ("p",),
+        "select_neg": ("x", "a", "b"),
         "store_sum4": ("p", "a", "b", "c", "d"),
     }
 
@@ -129,7 +128,6 @@ class VecOps(_Spellings):
     scale2_: str
     abs_: str = ""
     select_neg_: str = ""
-    load_even_: str = ""
     reduce_: str = "({x})"     # horizontal sum of a vector to a scalar
     reduce_max_: str = "({x})"  # horizontal maximum of a vector to a scalar
     store_sum4_: str = ""

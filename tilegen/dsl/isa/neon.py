@@ -26,7 +26,6 @@ def _vec_ops(dtype: str) -> VecOps:
                  f"vcvtnq_{i}_{s}({{n}}), vdupq_n_{i}({bias})), {bits})))"),
         abs_=f"vabsq_{s}({{x}})",
         select_neg_=f"vbslq_{s}(vcltzq_{s}({{x}}), {{a}}, {{b}})",
-        load_even_=f"vuzp1q_{s}(vld1q_{s}({{p}}), vld1q_{s}({{p}} + {lanes}))",
         reduce_=f"vaddvq_{s}({{x}})",
         reduce_max_=f"vmaxvq_{s}({{x}})",
         store_sum4_=(f"vst1q_{s}({{p}}, vpaddq_{s}(vpaddq_{s}({{a}}, {{b}}), "

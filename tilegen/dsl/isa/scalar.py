@@ -20,7 +20,6 @@ def _vec_ops(dtype: str) -> VecOps:
         keep_ge_=f"(({{x}}) < ({{t}}) ? ({ctype}) 0 : ({{y}}))",
         abs_=f"__builtin_fabs{f}({{x}})",
         select_neg_="(({x}) < 0 ? ({a}) : ({b}))",
-        load_even_="(*({p}))",
         store_sum4_="((void) ((({p})[0] = ({a})), (({p})[1] = ({b})), (({p})[2] = ({c})), "
                     "(({p})[3] = ({d}))))",
     )

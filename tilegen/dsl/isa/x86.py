@@ -97,11 +97,6 @@ def vec_ops(bits: int, dtype: str) -> VecOps:
             abs_=f"{w}_abs_{sfx}({{x}})",
             select_neg_=(f"{w}_mask_blend_{sfx}({w}_cmp_{sfx}_mask({{x}}, {w}_setzero_{sfx}(), "
                          f"_CMP_LT_OQ), {{b}}, {{a}})"),
-            load_even_=(f"{w}_permutex2var_{sfx}({w}_loadu_{sfx}({{p}}), "
-                        + (f"{w}_set_epi32({', '.join(str(2 * i) for i in range(15, -1, -1))})"
-                           if dtype == "f32" else
-                           f"{w}_set_epi64({', '.join(str(2 * i) for i in range(7, -1, -1))})")
-                        + f", {w}_loadu_{sfx}({{p}} + {lanes}))"),
             reduce_=f"{w}_reduce_add_{sfx}({{x}})",
             reduce_max_=f"{w}_reduce_max_{sfx}({{x}})",
             round_=f"{w}_roundscale_{sfx}({{x}}, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)",
@@ -112,12 +107,6 @@ def vec_ops(bits: int, dtype: str) -> VecOps:
         common.update(
             abs_=f"{w}_andnot_{sfx}({w}_set1_{sfx}({neg0}), {{x}})",
             select_neg_=f"{w}_blendv_{sfx}({{b}}, {{a}}, {{x}})",  # by the sign bit of x
-            # 128-bit lanes shuffle within themselves; a cross-lane permute puts them in order.
-            load_even_=(f"_mm256_permutevar8x32_ps(_mm256_shuffle_ps(_mm256_loadu_ps({{p}}), "
-                        f"_mm256_loadu_ps({{p}} + 8), 0x88), _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7))"
-                        if dtype == "f32" else
-                        f"_mm256_permute4x64_pd(_mm256_shuffle_pd(_mm256_loadu_pd({{p}}), "
-                        f"_mm256_loadu_pd({{p}} + 4), 0x0), 0xD8)"),
             reduce_=f"tg_hsum256_{sfx}({{x}})", reduce_max_=f"tg_hmax256_{sfx}({{x}})",
             round_=f"{w}_round_{sfx}({{x}}, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)",
             scale2_=f"tg_scale2_256_{sfx}({{x}}, {{n}})", helpers=_AVX2_HELPERS[dtype])

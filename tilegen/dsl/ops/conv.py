@@ -13,12 +13,13 @@ of NR output channels: NR bias values, then NR weights per (kh, kw, ci).
 Channel-first kernels (layout "nchw", named ``..._nchw``) turn the tile around for NCHW data:
 MR output channels x NR output pixels along the lanes,
 
-    y[i*ys + j] = act(bias[i] + sum over (tap, ci) of w(tap, ci)[i] * taps[tap][S*j + ci*cs])
+    y[i*ys + j] = act(bias[i] + sum over (tap, ci) of w(tap, ci)[i] * taps[tap][j + ci*cs])
 
 with one input pointer per tap (the driver lays padded input rows out so that the pixels of a
-band of output rows are one flattened run: stride 2 splits the rows by parity, and the kernel
-loads every other value) and weights packed as MR bias values, then MR per (tap, ci): a GEMM
-tile whose B rows are shifted input rows, read in place.
+band of output rows are one flattened run: a stride splits the rows and columns into phase
+planes, so these kernels are stride 1 and every load is of consecutive values) and weights
+packed as MR bias values, then MR per (tap, ci): a GEMM tile whose B rows are shifted input
+rows, read in place. A tile short of NR pixels computes only the vectors that hold them.
 
 The op token carries the filter size and the stride (``conv3x3s2``); a tile ``MRxNRcK`` fixes
 the input channels at K and unrolls them completely (the 3-channel stem, ``14x32c3``). With
@@ -98,8 +99,9 @@ class Conv(OpFamily):
               "layout": ("nhwc", LAYOUTS)}
     c_select = "tg_conv_select"
     c_row_doc = ("X(isa id, KH, KW, stride, fixed input channels (0: any), layout (0 nhwc, 1 "
-                 "nchw), MR, NR, production, channels-last kernel or NULL, channel-first kernel or NULL, "
-                 "\"name\")")
+                 "nchw), MR, NR, pixels per vector (channel-first tiles short of NR compute only the "
+                 "vectors that hold their pixels), production, channels-last kernel or NULL, "
+                 "channel-first kernel or NULL, \"name\")")
 
     def template_for(self, spec) -> str:
         return "conv/ukernel_nchw.c.j2" if spec.layout == "nchw" else self.template
@@ -128,6 +130,9 @@ class Conv(OpFamily):
                 raise ValueError(f"{f}: {getattr(spec, f)} is over the limit of {MAX_TAPS_SIDE}")
         if spec.layout == "nchw" and spec.kr > 1:
             raise ValueError("kr: channel-first (nchw) conv kernels take any input channels (KR=1)")
+        if spec.layout == "nchw" and spec.stride != 1:
+            raise ValueError("stride: channel-first (nchw) conv kernels are stride 1 (the driver "
+                             "splits a strided input into phase planes)")
         if spec.kr > 1 and spec.kr * spec.kh * spec.kw > 64:
             raise ValueError(f"kr: {spec.kr} fixed input channels x {spec.kh * spec.kw} taps "
                              "unroll past 64 steps; allowed: kr * kh * kw <= 64")
@@ -136,8 +141,8 @@ class Conv(OpFamily):
         isa = get_isa(spec.isa)
         nv = spec.nr // isa.lanes(spec.dtype)
         if spec.layout == "nchw":
-            # MR x NV accumulators, NV input vectors per step (S loads each), one weight.
-            return RegisterBudget(spec.mr * nv, nv * spec.stride, 1, isa.num_vregs,
+            # MR x NV accumulators, NV input vectors per step, one weight.
+            return RegisterBudget(spec.mr * nv, nv, 1, isa.num_vregs,
                                   input_name="input", broadcast_name="weight broadcast")
         # MR x NV accumulators, one pixel's NV weight vectors per step, one input broadcast.
         return RegisterBudget(spec.mr * nv, nv, 1, isa.num_vregs, input_name="weight",
@@ -146,7 +151,7 @@ class Conv(OpFamily):
     def budget_rule(self, spec) -> str:
         lanes = self.lanes(spec)
         if spec.layout == "nchw":
-            return f"MR*NR/{lanes} + stride*NR/{lanes} + 1"
+            return f"MR*NR/{lanes} + NR/{lanes} + 1"
         return f"MR*NR/{lanes} + NR/{lanes} + 1"
 
     def lower(self, spec) -> ConvPlan:
@@ -173,7 +178,7 @@ class Conv(OpFamily):
         s = entry.spec
         nchw = s.layout == "nchw"
         return (f"TG_ISA_{s.isa.upper()}, {s.kh}, {s.kw}, {s.stride}, "
-                f"{s.kr if s.kr > 1 else 0}, {int(nchw)}, {s.mr}, {s.nr}, "
+                f"{s.kr if s.kr > 1 else 0}, {int(nchw)}, {s.mr}, {s.nr}, {self.lanes(s)}, "
                 f"{int(entry.production)}, {'NULL' if nchw else s.name}, "
                 f"{s.name if nchw else 'NULL'}, \"{s.name}\"")
 

@@ -12,10 +12,11 @@ without masks). The conv family's driver selects these kernels.
 Channel-first kernels (layout "nchw", named ``..._nchw``) take MR channels x NR pixels of a
 flattened band of output rows, as the conv family's do:
 
-    y[i*ys + j] = act(bias[i] + sum over taps t of w(t)[i] * taps[t][i*cs + S*j])
+    y[i*ys + j] = act(bias[i] + sum over taps t of w(t)[i] * taps[t][i*cs + j])
 
 (one pointer per tap for channel 0, channel i at i*cs; weights: MR bias values, then MR per
-tap). Each channel's weight is broadcast and meets NV pixel vectors of its own plane.
+tap). Each channel's weight is broadcast and meets NV pixel vectors of its own plane. These
+are stride 1: the driver splits a strided input into phase planes.
 """
 from __future__ import annotations
 
@@ -119,6 +120,9 @@ class Dwconv(OpFamily):
     def check(self, spec) -> None:
         if spec.kr != 1:
             raise ValueError(f"kr: dwconv kernels take KR=1, got KR={spec.kr}")
+        if spec.layout == "nchw" and spec.stride != 1:
+            raise ValueError("stride: channel-first (nchw) dwconv kernels are stride 1 (the "
+                             "driver splits a strided input into phase planes)")
         if spec.dilation == "1" and spec.layout != "nhwc":
             raise ValueError("dilation: unit-dilation (sliding) dwconv kernels are channels last")
         self.check_multiple("nr", spec.nr, spec, "NR")
@@ -130,8 +134,8 @@ class Dwconv(OpFamily):
         isa = get_isa(spec.isa)
         nv = spec.nr // isa.lanes(spec.dtype)
         if spec.layout == "nchw":
-            # MR x NV accumulators, a channel's NV pixel vectors (S loads each), one weight.
-            return RegisterBudget(spec.mr * nv, nv * spec.stride, 1, isa.num_vregs,
+            # MR x NV accumulators, a channel's NV pixel vectors, one weight.
+            return RegisterBudget(spec.mr * nv, nv, 1, isa.num_vregs,
                                   input_name="input", broadcast_name="weight broadcast")
         if spec.dilation == "1":
             # A pixel group's accumulators, a filter row's input columns (each loaded once),
@@ -146,7 +150,7 @@ class Dwconv(OpFamily):
     def budget_rule(self, spec) -> str:
         lanes = self.lanes(spec)
         if spec.layout == "nchw":
-            return f"MR*NR/{lanes} + stride*NR/{lanes} + 1"
+            return f"MR*NR/{lanes} + NR/{lanes} + 1"
         return f"group*NR/{lanes} + 2*NR/{lanes} (group: pixels per step, <= MR)"
 
     def lower(self, spec) -> DwconvPlan:

@@ -56,12 +56,14 @@ static inline float32x4_t tg_vsilu(float32x4_t x) {
 }
 
 
+
 void tg_f32_conv1x1s1_ukernel_1x16__neon_nchw(
     int64_t m, int64_t n, int64_t c, const float* const* restrict taps, int64_t cs,
     const float* restrict w, float* restrict y, int64_t ys,
     const tg_f32_conv_params* restrict params)
 {
   (void) m;  /* the caller guarantees m == 1 */
+  if (n > 12) {
   /* The accumulators start at the bias, the head of the panel: one value per row. */
   const float32x4_t vbias0 = vld1q_dup_f32(w + 0);
   float32x4_t vacc0x0 = vbias0;
@@ -205,5 +207,352 @@ if (n != 16) {
     for (int64_t i = 0; i < m; i++) {
       memcpy(y + i * ys, ctmp + i * 16, (size_t) n * sizeof(float));
     }
+  }
+return;
+  }
+  if (n > 8) {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const float32x4_t vbias0 = vld1q_dup_f32(w + 0);
+  float32x4_t vacc0x0 = vbias0;
+  float32x4_t vacc0x1 = vbias0;
+  float32x4_t vacc0x2 = vbias0;
+  w += 1;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          const float32x4_t vx1 = vld1q_f32(x + 4);
+          const float32x4_t vx2 = vld1q_f32(x + 8);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+            vacc0x1 = vfmaq_f32(vacc0x1, vw, vx1);
+            vacc0x2 = vfmaq_f32(vacc0x2, vw, vx2);
+          }
+          w += 1;
+        }
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          const float32x4_t vx1 = vld1q_f32(x + 4);
+          const float32x4_t vx2 = vld1q_f32(x + 8);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+            vacc0x1 = vfmaq_f32(vacc0x1, vw, vx1);
+            vacc0x2 = vfmaq_f32(vacc0x2, vw, vx2);
+          }
+          w += 1;
+        }
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          const float32x4_t vx1 = vld1q_f32(x + 4);
+          const float32x4_t vx2 = vld1q_f32(x + 8);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+            vacc0x1 = vfmaq_f32(vacc0x1, vw, vx1);
+            vacc0x2 = vfmaq_f32(vacc0x2, vw, vx2);
+          }
+          w += 1;
+        }
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          const float32x4_t vx1 = vld1q_f32(x + 4);
+          const float32x4_t vx2 = vld1q_f32(x + 8);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+            vacc0x1 = vfmaq_f32(vacc0x1, vw, vx1);
+            vacc0x2 = vfmaq_f32(vacc0x2, vw, vx2);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          const float32x4_t vx1 = vld1q_f32(x + 4);
+          const float32x4_t vx2 = vld1q_f32(x + 8);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+            vacc0x1 = vfmaq_f32(vacc0x1, vw, vx1);
+            vacc0x2 = vfmaq_f32(vacc0x2, vw, vx2);
+          }
+          w += 1;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const float32x4_t vzero = vdupq_n_f32(0);
+      vacc0x0 = vmaxq_f32(vzero, vacc0x0);
+      vacc0x1 = vmaxq_f32(vzero, vacc0x1);
+      vacc0x2 = vmaxq_f32(vzero, vacc0x2);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const float32x4_t vzero = vdupq_n_f32(0);
+      const float32x4_t vsix = vdupq_n_f32(6.0f);
+      vacc0x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc0x0));
+      vacc0x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc0x1));
+      vacc0x2 = vminq_f32(vsix, vmaxq_f32(vzero, vacc0x2));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      vacc0x1 = tg_vgelu(vacc0x1);
+      vacc0x2 = tg_vgelu(vacc0x2);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      vacc0x1 = tg_vsilu(vacc0x1);
+      vacc0x2 = tg_vsilu(vacc0x2);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  /* n < NR: store the full tile into a temporary, then copy the valid part. */
+  float ctmp[16];
+  if (n != 16) {
+    cc = ctmp;
+    ldc = 16;
+  }
+    {
+      vst1q_f32(cc + 0 * ldc + 0, vacc0x0);
+      vst1q_f32(cc + 0 * ldc + 4, vacc0x1);
+      vst1q_f32(cc + 0 * ldc + 8, vacc0x2);
+    }
+if (n != 16) {
+    for (int64_t i = 0; i < m; i++) {
+      memcpy(y + i * ys, ctmp + i * 16, (size_t) n * sizeof(float));
+    }
+  }
+return;
+  }
+  if (n > 4) {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const float32x4_t vbias0 = vld1q_dup_f32(w + 0);
+  float32x4_t vacc0x0 = vbias0;
+  float32x4_t vacc0x1 = vbias0;
+  w += 1;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          const float32x4_t vx1 = vld1q_f32(x + 4);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+            vacc0x1 = vfmaq_f32(vacc0x1, vw, vx1);
+          }
+          w += 1;
+        }
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          const float32x4_t vx1 = vld1q_f32(x + 4);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+            vacc0x1 = vfmaq_f32(vacc0x1, vw, vx1);
+          }
+          w += 1;
+        }
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          const float32x4_t vx1 = vld1q_f32(x + 4);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+            vacc0x1 = vfmaq_f32(vacc0x1, vw, vx1);
+          }
+          w += 1;
+        }
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          const float32x4_t vx1 = vld1q_f32(x + 4);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+            vacc0x1 = vfmaq_f32(vacc0x1, vw, vx1);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          const float32x4_t vx1 = vld1q_f32(x + 4);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+            vacc0x1 = vfmaq_f32(vacc0x1, vw, vx1);
+          }
+          w += 1;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const float32x4_t vzero = vdupq_n_f32(0);
+      vacc0x0 = vmaxq_f32(vzero, vacc0x0);
+      vacc0x1 = vmaxq_f32(vzero, vacc0x1);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const float32x4_t vzero = vdupq_n_f32(0);
+      const float32x4_t vsix = vdupq_n_f32(6.0f);
+      vacc0x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc0x0));
+      vacc0x1 = vminq_f32(vsix, vmaxq_f32(vzero, vacc0x1));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      vacc0x1 = tg_vgelu(vacc0x1);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      vacc0x1 = tg_vsilu(vacc0x1);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  /* n < NR: store the full tile into a temporary, then copy the valid part. */
+  float ctmp[16];
+  if (n != 16) {
+    cc = ctmp;
+    ldc = 16;
+  }
+    {
+      vst1q_f32(cc + 0 * ldc + 0, vacc0x0);
+      vst1q_f32(cc + 0 * ldc + 4, vacc0x1);
+    }
+if (n != 16) {
+    for (int64_t i = 0; i < m; i++) {
+      memcpy(y + i * ys, ctmp + i * 16, (size_t) n * sizeof(float));
+    }
+  }
+return;
+  }
+  {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const float32x4_t vbias0 = vld1q_dup_f32(w + 0);
+  float32x4_t vacc0x0 = vbias0;
+  w += 1;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+          }
+          w += 1;
+        }
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+          }
+          w += 1;
+        }
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+          }
+          w += 1;
+        }
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float32x4_t vx0 = vld1q_f32(x + 0);
+          x += cs;
+          {
+            const float32x4_t vw = vld1q_dup_f32(w + 0);
+            vacc0x0 = vfmaq_f32(vacc0x0, vw, vx0);
+          }
+          w += 1;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const float32x4_t vzero = vdupq_n_f32(0);
+      vacc0x0 = vmaxq_f32(vzero, vacc0x0);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const float32x4_t vzero = vdupq_n_f32(0);
+      const float32x4_t vsix = vdupq_n_f32(6.0f);
+      vacc0x0 = vminq_f32(vsix, vmaxq_f32(vzero, vacc0x0));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  /* n < NR: store the full tile into a temporary, then copy the valid part. */
+  float ctmp[16];
+  if (n != 16) {
+    cc = ctmp;
+    ldc = 16;
+  }
+    {
+      vst1q_f32(cc + 0 * ldc + 0, vacc0x0);
+    }
+if (n != 16) {
+    for (int64_t i = 0; i < m; i++) {
+      memcpy(y + i * ys, ctmp + i * 16, (size_t) n * sizeof(float));
+    }
+  }
+return;
   }
 }

@@ -67,12 +67,14 @@ static inline __m512 tg_vsilu(__m512 x) {
 }
 
 
+
 void tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw(
     int64_t m, int64_t n, int64_t c, const float* const* restrict taps, int64_t cs,
     const float* restrict w, float* restrict y, int64_t ys,
     const tg_f32_conv_params* restrict params)
 {
   (void) m;  /* the caller guarantees m == 1 */
+  if (n > 32) {
   /* The accumulators start at the bias, the head of the panel: one value per row. */
   const __m512 vbias0 = _mm512_set1_ps(*(w + 0));
   __m512 vacc0x0 = vbias0;
@@ -191,7 +193,8 @@ void tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw(
       _mm512_storeu_ps(cc + 0 * ldc + 16, vacc0x1);
       _mm512_storeu_ps(cc + 0 * ldc + 32, vacc0x2);
     }
-} else {
+} else
+  {
     int64_t rem0 = n - 0;
     rem0 = rem0 < 0 ? 0 : (rem0 > 16 ? 16 : rem0);
     const __mmask16 vmask0 = ((__mmask16) ((1u << (rem0)) - 1u));
@@ -207,4 +210,211 @@ void tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw(
       _mm512_mask_storeu_ps(cc + 0 * ldc + 32, vmask2, vacc0x2);
     }
 }
+return;
+  }
+  if (n > 16) {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const __m512 vbias0 = _mm512_set1_ps(*(w + 0));
+  __m512 vacc0x0 = vbias0;
+  __m512 vacc0x1 = vbias0;
+  w += 1;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          const __m512 vx1 = _mm512_loadu_ps(x + 16);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm512_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          const __m512 vx1 = _mm512_loadu_ps(x + 16);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm512_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          const __m512 vx1 = _mm512_loadu_ps(x + 16);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm512_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          const __m512 vx1 = _mm512_loadu_ps(x + 16);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm512_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          const __m512 vx1 = _mm512_loadu_ps(x + 16);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm512_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const __m512 vzero = _mm512_setzero_ps();
+      vacc0x0 = _mm512_max_ps(vzero, vacc0x0);
+      vacc0x1 = _mm512_max_ps(vzero, vacc0x1);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m512 vzero = _mm512_setzero_ps();
+      const __m512 vsix = _mm512_set1_ps(6.0f);
+      vacc0x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc0x0));
+      vacc0x1 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc0x1));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      vacc0x1 = tg_vgelu(vacc0x1);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      vacc0x1 = tg_vsilu(vacc0x1);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  {
+    int64_t rem0 = n - 0;
+    rem0 = rem0 < 0 ? 0 : (rem0 > 16 ? 16 : rem0);
+    const __mmask16 vmask0 = ((__mmask16) ((1u << (rem0)) - 1u));
+    int64_t rem1 = n - 16;
+    rem1 = rem1 < 0 ? 0 : (rem1 > 16 ? 16 : rem1);
+    const __mmask16 vmask1 = ((__mmask16) ((1u << (rem1)) - 1u));
+    {
+      _mm512_mask_storeu_ps(cc + 0 * ldc + 0, vmask0, vacc0x0);
+      _mm512_mask_storeu_ps(cc + 0 * ldc + 16, vmask1, vacc0x1);
+    }
+}
+return;
+  }
+  {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const __m512 vbias0 = _mm512_set1_ps(*(w + 0));
+  __m512 vacc0x0 = vbias0;
+  w += 1;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const __m512 vzero = _mm512_setzero_ps();
+      vacc0x0 = _mm512_max_ps(vzero, vacc0x0);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m512 vzero = _mm512_setzero_ps();
+      const __m512 vsix = _mm512_set1_ps(6.0f);
+      vacc0x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc0x0));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  {
+    int64_t rem0 = n - 0;
+    rem0 = rem0 < 0 ? 0 : (rem0 > 16 ? 16 : rem0);
+    const __mmask16 vmask0 = ((__mmask16) ((1u << (rem0)) - 1u));
+    {
+      _mm512_mask_storeu_ps(cc + 0 * ldc + 0, vmask0, vacc0x0);
+    }
+}
+return;
+  }
 }

@@ -77,11 +77,13 @@ static inline __m256 tg_vsilu(__m256 x) {
 }
 
 
+
 void tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw(
     int64_t m, int64_t n, int64_t c, const float* const* restrict taps, int64_t cs,
     const float* restrict w, float* restrict y, int64_t ys,
     const tg_f32_conv_params* restrict params)
 {
+  if (n > 16) {
   /* The accumulators start at the bias, the head of the panel: one value per row. */
   const __m256 vbias0 = _mm256_broadcast_ss(w + 0);
   __m256 vacc0x0 = vbias0;
@@ -300,5 +302,334 @@ if (n != 24) {
     for (int64_t i = 0; i < m; i++) {
       memcpy(y + i * ys, ctmp + i * 24, (size_t) n * sizeof(float));
     }
+  }
+return;
+  }
+  if (n > 8) {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const __m256 vbias0 = _mm256_broadcast_ss(w + 0);
+  __m256 vacc0x0 = vbias0;
+  __m256 vacc0x1 = vbias0;
+  const __m256 vbias1 = _mm256_broadcast_ss(w + 1);
+  __m256 vacc1x0 = vbias1;
+  __m256 vacc1x1 = vbias1;
+  const __m256 vbias2 = _mm256_broadcast_ss(w + 2);
+  __m256 vacc2x0 = vbias2;
+  __m256 vacc2x1 = vbias2;
+  const __m256 vbias3 = _mm256_broadcast_ss(w + 3);
+  __m256 vacc3x0 = vbias3;
+  __m256 vacc3x1 = vbias3;
+  w += 4;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 1);
+            vacc1x0 = _mm256_fmadd_ps(vw, vx0, vacc1x0);
+            vacc1x1 = _mm256_fmadd_ps(vw, vx1, vacc1x1);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 2);
+            vacc2x0 = _mm256_fmadd_ps(vw, vx0, vacc2x0);
+            vacc2x1 = _mm256_fmadd_ps(vw, vx1, vacc2x1);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 3);
+            vacc3x0 = _mm256_fmadd_ps(vw, vx0, vacc3x0);
+            vacc3x1 = _mm256_fmadd_ps(vw, vx1, vacc3x1);
+          }
+          w += 4;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 1);
+            vacc1x0 = _mm256_fmadd_ps(vw, vx0, vacc1x0);
+            vacc1x1 = _mm256_fmadd_ps(vw, vx1, vacc1x1);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 2);
+            vacc2x0 = _mm256_fmadd_ps(vw, vx0, vacc2x0);
+            vacc2x1 = _mm256_fmadd_ps(vw, vx1, vacc2x1);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 3);
+            vacc3x0 = _mm256_fmadd_ps(vw, vx0, vacc3x0);
+            vacc3x1 = _mm256_fmadd_ps(vw, vx1, vacc3x1);
+          }
+          w += 4;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 1);
+            vacc1x0 = _mm256_fmadd_ps(vw, vx0, vacc1x0);
+            vacc1x1 = _mm256_fmadd_ps(vw, vx1, vacc1x1);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 2);
+            vacc2x0 = _mm256_fmadd_ps(vw, vx0, vacc2x0);
+            vacc2x1 = _mm256_fmadd_ps(vw, vx1, vacc2x1);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 3);
+            vacc3x0 = _mm256_fmadd_ps(vw, vx0, vacc3x0);
+            vacc3x1 = _mm256_fmadd_ps(vw, vx1, vacc3x1);
+          }
+          w += 4;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const __m256 vzero = _mm256_setzero_ps();
+      vacc0x0 = _mm256_max_ps(vzero, vacc0x0);
+      vacc0x1 = _mm256_max_ps(vzero, vacc0x1);
+      vacc1x0 = _mm256_max_ps(vzero, vacc1x0);
+      vacc1x1 = _mm256_max_ps(vzero, vacc1x1);
+      vacc2x0 = _mm256_max_ps(vzero, vacc2x0);
+      vacc2x1 = _mm256_max_ps(vzero, vacc2x1);
+      vacc3x0 = _mm256_max_ps(vzero, vacc3x0);
+      vacc3x1 = _mm256_max_ps(vzero, vacc3x1);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m256 vzero = _mm256_setzero_ps();
+      const __m256 vsix = _mm256_set1_ps(6.0f);
+      vacc0x0 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc0x0));
+      vacc0x1 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc0x1));
+      vacc1x0 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc1x0));
+      vacc1x1 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc1x1));
+      vacc2x0 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc2x0));
+      vacc2x1 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc2x1));
+      vacc3x0 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc3x0));
+      vacc3x1 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc3x1));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      vacc0x1 = tg_vgelu(vacc0x1);
+      vacc1x0 = tg_vgelu(vacc1x0);
+      vacc1x1 = tg_vgelu(vacc1x1);
+      vacc2x0 = tg_vgelu(vacc2x0);
+      vacc2x1 = tg_vgelu(vacc2x1);
+      vacc3x0 = tg_vgelu(vacc3x0);
+      vacc3x1 = tg_vgelu(vacc3x1);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      vacc0x1 = tg_vsilu(vacc0x1);
+      vacc1x0 = tg_vsilu(vacc1x0);
+      vacc1x1 = tg_vsilu(vacc1x1);
+      vacc2x0 = tg_vsilu(vacc2x0);
+      vacc2x1 = tg_vsilu(vacc2x1);
+      vacc3x0 = tg_vsilu(vacc3x0);
+      vacc3x1 = tg_vsilu(vacc3x1);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  /* n < NR: store the full tile into a temporary, then copy the valid part. */
+  float ctmp[96];
+  if (n != 24) {
+    cc = ctmp;
+    ldc = 24;
+  }
+    {
+      _mm256_storeu_ps(cc + 0 * ldc + 0, vacc0x0);
+      _mm256_storeu_ps(cc + 0 * ldc + 8, vacc0x1);
+    }
+    if (m > 1) {
+      _mm256_storeu_ps(cc + 1 * ldc + 0, vacc1x0);
+      _mm256_storeu_ps(cc + 1 * ldc + 8, vacc1x1);
+    }
+    if (m > 2) {
+      _mm256_storeu_ps(cc + 2 * ldc + 0, vacc2x0);
+      _mm256_storeu_ps(cc + 2 * ldc + 8, vacc2x1);
+    }
+    if (m > 3) {
+      _mm256_storeu_ps(cc + 3 * ldc + 0, vacc3x0);
+      _mm256_storeu_ps(cc + 3 * ldc + 8, vacc3x1);
+    }
+if (n != 24) {
+    for (int64_t i = 0; i < m; i++) {
+      memcpy(y + i * ys, ctmp + i * 24, (size_t) n * sizeof(float));
+    }
+  }
+return;
+  }
+  {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const __m256 vbias0 = _mm256_broadcast_ss(w + 0);
+  __m256 vacc0x0 = vbias0;
+  const __m256 vbias1 = _mm256_broadcast_ss(w + 1);
+  __m256 vacc1x0 = vbias1;
+  const __m256 vbias2 = _mm256_broadcast_ss(w + 2);
+  __m256 vacc2x0 = vbias2;
+  const __m256 vbias3 = _mm256_broadcast_ss(w + 3);
+  __m256 vacc3x0 = vbias3;
+  w += 4;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 1);
+            vacc1x0 = _mm256_fmadd_ps(vw, vx0, vacc1x0);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 2);
+            vacc2x0 = _mm256_fmadd_ps(vw, vx0, vacc2x0);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 3);
+            vacc3x0 = _mm256_fmadd_ps(vw, vx0, vacc3x0);
+          }
+          w += 4;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 1);
+            vacc1x0 = _mm256_fmadd_ps(vw, vx0, vacc1x0);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 2);
+            vacc2x0 = _mm256_fmadd_ps(vw, vx0, vacc2x0);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 3);
+            vacc3x0 = _mm256_fmadd_ps(vw, vx0, vacc3x0);
+          }
+          w += 4;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 1);
+            vacc1x0 = _mm256_fmadd_ps(vw, vx0, vacc1x0);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 2);
+            vacc2x0 = _mm256_fmadd_ps(vw, vx0, vacc2x0);
+          }
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 3);
+            vacc3x0 = _mm256_fmadd_ps(vw, vx0, vacc3x0);
+          }
+          w += 4;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const __m256 vzero = _mm256_setzero_ps();
+      vacc0x0 = _mm256_max_ps(vzero, vacc0x0);
+      vacc1x0 = _mm256_max_ps(vzero, vacc1x0);
+      vacc2x0 = _mm256_max_ps(vzero, vacc2x0);
+      vacc3x0 = _mm256_max_ps(vzero, vacc3x0);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m256 vzero = _mm256_setzero_ps();
+      const __m256 vsix = _mm256_set1_ps(6.0f);
+      vacc0x0 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc0x0));
+      vacc1x0 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc1x0));
+      vacc2x0 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc2x0));
+      vacc3x0 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc3x0));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      vacc1x0 = tg_vgelu(vacc1x0);
+      vacc2x0 = tg_vgelu(vacc2x0);
+      vacc3x0 = tg_vgelu(vacc3x0);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      vacc1x0 = tg_vsilu(vacc1x0);
+      vacc2x0 = tg_vsilu(vacc2x0);
+      vacc3x0 = tg_vsilu(vacc3x0);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  /* n < NR: store the full tile into a temporary, then copy the valid part. */
+  float ctmp[96];
+  if (n != 24) {
+    cc = ctmp;
+    ldc = 24;
+  }
+    {
+      _mm256_storeu_ps(cc + 0 * ldc + 0, vacc0x0);
+    }
+    if (m > 1) {
+      _mm256_storeu_ps(cc + 1 * ldc + 0, vacc1x0);
+    }
+    if (m > 2) {
+      _mm256_storeu_ps(cc + 2 * ldc + 0, vacc2x0);
+    }
+    if (m > 3) {
+      _mm256_storeu_ps(cc + 3 * ldc + 0, vacc3x0);
+    }
+if (n != 24) {
+    for (int64_t i = 0; i < m; i++) {
+      memcpy(y + i * ys, ctmp + i * 24, (size_t) n * sizeof(float));
+    }
+  }
+return;
   }
 }

@@ -67,11 +67,13 @@ static inline __m512 tg_vsilu(__m512 x) {
 }
 
 
+
 void tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw(
     int64_t m, int64_t n, int64_t c, const float* const* restrict taps, int64_t cs,
     const float* restrict w, float* restrict y, int64_t ys,
     const tg_f32_conv_params* restrict params)
 {
+  if (n > 32) {
   /* The accumulators start at the bias, the head of the panel: one value per row. */
   const __m512 vbias0 = _mm512_set1_ps(*(w + 0));
   __m512 vacc0x0 = vbias0;
@@ -437,7 +439,8 @@ void tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw(
       _mm512_storeu_ps(cc + 7 * ldc + 16, vacc7x1);
       _mm512_storeu_ps(cc + 7 * ldc + 32, vacc7x2);
     }
-} else {
+} else
+  {
     int64_t rem0 = n - 0;
     rem0 = rem0 < 0 ? 0 : (rem0 > 16 ? 16 : rem0);
     const __mmask16 vmask0 = ((__mmask16) ((1u << (rem0)) - 1u));
@@ -488,4 +491,528 @@ void tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw(
       _mm512_mask_storeu_ps(cc + 7 * ldc + 32, vmask2, vacc7x2);
     }
 }
+return;
+  }
+  if (n > 16) {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const __m512 vbias0 = _mm512_set1_ps(*(w + 0));
+  __m512 vacc0x0 = vbias0;
+  __m512 vacc0x1 = vbias0;
+  const __m512 vbias1 = _mm512_set1_ps(*(w + 1));
+  __m512 vacc1x0 = vbias1;
+  __m512 vacc1x1 = vbias1;
+  const __m512 vbias2 = _mm512_set1_ps(*(w + 2));
+  __m512 vacc2x0 = vbias2;
+  __m512 vacc2x1 = vbias2;
+  const __m512 vbias3 = _mm512_set1_ps(*(w + 3));
+  __m512 vacc3x0 = vbias3;
+  __m512 vacc3x1 = vbias3;
+  const __m512 vbias4 = _mm512_set1_ps(*(w + 4));
+  __m512 vacc4x0 = vbias4;
+  __m512 vacc4x1 = vbias4;
+  const __m512 vbias5 = _mm512_set1_ps(*(w + 5));
+  __m512 vacc5x0 = vbias5;
+  __m512 vacc5x1 = vbias5;
+  const __m512 vbias6 = _mm512_set1_ps(*(w + 6));
+  __m512 vacc6x0 = vbias6;
+  __m512 vacc6x1 = vbias6;
+  const __m512 vbias7 = _mm512_set1_ps(*(w + 7));
+  __m512 vacc7x0 = vbias7;
+  __m512 vacc7x1 = vbias7;
+  w += 8;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          const __m512 vx1 = _mm512_loadu_ps(x + 16);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm512_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 1));
+            vacc1x0 = _mm512_fmadd_ps(vw, vx0, vacc1x0);
+            vacc1x1 = _mm512_fmadd_ps(vw, vx1, vacc1x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 2));
+            vacc2x0 = _mm512_fmadd_ps(vw, vx0, vacc2x0);
+            vacc2x1 = _mm512_fmadd_ps(vw, vx1, vacc2x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 3));
+            vacc3x0 = _mm512_fmadd_ps(vw, vx0, vacc3x0);
+            vacc3x1 = _mm512_fmadd_ps(vw, vx1, vacc3x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 4));
+            vacc4x0 = _mm512_fmadd_ps(vw, vx0, vacc4x0);
+            vacc4x1 = _mm512_fmadd_ps(vw, vx1, vacc4x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 5));
+            vacc5x0 = _mm512_fmadd_ps(vw, vx0, vacc5x0);
+            vacc5x1 = _mm512_fmadd_ps(vw, vx1, vacc5x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 6));
+            vacc6x0 = _mm512_fmadd_ps(vw, vx0, vacc6x0);
+            vacc6x1 = _mm512_fmadd_ps(vw, vx1, vacc6x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 7));
+            vacc7x0 = _mm512_fmadd_ps(vw, vx0, vacc7x0);
+            vacc7x1 = _mm512_fmadd_ps(vw, vx1, vacc7x1);
+          }
+          w += 8;
+        }
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          const __m512 vx1 = _mm512_loadu_ps(x + 16);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm512_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 1));
+            vacc1x0 = _mm512_fmadd_ps(vw, vx0, vacc1x0);
+            vacc1x1 = _mm512_fmadd_ps(vw, vx1, vacc1x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 2));
+            vacc2x0 = _mm512_fmadd_ps(vw, vx0, vacc2x0);
+            vacc2x1 = _mm512_fmadd_ps(vw, vx1, vacc2x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 3));
+            vacc3x0 = _mm512_fmadd_ps(vw, vx0, vacc3x0);
+            vacc3x1 = _mm512_fmadd_ps(vw, vx1, vacc3x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 4));
+            vacc4x0 = _mm512_fmadd_ps(vw, vx0, vacc4x0);
+            vacc4x1 = _mm512_fmadd_ps(vw, vx1, vacc4x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 5));
+            vacc5x0 = _mm512_fmadd_ps(vw, vx0, vacc5x0);
+            vacc5x1 = _mm512_fmadd_ps(vw, vx1, vacc5x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 6));
+            vacc6x0 = _mm512_fmadd_ps(vw, vx0, vacc6x0);
+            vacc6x1 = _mm512_fmadd_ps(vw, vx1, vacc6x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 7));
+            vacc7x0 = _mm512_fmadd_ps(vw, vx0, vacc7x0);
+            vacc7x1 = _mm512_fmadd_ps(vw, vx1, vacc7x1);
+          }
+          w += 8;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          const __m512 vx1 = _mm512_loadu_ps(x + 16);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm512_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 1));
+            vacc1x0 = _mm512_fmadd_ps(vw, vx0, vacc1x0);
+            vacc1x1 = _mm512_fmadd_ps(vw, vx1, vacc1x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 2));
+            vacc2x0 = _mm512_fmadd_ps(vw, vx0, vacc2x0);
+            vacc2x1 = _mm512_fmadd_ps(vw, vx1, vacc2x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 3));
+            vacc3x0 = _mm512_fmadd_ps(vw, vx0, vacc3x0);
+            vacc3x1 = _mm512_fmadd_ps(vw, vx1, vacc3x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 4));
+            vacc4x0 = _mm512_fmadd_ps(vw, vx0, vacc4x0);
+            vacc4x1 = _mm512_fmadd_ps(vw, vx1, vacc4x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 5));
+            vacc5x0 = _mm512_fmadd_ps(vw, vx0, vacc5x0);
+            vacc5x1 = _mm512_fmadd_ps(vw, vx1, vacc5x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 6));
+            vacc6x0 = _mm512_fmadd_ps(vw, vx0, vacc6x0);
+            vacc6x1 = _mm512_fmadd_ps(vw, vx1, vacc6x1);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 7));
+            vacc7x0 = _mm512_fmadd_ps(vw, vx0, vacc7x0);
+            vacc7x1 = _mm512_fmadd_ps(vw, vx1, vacc7x1);
+          }
+          w += 8;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const __m512 vzero = _mm512_setzero_ps();
+      vacc0x0 = _mm512_max_ps(vzero, vacc0x0);
+      vacc0x1 = _mm512_max_ps(vzero, vacc0x1);
+      vacc1x0 = _mm512_max_ps(vzero, vacc1x0);
+      vacc1x1 = _mm512_max_ps(vzero, vacc1x1);
+      vacc2x0 = _mm512_max_ps(vzero, vacc2x0);
+      vacc2x1 = _mm512_max_ps(vzero, vacc2x1);
+      vacc3x0 = _mm512_max_ps(vzero, vacc3x0);
+      vacc3x1 = _mm512_max_ps(vzero, vacc3x1);
+      vacc4x0 = _mm512_max_ps(vzero, vacc4x0);
+      vacc4x1 = _mm512_max_ps(vzero, vacc4x1);
+      vacc5x0 = _mm512_max_ps(vzero, vacc5x0);
+      vacc5x1 = _mm512_max_ps(vzero, vacc5x1);
+      vacc6x0 = _mm512_max_ps(vzero, vacc6x0);
+      vacc6x1 = _mm512_max_ps(vzero, vacc6x1);
+      vacc7x0 = _mm512_max_ps(vzero, vacc7x0);
+      vacc7x1 = _mm512_max_ps(vzero, vacc7x1);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m512 vzero = _mm512_setzero_ps();
+      const __m512 vsix = _mm512_set1_ps(6.0f);
+      vacc0x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc0x0));
+      vacc0x1 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc0x1));
+      vacc1x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc1x0));
+      vacc1x1 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc1x1));
+      vacc2x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc2x0));
+      vacc2x1 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc2x1));
+      vacc3x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc3x0));
+      vacc3x1 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc3x1));
+      vacc4x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc4x0));
+      vacc4x1 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc4x1));
+      vacc5x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc5x0));
+      vacc5x1 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc5x1));
+      vacc6x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc6x0));
+      vacc6x1 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc6x1));
+      vacc7x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc7x0));
+      vacc7x1 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc7x1));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      vacc0x1 = tg_vgelu(vacc0x1);
+      vacc1x0 = tg_vgelu(vacc1x0);
+      vacc1x1 = tg_vgelu(vacc1x1);
+      vacc2x0 = tg_vgelu(vacc2x0);
+      vacc2x1 = tg_vgelu(vacc2x1);
+      vacc3x0 = tg_vgelu(vacc3x0);
+      vacc3x1 = tg_vgelu(vacc3x1);
+      vacc4x0 = tg_vgelu(vacc4x0);
+      vacc4x1 = tg_vgelu(vacc4x1);
+      vacc5x0 = tg_vgelu(vacc5x0);
+      vacc5x1 = tg_vgelu(vacc5x1);
+      vacc6x0 = tg_vgelu(vacc6x0);
+      vacc6x1 = tg_vgelu(vacc6x1);
+      vacc7x0 = tg_vgelu(vacc7x0);
+      vacc7x1 = tg_vgelu(vacc7x1);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      vacc0x1 = tg_vsilu(vacc0x1);
+      vacc1x0 = tg_vsilu(vacc1x0);
+      vacc1x1 = tg_vsilu(vacc1x1);
+      vacc2x0 = tg_vsilu(vacc2x0);
+      vacc2x1 = tg_vsilu(vacc2x1);
+      vacc3x0 = tg_vsilu(vacc3x0);
+      vacc3x1 = tg_vsilu(vacc3x1);
+      vacc4x0 = tg_vsilu(vacc4x0);
+      vacc4x1 = tg_vsilu(vacc4x1);
+      vacc5x0 = tg_vsilu(vacc5x0);
+      vacc5x1 = tg_vsilu(vacc5x1);
+      vacc6x0 = tg_vsilu(vacc6x0);
+      vacc6x1 = tg_vsilu(vacc6x1);
+      vacc7x0 = tg_vsilu(vacc7x0);
+      vacc7x1 = tg_vsilu(vacc7x1);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  {
+    int64_t rem0 = n - 0;
+    rem0 = rem0 < 0 ? 0 : (rem0 > 16 ? 16 : rem0);
+    const __mmask16 vmask0 = ((__mmask16) ((1u << (rem0)) - 1u));
+    int64_t rem1 = n - 16;
+    rem1 = rem1 < 0 ? 0 : (rem1 > 16 ? 16 : rem1);
+    const __mmask16 vmask1 = ((__mmask16) ((1u << (rem1)) - 1u));
+    {
+      _mm512_mask_storeu_ps(cc + 0 * ldc + 0, vmask0, vacc0x0);
+      _mm512_mask_storeu_ps(cc + 0 * ldc + 16, vmask1, vacc0x1);
+    }
+    if (m > 1) {
+      _mm512_mask_storeu_ps(cc + 1 * ldc + 0, vmask0, vacc1x0);
+      _mm512_mask_storeu_ps(cc + 1 * ldc + 16, vmask1, vacc1x1);
+    }
+    if (m > 2) {
+      _mm512_mask_storeu_ps(cc + 2 * ldc + 0, vmask0, vacc2x0);
+      _mm512_mask_storeu_ps(cc + 2 * ldc + 16, vmask1, vacc2x1);
+    }
+    if (m > 3) {
+      _mm512_mask_storeu_ps(cc + 3 * ldc + 0, vmask0, vacc3x0);
+      _mm512_mask_storeu_ps(cc + 3 * ldc + 16, vmask1, vacc3x1);
+    }
+    if (m > 4) {
+      _mm512_mask_storeu_ps(cc + 4 * ldc + 0, vmask0, vacc4x0);
+      _mm512_mask_storeu_ps(cc + 4 * ldc + 16, vmask1, vacc4x1);
+    }
+    if (m > 5) {
+      _mm512_mask_storeu_ps(cc + 5 * ldc + 0, vmask0, vacc5x0);
+      _mm512_mask_storeu_ps(cc + 5 * ldc + 16, vmask1, vacc5x1);
+    }
+    if (m > 6) {
+      _mm512_mask_storeu_ps(cc + 6 * ldc + 0, vmask0, vacc6x0);
+      _mm512_mask_storeu_ps(cc + 6 * ldc + 16, vmask1, vacc6x1);
+    }
+    if (m > 7) {
+      _mm512_mask_storeu_ps(cc + 7 * ldc + 0, vmask0, vacc7x0);
+      _mm512_mask_storeu_ps(cc + 7 * ldc + 16, vmask1, vacc7x1);
+    }
+}
+return;
+  }
+  {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const __m512 vbias0 = _mm512_set1_ps(*(w + 0));
+  __m512 vacc0x0 = vbias0;
+  const __m512 vbias1 = _mm512_set1_ps(*(w + 1));
+  __m512 vacc1x0 = vbias1;
+  const __m512 vbias2 = _mm512_set1_ps(*(w + 2));
+  __m512 vacc2x0 = vbias2;
+  const __m512 vbias3 = _mm512_set1_ps(*(w + 3));
+  __m512 vacc3x0 = vbias3;
+  const __m512 vbias4 = _mm512_set1_ps(*(w + 4));
+  __m512 vacc4x0 = vbias4;
+  const __m512 vbias5 = _mm512_set1_ps(*(w + 5));
+  __m512 vacc5x0 = vbias5;
+  const __m512 vbias6 = _mm512_set1_ps(*(w + 6));
+  __m512 vacc6x0 = vbias6;
+  const __m512 vbias7 = _mm512_set1_ps(*(w + 7));
+  __m512 vacc7x0 = vbias7;
+  w += 8;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 1));
+            vacc1x0 = _mm512_fmadd_ps(vw, vx0, vacc1x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 2));
+            vacc2x0 = _mm512_fmadd_ps(vw, vx0, vacc2x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 3));
+            vacc3x0 = _mm512_fmadd_ps(vw, vx0, vacc3x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 4));
+            vacc4x0 = _mm512_fmadd_ps(vw, vx0, vacc4x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 5));
+            vacc5x0 = _mm512_fmadd_ps(vw, vx0, vacc5x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 6));
+            vacc6x0 = _mm512_fmadd_ps(vw, vx0, vacc6x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 7));
+            vacc7x0 = _mm512_fmadd_ps(vw, vx0, vacc7x0);
+          }
+          w += 8;
+        }
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 1));
+            vacc1x0 = _mm512_fmadd_ps(vw, vx0, vacc1x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 2));
+            vacc2x0 = _mm512_fmadd_ps(vw, vx0, vacc2x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 3));
+            vacc3x0 = _mm512_fmadd_ps(vw, vx0, vacc3x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 4));
+            vacc4x0 = _mm512_fmadd_ps(vw, vx0, vacc4x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 5));
+            vacc5x0 = _mm512_fmadd_ps(vw, vx0, vacc5x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 6));
+            vacc6x0 = _mm512_fmadd_ps(vw, vx0, vacc6x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 7));
+            vacc7x0 = _mm512_fmadd_ps(vw, vx0, vacc7x0);
+          }
+          w += 8;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m512 vx0 = _mm512_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 0));
+            vacc0x0 = _mm512_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 1));
+            vacc1x0 = _mm512_fmadd_ps(vw, vx0, vacc1x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 2));
+            vacc2x0 = _mm512_fmadd_ps(vw, vx0, vacc2x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 3));
+            vacc3x0 = _mm512_fmadd_ps(vw, vx0, vacc3x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 4));
+            vacc4x0 = _mm512_fmadd_ps(vw, vx0, vacc4x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 5));
+            vacc5x0 = _mm512_fmadd_ps(vw, vx0, vacc5x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 6));
+            vacc6x0 = _mm512_fmadd_ps(vw, vx0, vacc6x0);
+          }
+          {
+            const __m512 vw = _mm512_set1_ps(*(w + 7));
+            vacc7x0 = _mm512_fmadd_ps(vw, vx0, vacc7x0);
+          }
+          w += 8;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const __m512 vzero = _mm512_setzero_ps();
+      vacc0x0 = _mm512_max_ps(vzero, vacc0x0);
+      vacc1x0 = _mm512_max_ps(vzero, vacc1x0);
+      vacc2x0 = _mm512_max_ps(vzero, vacc2x0);
+      vacc3x0 = _mm512_max_ps(vzero, vacc3x0);
+      vacc4x0 = _mm512_max_ps(vzero, vacc4x0);
+      vacc5x0 = _mm512_max_ps(vzero, vacc5x0);
+      vacc6x0 = _mm512_max_ps(vzero, vacc6x0);
+      vacc7x0 = _mm512_max_ps(vzero, vacc7x0);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m512 vzero = _mm512_setzero_ps();
+      const __m512 vsix = _mm512_set1_ps(6.0f);
+      vacc0x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc0x0));
+      vacc1x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc1x0));
+      vacc2x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc2x0));
+      vacc3x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc3x0));
+      vacc4x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc4x0));
+      vacc5x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc5x0));
+      vacc6x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc6x0));
+      vacc7x0 = _mm512_min_ps(vsix, _mm512_max_ps(vzero, vacc7x0));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      vacc1x0 = tg_vgelu(vacc1x0);
+      vacc2x0 = tg_vgelu(vacc2x0);
+      vacc3x0 = tg_vgelu(vacc3x0);
+      vacc4x0 = tg_vgelu(vacc4x0);
+      vacc5x0 = tg_vgelu(vacc5x0);
+      vacc6x0 = tg_vgelu(vacc6x0);
+      vacc7x0 = tg_vgelu(vacc7x0);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      vacc1x0 = tg_vsilu(vacc1x0);
+      vacc2x0 = tg_vsilu(vacc2x0);
+      vacc3x0 = tg_vsilu(vacc3x0);
+      vacc4x0 = tg_vsilu(vacc4x0);
+      vacc5x0 = tg_vsilu(vacc5x0);
+      vacc6x0 = tg_vsilu(vacc6x0);
+      vacc7x0 = tg_vsilu(vacc7x0);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  {
+    int64_t rem0 = n - 0;
+    rem0 = rem0 < 0 ? 0 : (rem0 > 16 ? 16 : rem0);
+    const __mmask16 vmask0 = ((__mmask16) ((1u << (rem0)) - 1u));
+    {
+      _mm512_mask_storeu_ps(cc + 0 * ldc + 0, vmask0, vacc0x0);
+    }
+    if (m > 1) {
+      _mm512_mask_storeu_ps(cc + 1 * ldc + 0, vmask0, vacc1x0);
+    }
+    if (m > 2) {
+      _mm512_mask_storeu_ps(cc + 2 * ldc + 0, vmask0, vacc2x0);
+    }
+    if (m > 3) {
+      _mm512_mask_storeu_ps(cc + 3 * ldc + 0, vmask0, vacc3x0);
+    }
+    if (m > 4) {
+      _mm512_mask_storeu_ps(cc + 4 * ldc + 0, vmask0, vacc4x0);
+    }
+    if (m > 5) {
+      _mm512_mask_storeu_ps(cc + 5 * ldc + 0, vmask0, vacc5x0);
+    }
+    if (m > 6) {
+      _mm512_mask_storeu_ps(cc + 6 * ldc + 0, vmask0, vacc6x0);
+    }
+    if (m > 7) {
+      _mm512_mask_storeu_ps(cc + 7 * ldc + 0, vmask0, vacc7x0);
+    }
+}
+return;
+  }
 }

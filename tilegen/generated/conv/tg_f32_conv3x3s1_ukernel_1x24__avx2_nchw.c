@@ -77,12 +77,14 @@ static inline __m256 tg_vsilu(__m256 x) {
 }
 
 
+
 void tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw(
     int64_t m, int64_t n, int64_t c, const float* const* restrict taps, int64_t cs,
     const float* restrict w, float* restrict y, int64_t ys,
     const tg_f32_conv_params* restrict params)
 {
   (void) m;  /* the caller guarantees m == 1 */
+  if (n > 16) {
   /* The accumulators start at the bias, the head of the panel: one value per row. */
   const __m256 vbias0 = _mm256_broadcast_ss(w + 0);
   __m256 vacc0x0 = vbias0;
@@ -794,5 +796,1149 @@ if (n != 24) {
     for (int64_t i = 0; i < m; i++) {
       memcpy(y + i * ys, ctmp + i * 24, (size_t) n * sizeof(float));
     }
+  }
+return;
+  }
+  if (n > 8) {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const __m256 vbias0 = _mm256_broadcast_ss(w + 0);
+  __m256 vacc0x0 = vbias0;
+  __m256 vacc0x1 = vbias0;
+  w += 1;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[1];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[2];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[3];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[4];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[5];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[6];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[7];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[8];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          const __m256 vx1 = _mm256_loadu_ps(x + 8);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+            vacc0x1 = _mm256_fmadd_ps(vw, vx1, vacc0x1);
+          }
+          w += 1;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const __m256 vzero = _mm256_setzero_ps();
+      vacc0x0 = _mm256_max_ps(vzero, vacc0x0);
+      vacc0x1 = _mm256_max_ps(vzero, vacc0x1);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m256 vzero = _mm256_setzero_ps();
+      const __m256 vsix = _mm256_set1_ps(6.0f);
+      vacc0x0 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc0x0));
+      vacc0x1 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc0x1));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      vacc0x1 = tg_vgelu(vacc0x1);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      vacc0x1 = tg_vsilu(vacc0x1);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  /* n < NR: store the full tile into a temporary, then copy the valid part. */
+  float ctmp[24];
+  if (n != 24) {
+    cc = ctmp;
+    ldc = 24;
+  }
+    {
+      _mm256_storeu_ps(cc + 0 * ldc + 0, vacc0x0);
+      _mm256_storeu_ps(cc + 0 * ldc + 8, vacc0x1);
+    }
+if (n != 24) {
+    for (int64_t i = 0; i < m; i++) {
+      memcpy(y + i * ys, ctmp + i * 24, (size_t) n * sizeof(float));
+    }
+  }
+return;
+  }
+  {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const __m256 vbias0 = _mm256_broadcast_ss(w + 0);
+  __m256 vacc0x0 = vbias0;
+  w += 1;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[1];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[2];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[3];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[4];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[5];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[6];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[7];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[8];
+      int64_t kk = c;
+      for (; kk >= 4; kk -= 4) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const __m256 vx0 = _mm256_loadu_ps(x + 0);
+          x += cs;
+          {
+            const __m256 vw = _mm256_broadcast_ss(w + 0);
+            vacc0x0 = _mm256_fmadd_ps(vw, vx0, vacc0x0);
+          }
+          w += 1;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const __m256 vzero = _mm256_setzero_ps();
+      vacc0x0 = _mm256_max_ps(vzero, vacc0x0);
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const __m256 vzero = _mm256_setzero_ps();
+      const __m256 vsix = _mm256_set1_ps(6.0f);
+      vacc0x0 = _mm256_min_ps(vsix, _mm256_max_ps(vzero, vacc0x0));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  /* n < NR: store the full tile into a temporary, then copy the valid part. */
+  float ctmp[24];
+  if (n != 24) {
+    cc = ctmp;
+    ldc = 24;
+  }
+    {
+      _mm256_storeu_ps(cc + 0 * ldc + 0, vacc0x0);
+    }
+if (n != 24) {
+    for (int64_t i = 0; i < m; i++) {
+      memcpy(y + i * ys, ctmp + i * 24, (size_t) n * sizeof(float));
+    }
+  }
+return;
   }
 }

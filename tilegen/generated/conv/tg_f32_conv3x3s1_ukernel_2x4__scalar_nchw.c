@@ -55,11 +55,13 @@ static inline float tg_vsilu(float x) {
 }
 
 
+
 void tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw(
     int64_t m, int64_t n, int64_t c, const float* const* restrict taps, int64_t cs,
     const float* restrict w, float* restrict y, int64_t ys,
     const tg_f32_conv_params* restrict params)
 {
+  if (n > 3) {
   /* The accumulators start at the bias, the head of the panel: one value per row. */
   const float vbias0 = (*(w + 0));
   float vacc0x0 = vbias0;
@@ -813,5 +815,1720 @@ if (n != 4) {
     for (int64_t i = 0; i < m; i++) {
       memcpy(y + i * ys, ctmp + i * 4, (size_t) n * sizeof(float));
     }
+  }
+return;
+  }
+  if (n > 2) {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const float vbias0 = (*(w + 0));
+  float vacc0x0 = vbias0;
+  float vacc0x1 = vbias0;
+  float vacc0x2 = vbias0;
+  const float vbias1 = (*(w + 1));
+  float vacc1x0 = vbias1;
+  float vacc1x1 = vbias1;
+  float vacc1x2 = vbias1;
+  w += 2;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[1];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[2];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[3];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[4];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[5];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[6];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[7];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[8];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          const float vx2 = (*(x + 2));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+            vacc0x2 = ((vacc0x2) + (vw) * (vx2));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+            vacc1x2 = ((vacc1x2) + (vw) * (vx2));
+          }
+          w += 2;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const float vzero = 0;
+      vacc0x0 = ((vzero) > (vacc0x0) ? (vzero) : (vacc0x0));
+      vacc0x1 = ((vzero) > (vacc0x1) ? (vzero) : (vacc0x1));
+      vacc0x2 = ((vzero) > (vacc0x2) ? (vzero) : (vacc0x2));
+      vacc1x0 = ((vzero) > (vacc1x0) ? (vzero) : (vacc1x0));
+      vacc1x1 = ((vzero) > (vacc1x1) ? (vzero) : (vacc1x1));
+      vacc1x2 = ((vzero) > (vacc1x2) ? (vzero) : (vacc1x2));
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const float vzero = 0;
+      const float vsix = (6.0f);
+      vacc0x0 = ((vsix) < (((vzero) > (vacc0x0) ? (vzero) : (vacc0x0))) ? (vsix) : (((vzero) > (vacc0x0) ? (vzero) : (vacc0x0))));
+      vacc0x1 = ((vsix) < (((vzero) > (vacc0x1) ? (vzero) : (vacc0x1))) ? (vsix) : (((vzero) > (vacc0x1) ? (vzero) : (vacc0x1))));
+      vacc0x2 = ((vsix) < (((vzero) > (vacc0x2) ? (vzero) : (vacc0x2))) ? (vsix) : (((vzero) > (vacc0x2) ? (vzero) : (vacc0x2))));
+      vacc1x0 = ((vsix) < (((vzero) > (vacc1x0) ? (vzero) : (vacc1x0))) ? (vsix) : (((vzero) > (vacc1x0) ? (vzero) : (vacc1x0))));
+      vacc1x1 = ((vsix) < (((vzero) > (vacc1x1) ? (vzero) : (vacc1x1))) ? (vsix) : (((vzero) > (vacc1x1) ? (vzero) : (vacc1x1))));
+      vacc1x2 = ((vsix) < (((vzero) > (vacc1x2) ? (vzero) : (vacc1x2))) ? (vsix) : (((vzero) > (vacc1x2) ? (vzero) : (vacc1x2))));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      vacc0x1 = tg_vgelu(vacc0x1);
+      vacc0x2 = tg_vgelu(vacc0x2);
+      vacc1x0 = tg_vgelu(vacc1x0);
+      vacc1x1 = tg_vgelu(vacc1x1);
+      vacc1x2 = tg_vgelu(vacc1x2);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      vacc0x1 = tg_vsilu(vacc0x1);
+      vacc0x2 = tg_vsilu(vacc0x2);
+      vacc1x0 = tg_vsilu(vacc1x0);
+      vacc1x1 = tg_vsilu(vacc1x1);
+      vacc1x2 = tg_vsilu(vacc1x2);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  /* n < NR: store the full tile into a temporary, then copy the valid part. */
+  float ctmp[8];
+  if (n != 4) {
+    cc = ctmp;
+    ldc = 4;
+  }
+    {
+      (*(cc + 0 * ldc + 0) = (vacc0x0));
+      (*(cc + 0 * ldc + 1) = (vacc0x1));
+      (*(cc + 0 * ldc + 2) = (vacc0x2));
+    }
+    if (m > 1) {
+      (*(cc + 1 * ldc + 0) = (vacc1x0));
+      (*(cc + 1 * ldc + 1) = (vacc1x1));
+      (*(cc + 1 * ldc + 2) = (vacc1x2));
+    }
+if (n != 4) {
+    for (int64_t i = 0; i < m; i++) {
+      memcpy(y + i * ys, ctmp + i * 4, (size_t) n * sizeof(float));
+    }
+  }
+return;
+  }
+  if (n > 1) {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const float vbias0 = (*(w + 0));
+  float vacc0x0 = vbias0;
+  float vacc0x1 = vbias0;
+  const float vbias1 = (*(w + 1));
+  float vacc1x0 = vbias1;
+  float vacc1x1 = vbias1;
+  w += 2;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[1];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[2];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[3];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[4];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[5];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[6];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[7];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[8];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          const float vx1 = (*(x + 1));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+            vacc0x1 = ((vacc0x1) + (vw) * (vx1));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+            vacc1x1 = ((vacc1x1) + (vw) * (vx1));
+          }
+          w += 2;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const float vzero = 0;
+      vacc0x0 = ((vzero) > (vacc0x0) ? (vzero) : (vacc0x0));
+      vacc0x1 = ((vzero) > (vacc0x1) ? (vzero) : (vacc0x1));
+      vacc1x0 = ((vzero) > (vacc1x0) ? (vzero) : (vacc1x0));
+      vacc1x1 = ((vzero) > (vacc1x1) ? (vzero) : (vacc1x1));
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const float vzero = 0;
+      const float vsix = (6.0f);
+      vacc0x0 = ((vsix) < (((vzero) > (vacc0x0) ? (vzero) : (vacc0x0))) ? (vsix) : (((vzero) > (vacc0x0) ? (vzero) : (vacc0x0))));
+      vacc0x1 = ((vsix) < (((vzero) > (vacc0x1) ? (vzero) : (vacc0x1))) ? (vsix) : (((vzero) > (vacc0x1) ? (vzero) : (vacc0x1))));
+      vacc1x0 = ((vsix) < (((vzero) > (vacc1x0) ? (vzero) : (vacc1x0))) ? (vsix) : (((vzero) > (vacc1x0) ? (vzero) : (vacc1x0))));
+      vacc1x1 = ((vsix) < (((vzero) > (vacc1x1) ? (vzero) : (vacc1x1))) ? (vsix) : (((vzero) > (vacc1x1) ? (vzero) : (vacc1x1))));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      vacc0x1 = tg_vgelu(vacc0x1);
+      vacc1x0 = tg_vgelu(vacc1x0);
+      vacc1x1 = tg_vgelu(vacc1x1);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      vacc0x1 = tg_vsilu(vacc0x1);
+      vacc1x0 = tg_vsilu(vacc1x0);
+      vacc1x1 = tg_vsilu(vacc1x1);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  /* n < NR: store the full tile into a temporary, then copy the valid part. */
+  float ctmp[8];
+  if (n != 4) {
+    cc = ctmp;
+    ldc = 4;
+  }
+    {
+      (*(cc + 0 * ldc + 0) = (vacc0x0));
+      (*(cc + 0 * ldc + 1) = (vacc0x1));
+    }
+    if (m > 1) {
+      (*(cc + 1 * ldc + 0) = (vacc1x0));
+      (*(cc + 1 * ldc + 1) = (vacc1x1));
+    }
+if (n != 4) {
+    for (int64_t i = 0; i < m; i++) {
+      memcpy(y + i * ys, ctmp + i * 4, (size_t) n * sizeof(float));
+    }
+  }
+return;
+  }
+  {
+  /* The accumulators start at the bias, the head of the panel: one value per row. */
+  const float vbias0 = (*(w + 0));
+  float vacc0x0 = vbias0;
+  const float vbias1 = (*(w + 1));
+  float vacc1x0 = vbias1;
+  w += 2;
+    {
+      const float* restrict x = taps[0];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[1];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[2];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[3];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[4];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[5];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[6];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[7];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+}
+    }
+    {
+      const float* restrict x = taps[8];
+      int64_t kk = c;
+      for (; kk >= 2; kk -= 2) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+      }
+      for (; kk != 0; kk--) {
+        {
+          const float vx0 = (*(x + 0));
+          x += cs;
+          {
+            const float vw = (*(w + 0));
+            vacc0x0 = ((vacc0x0) + (vw) * (vx0));
+          }
+          {
+            const float vw = (*(w + 1));
+            vacc1x0 = ((vacc1x0) + (vw) * (vx0));
+          }
+          w += 2;
+        }
+}
+    }
+
+  switch (params->act) {
+    case TG_ACT_RELU: {
+      const float vzero = 0;
+      vacc0x0 = ((vzero) > (vacc0x0) ? (vzero) : (vacc0x0));
+      vacc1x0 = ((vzero) > (vacc1x0) ? (vzero) : (vacc1x0));
+      break;
+    }
+    case TG_ACT_RELU6: {
+      const float vzero = 0;
+      const float vsix = (6.0f);
+      vacc0x0 = ((vsix) < (((vzero) > (vacc0x0) ? (vzero) : (vacc0x0))) ? (vsix) : (((vzero) > (vacc0x0) ? (vzero) : (vacc0x0))));
+      vacc1x0 = ((vsix) < (((vzero) > (vacc1x0) ? (vzero) : (vacc1x0))) ? (vsix) : (((vzero) > (vacc1x0) ? (vzero) : (vacc1x0))));
+      break;
+    }
+    case TG_ACT_GELU:
+      vacc0x0 = tg_vgelu(vacc0x0);
+      vacc1x0 = tg_vgelu(vacc1x0);
+      break;
+    case TG_ACT_SILU:
+      vacc0x0 = tg_vsilu(vacc0x0);
+      vacc1x0 = tg_vsilu(vacc1x0);
+      break;
+    default:
+      break;
+  }
+
+  float* cc = y;
+  int64_t ldc = ys;
+  /* n < NR: store the full tile into a temporary, then copy the valid part. */
+  float ctmp[8];
+  if (n != 4) {
+    cc = ctmp;
+    ldc = 4;
+  }
+    {
+      (*(cc + 0 * ldc + 0) = (vacc0x0));
+    }
+    if (m > 1) {
+      (*(cc + 1 * ldc + 0) = (vacc1x0));
+    }
+if (n != 4) {
+    for (int64_t i = 0; i < m; i++) {
+      memcpy(y + i * ys, ctmp + i * 4, (size_t) n * sizeof(float));
+    }
+  }
+return;
   }
 }

@@ -55,7 +55,6 @@ static inline float32x4_t tg_vsilu(float32x4_t x) {
   return vdivq_f32(x, vaddq_f32(vdupq_n_f32(1.0f), tg_vexp(vsubq_f32(vdupq_n_f32(0), x))));
 }
 
-
 void tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw(
     int64_t m, int64_t n, const float* const* restrict taps, int64_t cs,
     const float* restrict w, float* restrict y, int64_t ys,

@@ -66,7 +66,6 @@ static inline __m512 tg_vsilu(__m512 x) {
   return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), tg_vexp(_mm512_sub_ps(_mm512_setzero_ps(), x))));
 }
 
-
 void tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw(
     int64_t m, int64_t n, const float* const* restrict taps, int64_t cs,
     const float* restrict w, float* restrict y, int64_t ys,

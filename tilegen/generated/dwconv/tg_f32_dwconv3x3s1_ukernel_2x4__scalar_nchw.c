@@ -54,7 +54,6 @@ static inline float tg_vsilu(float x) {
   return ((x) / ((((1.0f)) + (tg_vexp(((0) - (x)))))));
 }
 
-
 void tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw(
     int64_t m, int64_t n, const float* const* restrict taps, int64_t cs,
     const float* restrict w, float* restrict y, int64_t ys,

@@ -76,7 +76,6 @@ static inline __m256 tg_vsilu(__m256 x) {
   return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), tg_vexp(_mm256_sub_ps(_mm256_setzero_ps(), x))));
 }
 
-
 void tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw(
     int64_t m, int64_t n, const float* const* restrict taps, int64_t cs,
     const float* restrict w, float* restrict y, int64_t ys,
