@@ -66,6 +66,9 @@ def test_unknown_values_name_the_field_and_the_allowed_values(field, value, allo
     ({"kloop": "fortran"}, "kloop"), ({"isa": "neon", "nr": 12, "kloop": "asm"}, "kloop"),
     ({"isa": "scalar", "nr": 4, "kloop": "asm"}, "kloop"),
     ({"op": "gemv", "nr": 1, "kr": 32, "kloop": "asm"}, "kloop"),
+    ({"op": "conv", "kh": 3, "kw": 3, "prefetch": 32}, "prefetch"),  # channel-first only
+    ({"op": "conv", "kh": 3, "kw": 3, "layout": "nchw", "nr": 48, "stride": 2}, "stride"),
+    ({"op": "dwconv", "kh": 3, "kw": 3, "layout": "nchw", "nr": 64, "stride": 2}, "stride"),
 ])
 def test_other_invalid_schedules_name_their_field(kw, field):
     with pytest.raises(ValueError, match=rf"^{field}:"):

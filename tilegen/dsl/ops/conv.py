@@ -73,6 +73,7 @@ class ConvPlan:
     budget: RegisterBudget
     params_type: str
     layout: str = "nhwc"
+    prefetch: int = 0          # nchw: prefetch each input row this many pixels ahead (0: off)
     activations: Tuple[str, ...] = ACTIVATIONS
 
     def a_elem(self, i: int, u: int) -> str:
@@ -130,6 +131,8 @@ class Conv(OpFamily):
                 raise ValueError(f"{f}: {getattr(spec, f)} is over the limit of {MAX_TAPS_SIDE}")
         if spec.layout == "nchw" and spec.kr > 1:
             raise ValueError("kr: channel-first (nchw) conv kernels take any input channels (KR=1)")
+        if spec.prefetch and spec.layout != "nchw":
+            raise ValueError("prefetch: only channel-first (nchw) conv kernels prefetch")
         if spec.layout == "nchw" and spec.stride != 1:
             raise ValueError("stride: channel-first (nchw) conv kernels are stride 1 (the driver "
                              "splits a strided input into phase planes)")
@@ -164,7 +167,8 @@ class Conv(OpFamily):
             unroll=spec.unroll, fixed_c=spec.kr if spec.kr > 1 else 0,
             unroll_taps=spec.kh * spec.kw <= MAX_UNROLLED_TAPS, tail=spec.tail,
             row_bases=bases, row_addr=rows, isa=isa, v=v, budget=self.register_budget(spec),
-            params_type=f"tg_{spec.dtype}_conv_params", layout=spec.layout)
+            params_type=f"tg_{spec.dtype}_conv_params", layout=spec.layout,
+            prefetch=spec.prefetch)
 
     def c_declaration(self, spec) -> str:
         t = DTYPES[spec.dtype]
