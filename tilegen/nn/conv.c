@@ -59,8 +59,6 @@ struct tilegen_conv2d_f32_plan {
   const tg_dwconv_shape* dw;
   int fold;                      /* the kernel's channel loop runs over KW taps x C channels */
   int64_t ps_mult;               /* a stride-1 kernel serving stride sw: pixel stride x sw */
-  int64_t cph;                   /* direct-nchw: column phases of the band (1, or sw when a
-                                    stride-1 kernel serves stride sw) */
   int64_t cg, kg;                /* input / output channels per group */
   int64_t nr, nb, panel;         /* panel width, panels per group, floats per panel */
   int64_t gstride;               /* direct-nchw: packed floats per group */
@@ -234,7 +232,6 @@ static void plan_method_(tilegen_conv2d_f32_plan* p) {
   const int force = atomic_load(&forced_method);
   p->method = M_PLAIN;
   p->ps_mult = 1;
-  p->cph = 1;
   p->fold = 0;
   p->shape = NULL;
   p->dw = NULL;
@@ -244,7 +241,6 @@ static void plan_method_(tilegen_conv2d_f32_plan* p) {
     if (g->layout == TILEGEN_NCHW && (force < 0 || force == M_DW_NCHW) &&
         (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, 1, 1, 0)) != NULL) {
       p->method = M_DW_NCHW;
-      p->cph = g->sw;
       return;
     }
     /* Unit dilation: the kernel that loads each input column once; else any dilation, at the
@@ -265,7 +261,6 @@ static void plan_method_(tilegen_conv2d_f32_plan* p) {
     p->shape = tg_conv_find(cfg, (int) g->kh, (int) g->kw, 1, 0, 1);
     if (p->shape != NULL) {
       p->method = M_NCHW;
-      p->cph = g->sw;
       return;
     }
   }
@@ -642,21 +637,20 @@ static int run_rows(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
 /* ---- the channel-first band driver (direct-nchw) ----
    A band of output rows is computed as one flattened run of pixels q = row * wq + column over
    a padded copy of its input rows (wp = S*wq columns, S the horizontal stride): tap (kh, kw) of
-   pixel q reads band[ks*q + off(kh, kw)], so each tap is one pointer. Rows are split by their
-   phase under a vertical stride (sh row phases), so that consecutive output rows stay a plane
-   row apart; under a horizontal stride served by a stride-1 kernel, columns are split the same
-   way (cph = S column phases, rows of rp = wq values, kernel stride ks = 1), so that a tap
-   reads consecutive values; else cph = 1, rp = wp and ks = S. The wq - ow columns past each output row are either computed and dropped
-   (tiles through a small buffer) or, where pixels are cheap, never computed: each output row
-   is then tiled on its own (band_job.tiling). With wq == ow (1x1 filters, no padding) the
-   input and output planes are read and written in place. */
+   pixel q reads band[q + off(kh, kw)], so each tap is one pointer to consecutive values (the
+   kernels are stride 1): a band row is split into its S column phases and the band's rows
+   into their sh row phases, sh * S planes of rows of wq values, so that consecutive output
+   pixels and rows stay one value and one plane row apart. The wq - ow columns past each
+   output row are either computed and dropped (tiles through a small buffer) or, where pixels
+   are cheap, never computed: each output row is then tiled on its own (band_job.tiling). With
+   wq == ow (1x1 filters, no padding) the input and output planes are read and written in
+   place. */
 typedef struct {
   const tilegen_conv2d_f32_plan* p;
   int64_t n, h, w, oh, ow;
   const float* x;
   float* y;
   int64_t wq, wp, bh, nbands, ps, cs;  /* pitch, padded width, band rows, phase plane, channel */
-  int64_t cph, rp, ks;                    /* column phases, a plane's row pitch, kernel stride */
   int64_t off[TG_CONV_MAX_KH * 16];       /* tap offsets in the band */
   int64_t groups, chans;                  /* items per image: groups, or depthwise blocks */
   int in_place;                           /* pointwise: the input planes are the band */
@@ -716,29 +710,29 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
   if (jb->in_place) {
     base = xg + oh0 * jb->w;
     cs = in_plane;
-  } else {  /* copy the band's input rows, padded, split into sh row phases */
-    const int64_t rows = (bhr - 1) * g->sh + (g->kh - 1) * g->dh + 1, cph = jb->cph;
-    const int64_t rp = jb->rp, ps = jb->ps;
+  } else {  /* copy the band's input rows, padded, split into row and column phases */
+    const int64_t rows = (bhr - 1) * g->sh + (g->kh - 1) * g->dh + 1;
+    const int64_t rp = jb->wq, ps = jb->ps;  /* a plane's row pitch, its size */
     for (int64_t ci = 0; ci < cg; ci++) {
       float* bc = band + ci * jb->cs;
       for (int64_t a = 0; a < g->sh; a++) {
         const int64_t filled = a < rows ? (rows - a + g->sh - 1) / g->sh : 0;
-        for (int64_t b = 0; b < cph; b++)
-          memset(bc + (a * cph + b) * ps + filled * rp, 0, (size_t) (ps - filled * rp) * sizeof(float));
+        for (int64_t b = 0; b < S; b++)
+          memset(bc + (a * S + b) * ps + filled * rp, 0, (size_t) (ps - filled * rp) * sizeof(float));
       }
       for (int64_t r = 0, ph = 0, pr = 0; r < rows; r++) {  /* ph, pr: r's phase and its row */
-        float* dst = bc + ph * cph * ps + pr * rp;
+        float* dst = bc + ph * S * ps + pr * rp;
         if (++ph == g->sh) { ph = 0; pr++; }
         const int64_t ih = oh0 * g->sh + r - g->pt;
         if (ih < 0 || ih >= jb->h) {
-          for (int64_t b = 0; b < cph; b++) memset(dst + b * ps, 0, (size_t) rp * sizeof(float));
+          for (int64_t b = 0; b < S; b++) memset(dst + b * ps, 0, (size_t) rp * sizeof(float));
           continue;
         }
         /* The row's pad columns are zero: band_task cleared the band, and nothing but zeros
            is written outside the rows' input columns. */
         const float* src = xg + ci * in_plane + ih * jb->w;
-        if (cph == 1) memcpy(dst + jb->lead + g->pl, src, (size_t) jb->w * sizeof(float));
-        else split_columns(dst, ps, cph, g->pl, src, jb->w);
+        if (S == 1) memcpy(dst + jb->lead + g->pl, src, (size_t) jb->w * sizeof(float));
+        else split_columns(dst, ps, S, g->pl, src, jb->w);
       }
     }
     base = band + jb->lead;
@@ -776,7 +770,7 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
         tp[0] = band;
         tcs = nr;
       } else {
-        for (int64_t t = 0; t < taps; t++) tp[t] = base + jb->off[t] + jb->ks * q0;
+        for (int64_t t = 0; t < taps; t++) tp[t] = base + jb->off[t] + q0;
       }
       for (int64_t co0 = 0; co0 < kg; co0 += mr) {
         const int64_t r = kg - co0 < mr ? kg - co0 : mr;
@@ -831,8 +825,6 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   jb.wq = (g->pl + w + g->pr + S - 1) / S;
   if (jb.wq < jb.ow) jb.wq = jb.ow;
   jb.wp = S * jb.wq;
-  jb.cph = p->cph;
-  jb.ks = S / jb.cph;
   jb.in_place = is_pointwise(g);
   /* With dropped columns, rows of tiles compute round_up(ow, step) pixels a row where the
      flat run computes wq and copies each out (step: nr, or the vector for conv kernels, whose
@@ -846,11 +838,10 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
     /* Rows tiles never read the pitch's slack, so the pitch can put every row's first input
        column on a 64-byte line (lead zeros before the padding): the tap that reads it loads
        whole lines. */
-    jb.lead = jb.cph > 1 ? 0 : (16 - g->pl % 16) % 16;  /* column phases: planes on lines */
+    jb.lead = S > 1 ? 0 : (16 - g->pl % 16) % 16;  /* column phases: planes on lines */
     jb.wq = round_up((jb.lead + g->pl + w + g->pr + S - 1) / S, 16);
     jb.wp = S * jb.wq;
   }
-  jb.rp = jb.wp / jb.cph;
 
   /* Band height: the input band near 256 KiB (an L2 share), and at least a band per thread. */
   const int nt_max = tg_threads_max();
@@ -867,14 +858,14 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   const int64_t prows = ((jb.bh - 1) * g->sh + (g->kh - 1) * g->dh) / g->sh + 1;
   const int64_t q_end = jb.tiling == TILE_ROWS ? (jb.bh - 1) * jb.wq + round_up(jb.ow, nr)
                                                : round_up((jb.bh - 1) * jb.wq + jb.ow, nr);
-  const int64_t reach = jb.lead + jb.ks * q_end + ((g->kh - 1) * g->dh / g->sh) * jb.rp +
-                        (g->kw - 1) * g->dw / jb.cph;
-  jb.ps = round_up(reach > prows * jb.rp ? reach : prows * jb.rp, 16);
+  const int64_t reach = jb.lead + q_end + ((g->kh - 1) * g->dh / g->sh) * jb.wq +
+                        (g->kw - 1) * g->dw / S;
+  jb.ps = round_up(reach > prows * jb.wq ? reach : prows * jb.wq, 16);
   for (int64_t t = 0; t < taps; t++) {  /* row and column phase, row within it, column */
     const int64_t dy = t / g->kw * g->dh, dx = t % g->kw * g->dw;
-    jb.off[t] = (dy % g->sh * jb.cph + dx % jb.cph) * jb.ps + dy / g->sh * jb.rp + dx / jb.cph;
+    jb.off[t] = (dy % g->sh * S + dx % S) * jb.ps + dy / g->sh * jb.wq + dx / S;
   }
-  jb.cs = g->sh * jb.cph * jb.ps;
+  jb.cs = g->sh * S * jb.ps;
   if ((jb.cs * 4) % 4096 == 0) jb.cs += 16;  /* channels a page apart alias in L1 */
   const int64_t tile_rows = dw ? p->dw->mr : p->shape->mr;
   jb.thread_floats = jb.in_place ? (size_t) round_up(p->cg * nr, 16)  /* a last partial tile */
