@@ -6,11 +6,13 @@
  *   -DTG_T=float -DTG_DT=f32 -DTG_UKERNEL=<fn> -DTG_ISA_ID=TG_ISA_<NAME> -DTG_MR=.. -DTG_NR=..
  *   -DTG_KH=.. -DTG_KW=.. -DTG_S=<stride> -DTG_NCHW=0|1 (channel-first kernels: MR channels x
  *   NR pixels, one pointer per tap, channel i at i*cs) -DTG_D1=0|1 (unit dilation only: dps unused)
+ *   -DTG_STEP=<pixels a channels-last tile computes at a time>
  *
  * Cases: every m <= MR and n <= NR; dilation 1 and 2; a prime pixel stride ps > n whose
  * channels past n hold NaN (a kernel that uses them returns NaN); each filter row in its own
  * allocation ending at a PROT_NONE page right after channel n-1 of the last pixel the tile may
- * read (pixel MR-1, tap KW-1); the weight panel likewise; the output with a prime pixel stride
+ * read (pixel round_up(m, TG_STEP) - 1, tap KW-1: the driver plans its border copies by that
+ * reach); the weight panel likewise; the output with a prime pixel stride
  * and sentinels in every gap; every activation, and a wide input range. Channel-first kernels:
  * each tap's input in its own allocation ending right after the last value of channel m-1 (a
  * kernel must not touch channel m), a prime channel stride whose gap holds NaN, NaN in the odd
@@ -53,7 +55,8 @@ static void report(int m, int n, int d, int act, int i, int j, double got, doubl
 #if !TG_NCHW
 static void run_case(int m, int n, int d, int act, double scale) {
   const int64_t ps = next_prime(n + 1), dps = d * ps;
-  const size_t row_count = (size_t) (((TG_MR - 1) * TG_S + (TG_KW - 1) * d) * ps + n);
+  const int reach = (m + TG_STEP - 1) / TG_STEP * TG_STEP;  /* pixels the tile computes */
+  const size_t row_count = (size_t) (((reach - 1) * TG_S + (TG_KW - 1) * d) * ps + n);
   region rr[TG_KH], rw, ry;
   const T* rows[TG_KH];
   T* xs[TG_KH];

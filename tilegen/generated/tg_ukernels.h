@@ -945,70 +945,70 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_CONV_UKERNELS_f32_ANY(X)
 
 /* TG_DWCONV_UKERNELS_<dtype>_<ARCH>(X): every dwconv kernel of that dtype built
-   for that architecture, registry order. X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, MR, NR, production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
+   for that architecture, registry order. X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, MR, NR, pixel step (a channels-last tile of m pixels reads round_up(m, step); channel-first: MR), production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
 #define TG_DWCONV_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 16, 16, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 1, 16, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 16, 16, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 16, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 16, 16, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 1, 16, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 16, 16, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 16, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 16, 16, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 16, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 16, 16, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 1, 16, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 16, 16, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 1, 16, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 16, 16, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 16, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 4, 64, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 64, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 4, 64, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 64, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 4, 8, 1, tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1") \
-  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 4, 8, 1, tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1") \
-  X(TG_ISA_AVX2, 5, 5, 1, 0, 1, 4, 8, 1, tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1") \
-  X(TG_ISA_AVX2, 5, 5, 2, 0, 1, 4, 8, 1, tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 16, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 8, 1, tg_f32_dwconv3x3s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 1, 8, 1, tg_f32_dwconv3x3s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 16, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 1, 8, 1, tg_f32_dwconv5x5s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 1, 8, 1, tg_f32_dwconv5x5s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 4, 24, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 1, 24, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 4, 24, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 1, 24, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 16, 16, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 16, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 1, 16, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 16, 16, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 4, 64, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 64, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 4, 64, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 64, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 4, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 4, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 5, 5, 1, 0, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 5, 5, 2, 0, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 16, 8, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 8, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 16, 8, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 1, 8, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 16, 8, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 1, 8, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 16, 8, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 1, 8, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 4, 24, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 1, 24, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 4, 24, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 1, 24, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw") \
 
 #define TG_DWCONV_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 8, 8, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 8, 8, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 5, 5, 1, 0, 1, 8, 8, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 5, 5, 2, 0, 1, 8, 8, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 8, 8, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 8, 1, tg_f32_dwconv3x3s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 8, 8, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 1, 8, 1, tg_f32_dwconv3x3s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 8, 8, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 1, 8, 1, tg_f32_dwconv5x5s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 8, 8, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 1, 8, 1, tg_f32_dwconv5x5s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 4, 16, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 1, 16, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw") \
-  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 4, 16, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw") \
-  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 1, 16, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 5, 5, 1, 0, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 5, 5, 2, 0, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 8, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 8, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 8, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 1, 8, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 8, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 1, 8, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 8, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 1, 8, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 4, 16, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 1, 16, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 4, 16, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 1, 16, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw") \
 
 #define TG_DWCONV_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 4, 4, 1, tg_f32_dwconv3x3s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s1_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 2, 0, 0, 4, 4, 1, tg_f32_dwconv3x3s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s2_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 5, 5, 1, 0, 0, 4, 4, 1, tg_f32_dwconv5x5s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s1_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 5, 5, 2, 0, 0, 4, 4, 1, tg_f32_dwconv5x5s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s2_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 1, 1, 0, 2, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw") \
-  X(TG_ISA_SCALAR, 5, 5, 1, 1, 0, 2, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 4, 4, 2, 1, tg_f32_dwconv3x3s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s1_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 0, 0, 4, 4, 2, 1, tg_f32_dwconv3x3s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s2_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 5, 5, 1, 0, 0, 4, 4, 2, 1, tg_f32_dwconv5x5s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s1_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 5, 5, 2, 0, 0, 4, 4, 2, 1, tg_f32_dwconv5x5s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s2_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 1, 0, 2, 4, 2, 1, NULL, tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 5, 5, 1, 1, 0, 2, 4, 2, 1, NULL, tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw") \
 
 #define TG_FOREACH_DWCONV_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_DWCONV_UKERNELS_f32_X86_64(X)) \

@@ -475,34 +475,49 @@ static row_view get_row(const job* jb, scratch* s, int64_t ni, int64_t ih) {
   }
   return (row_view){dst, mid, right};
 }
+/* The KH input rows of output row oy of image ni. */
+static void row_views(const job* jb, scratch* s, int64_t ni, int64_t oy, row_view* rv) {
+  const geom* g = &jb->p->g;
+  const int64_t cin = g->cin;
+  for (int64_t ky = 0; ky < g->kh; ky++) {
+    const int64_t iy = oy * g->sh + ky * g->dh - g->pt;
+    rv[ky] = iy < 0 || iy >= jb->h ? (row_view){jb->zero, jb->zero + g->pl * cin, jb->zero + jb->rs * cin}
+                                   : get_row(jb, s, ni, iy);
+  }
+}
+
+/* Depthwise: channel block b of one output row (y: the row, channels last). */
+static void dw_block_row(const job* jb, const row_view* rv, int64_t b, float* y) {
+  const tilegen_conv2d_f32_plan* p = jb->p;
+  const geom* g = &p->g;
+  const tg_dwconv_shape* sh = p->dw;
+  const int64_t cin = g->cin, ps = cin * p->ps_mult, dps = g->dw * cin;
+  const int64_t c0 = b * p->nr, nn = cin - c0 < p->nr ? cin - c0 : p->nr;
+  const float* wp = p->wpack + b * p->panel;
+  const tg_f32_conv_params prm = {g->act};
+  const float* krows[TG_CONV_MAX_KH];
+  for (int64_t o0 = 0; o0 < jb->ow; o0 += sh->mr) {
+    const int64_t r = jb->ow - o0 < sh->mr ? jb->ow - o0 : sh->mr;
+    const int64_t a = o0 * g->sw, e = a + (sh->tile_mr[r] - 1) * g->sw + (g->kw - 1) * g->dw;
+    for (int64_t ky = 0; ky < g->kh; ky++) krows[ky] = tile_row(jb, &rv[ky], a, e) + c0;
+    sh->by_rows[r](r, nn, krows, ps, dps, wp, y + o0 * cin + c0, cin, &prm);
+  }
+}
+
 /* One output row of image ni: every group, tile and block of output channels. */
 static void conv_row(const job* jb, scratch* s, int64_t ni, int64_t oy) {
   const tilegen_conv2d_f32_plan* p = jb->p;
   const geom* g = &p->g;
   const int64_t cin = g->cin, cout = g->cout, ow = jb->ow;
   row_view rv[TG_CONV_MAX_KH];
-  for (int64_t ky = 0; ky < g->kh; ky++) {
-    const int64_t iy = oy * g->sh + ky * g->dh - g->pt;
-    rv[ky] = iy < 0 || iy >= jb->h ? (row_view){jb->zero, jb->zero + g->pl * cin, jb->zero + jb->rs * cin}
-                                   : get_row(jb, s, ni, iy);
-  }
+  row_views(jb, s, ni, oy, rv);
   const int nchw_out = g->layout == TILEGEN_NCHW;
   float* ybase = nchw_out ? s->orow : jb->y + (ni * jb->oh + oy) * ow * cout;
   const tg_f32_conv_params prm = {g->act};
   const int64_t ps = cin * p->ps_mult, dps = g->dw * cin, step = g->sw * cin;
   const float* krows[TG_CONV_MAX_KH];
   if (p->method == M_DEPTHWISE) {
-    const tg_dwconv_shape* sh = p->dw;
-    for (int64_t b = 0; b < p->nb; b++) {
-      const int64_t c0 = b * p->nr, nn = cin - c0 < p->nr ? cin - c0 : p->nr;
-      const float* wp = p->wpack + b * p->panel;
-      for (int64_t o0 = 0; o0 < ow; o0 += sh->mr) {
-        const int64_t r = ow - o0 < sh->mr ? ow - o0 : sh->mr;
-        const int64_t a = o0 * g->sw, b = a + (sh->tile_mr[r] - 1) * g->sw + (g->kw - 1) * g->dw;
-        for (int64_t ky = 0; ky < g->kh; ky++) krows[ky] = tile_row(jb, &rv[ky], a, b) + c0;
-        sh->by_rows[r](r, nn, krows, ps, dps, wp, ybase + o0 * cout + c0, cout, &prm);
-      }
-    }
+    for (int64_t b = 0; b < p->nb; b++) dw_block_row(jb, rv, b, ybase);
   } else {
     const tg_conv_shape* sh = p->shape;
     const int64_t cg = p->cg, kg = p->kg, taps = g->kh * g->kw;

@@ -22,8 +22,9 @@ static int publish(const tg_conv_config* c) {
   return 0;
 }
 
-/* One shape's kernels: for each pixel count r <= the tallest tile, the smallest tile >= r. */
-#define TG_FILL_BY_ROWS(SHAPE, BY_ROWS, TILES, FNS, NAMES, COUNT)                      \
+/* One shape's kernels: for each pixel count r <= the tallest tile, the smallest tile >= r, and
+   what it computes for r: round_up(r, its step), at most its MR. */
+#define TG_FILL_BY_ROWS(SHAPE, BY_ROWS, TILES, STEPS, FNS, NAMES, COUNT)               \
   do {                                                                                 \
     (SHAPE)->mr = 0;                                                                   \
     for (int q = 0; q < (COUNT); q++)                                                  \
@@ -33,7 +34,8 @@ static int publish(const tg_conv_config* c) {
       for (int q = 0; q < (COUNT); q++)                                                \
         if ((TILES)[q] >= r && (best < 0 || (TILES)[q] < (TILES)[best])) best = q;     \
       (SHAPE)->BY_ROWS[r] = (FNS)[best];                                               \
-      (SHAPE)->tile_mr[r] = (TILES)[best];                                             \
+      const int reach = (r + (STEPS)[best] - 1) / (STEPS)[best] * (STEPS)[best];        \
+      (SHAPE)->tile_mr[r] = reach < (TILES)[best] ? reach : (TILES)[best];             \
     }                                                                                  \
   } while (0)
 
@@ -45,7 +47,7 @@ typedef struct {
 } conv_row;
 
 typedef struct {
-  int kh, kw, stride, layout, d1, mr, nr;
+  int kh, kw, stride, layout, d1, mr, nr, step;
   tg_f32_dwconv_ukernel_fn fn;
   tg_f32_dwconv_nchw_ukernel_fn nchw_fn;
   const char* name;
@@ -57,9 +59,9 @@ typedef struct {
     count++;                                                                             \
   }
 
-#define TG_COLLECT_DW(ISA, KH, KW, S, LAYOUT, D1, MR, NR, PROD, FN, NCHW_FN, NAME)       \
+#define TG_COLLECT_DW(ISA, KH, KW, S, LAYOUT, D1, MR, NR, STEP, PROD, FN, NCHW_FN, NAME) \
   if ((ISA) == isa && (PROD) && count < 256 && (MR) <= TG_CONV_MAX_MR) {                 \
-    rows[count] = (dw_row){(KH), (KW), (S), (LAYOUT), (D1), (MR), (NR), FN, NCHW_FN, NAME}; \
+    rows[count] = (dw_row){(KH), (KW), (S), (LAYOUT), (D1), (MR), (NR), (STEP), FN, NCHW_FN, NAME}; \
     count++;                                                                             \
   }
 
@@ -96,8 +98,8 @@ static int fill_conv(tg_conv_config* cfg, int isa) {
         tiles[n] = rows[q].mr; fns[n] = rows[q].fn; nchw_fns[n] = rows[q].nchw_fn;
         names[n] = rows[q].name; n++;
       }
-    if (sh->layout) TG_FILL_BY_ROWS(sh, nchw_by_rows, tiles, nchw_fns, names, n);
-    else TG_FILL_BY_ROWS(sh, by_rows, tiles, fns, names, n);
+    if (sh->layout) TG_FILL_BY_ROWS(sh, nchw_by_rows, tiles, tiles, nchw_fns, names, n);
+    else TG_FILL_BY_ROWS(sh, by_rows, tiles, tiles, fns, names, n);
   }
   cfg->isa = isa;
   return has_1x1;
@@ -119,18 +121,18 @@ static int fill_dwconv(tg_conv_config* cfg, int isa) {
     memset(sh, 0, sizeof(*sh));
     sh->kh = k->kh; sh->kw = k->kw; sh->stride = k->stride; sh->layout = k->layout;
     sh->d1 = k->d1;
-    int tiles[256], n = 0;
+    int tiles[256], steps[256], n = 0;
     tg_f32_dwconv_ukernel_fn fns[256];
     tg_f32_dwconv_nchw_ukernel_fn nchw_fns[256];
     const char* names[256];
     for (int q = i; q < count; q++)
       if (rows[q].kh == sh->kh && rows[q].kw == sh->kw && rows[q].stride == sh->stride &&
           rows[q].layout == sh->layout && rows[q].d1 == sh->d1) {
-        tiles[n] = rows[q].mr; fns[n] = rows[q].fn; nchw_fns[n] = rows[q].nchw_fn;
-        names[n] = rows[q].name; n++;
+        tiles[n] = rows[q].mr; steps[n] = rows[q].step; fns[n] = rows[q].fn;
+        nchw_fns[n] = rows[q].nchw_fn; names[n] = rows[q].name; n++;
       }
-    if (sh->layout) TG_FILL_BY_ROWS(sh, nchw_by_rows, tiles, nchw_fns, names, n);
-    else TG_FILL_BY_ROWS(sh, by_rows, tiles, fns, names, n);
+    if (sh->layout) TG_FILL_BY_ROWS(sh, nchw_by_rows, tiles, steps, nchw_fns, names, n);
+    else TG_FILL_BY_ROWS(sh, by_rows, tiles, steps, fns, names, n);
   }
   cfg->dw_isa = isa;
   return count > 0;

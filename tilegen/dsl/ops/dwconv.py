@@ -87,7 +87,8 @@ class Dwconv(OpFamily):
     fields = {"kh": (1, None), "kw": (1, None), "stride": (1, STRIDES),
               "layout": ("nhwc", LAYOUTS), "dilation": ("any", ("any", "1"))}
     c_row_doc = ("X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, MR, NR, "
-                 "production, "
+                 "pixel step (a channels-last tile of m pixels reads round_up(m, step); "
+                 "channel-first: MR), production, "
                  "channels-last kernel or NULL, channel-first kernel or NULL, \"name\")")
 
     def template_for(self, spec) -> str:
@@ -178,6 +179,11 @@ class Dwconv(OpFamily):
         want = max(1, -(-FMA_CHAINS // nv))
         return max(d for d in range(1, spec.mr + 1) if spec.mr % d == 0 and d <= want)
 
+    def pixel_step(self, spec) -> int:
+        """What a tile of m < MR computes: channels-last tiles round_up(m, group) pixels (the
+        reach the driver plans its border copies by); channel-first tiles are MR channels."""
+        return spec.mr if spec.layout == "nchw" else self.group(spec)
+
     def c_declaration(self, spec) -> str:
         t = DTYPES[spec.dtype]
         if spec.layout == "nchw":
@@ -190,8 +196,8 @@ class Dwconv(OpFamily):
         s = entry.spec
         nchw = s.layout == "nchw"
         return (f"TG_ISA_{s.isa.upper()}, {s.kh}, {s.kw}, {s.stride}, {int(nchw)}, "
-                f"{int(s.dilation == '1')}, {s.mr}, "
-                f"{s.nr}, {int(entry.production)}, {'NULL' if nchw else s.name}, "
+                f"{int(s.dilation == '1')}, {s.mr}, {s.nr}, {self.pixel_step(s)}, "
+                f"{int(entry.production)}, {'NULL' if nchw else s.name}, "
                 f"{s.name if nchw else 'NULL'}, \"{s.name}\"")
 
     def validate_registry(self, entries, where: str) -> None:
