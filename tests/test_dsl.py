@@ -69,6 +69,7 @@ def test_unknown_values_name_the_field_and_the_allowed_values(field, value, allo
     ({"op": "conv", "kh": 3, "kw": 3, "prefetch": 32}, "prefetch"),  # channel-first only
     ({"op": "conv", "kh": 3, "kw": 3, "layout": "nchw", "nr": 48, "stride": 2}, "stride"),
     ({"op": "dwconv", "kh": 3, "kw": 3, "layout": "nchw", "nr": 64, "stride": 2}, "stride"),
+    ({"op": "attndecode", "nr": 64, "prefetch": 8, "prefetch_to": "l3"}, "prefetch_to"),
 ])
 def test_other_invalid_schedules_name_their_field(kw, field):
     with pytest.raises(ValueError, match=rf"^{field}:"):
@@ -170,6 +171,9 @@ def test_registry_rejects_unknown_fields(tmp_path):
     # The widest packed NR is the main one; NR/2 is allowed only for "rows" kernels (narrow set).
     ("  - {op: gemm, dtype: f32, isa: avx2, tile: 6x16}\n"
      "  - {op: gemm, dtype: f32, isa: avx2, tile: 1x8}\n", "NR values \\[8\\]"),
+    # A prefetch level without a distance: the _pfl2 name would promise prefetches never made.
+    ("  - {op: attndecode, dtype: f32, isa: avx512, tile: 4x64, prefetch_to: l2}\n",
+     "prefetch_to 'l2' needs a prefetch distance"),
 ])
 def test_registry_rejects_invalid_entries(tmp_path, body, message):
     with pytest.raises(ValueError, match=message):
@@ -198,3 +202,19 @@ def test_golden_rendering(golden, update_golden):
     assert rendered == path.read_text(encoding="utf-8"), (
         f"{GOLDEN_SPEC.name} renders differently from {path}; if the change is intended, "
         "run `pytest tests/test_dsl.py --update-golden` and review the diff")
+
+
+# --- prefetch levels: one spelling per ISA, the level in the kernel's name ---
+
+@pytest.mark.parametrize("isa, nr, l1, l2", [
+    ("avx512", 64, "_MM_HINT_T0)", "_MM_HINT_T1)"), ("avx2", 64, "_MM_HINT_T0)", "_MM_HINT_T1)"),
+    ("neon", 64, ", 0, 3)", ", 0, 2)"), ("scalar", 16, ", 0, 3)", ", 0, 2)"),
+])
+def test_decode_prefetch_level_reaches_the_kernel_and_its_name(isa, nr, l1, l2):
+    near = spec(op="attndecode", isa=isa, nr=nr, prefetch=8)
+    far = spec(op="attndecode", isa=isa, nr=nr, prefetch=8, prefetch_to="l2")
+    assert format_name(far) == format_name(near) + "_pfl2"
+    assert spec_from_name(format_name(far), prefetch=8) == far
+    src_near, src_far = render_kernel(near), render_kernel(far)
+    assert src_near.count(l1) > 0 and l2 not in src_near
+    assert src_far.count(l2) == src_near.count(l1) and l1 not in src_far

@@ -553,6 +553,7 @@ void tg_f32_attention_ukernel_32x12__avx512_temp(int64_t, const tg_f32_attention
 void tg_f32_attention_ukernel_16x6__avx2_pv4x2(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_exp__avx2(int64_t, const float*, float*);
 void tg_f32_attention_exp__avx512(int64_t, const float*, float*);
+void tg_f32_attndecode_ukernel_4x64__avx512_pfl2(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_attndecode_ukernel_4x64__avx512(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_attndecode_ukernel_4x64__avx512_nopf(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_attndecode_ukernel_4x64__avx512_temp(int64_t, const tg_f32_attndecode_args*);
@@ -863,7 +864,8 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_ATTNDECODE_UKERNELS_<dtype>_<ARCH>(X): every attndecode kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, PV chunk floats, work floats per call, work floats per slice, prefetch distance, production, kernel, "name") */
 #define TG_ATTNDECODE_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 4, 1, tg_f32_attndecode_ukernel_4x64__avx512, "tg_f32_attndecode_ukernel_4x64__avx512") \
+  X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__avx512_pfl2, "tg_f32_attndecode_ukernel_4x64__avx512_pfl2") \
+  X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 4, 0, tg_f32_attndecode_ukernel_4x64__avx512, "tg_f32_attndecode_ukernel_4x64__avx512") \
   X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_nopf, "tg_f32_attndecode_ukernel_4x64__avx512_nopf") \
   X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_temp, "tg_f32_attndecode_ukernel_4x64__avx512_temp") \
   X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__avx2_pv2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2") \

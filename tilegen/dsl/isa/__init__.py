@@ -9,8 +9,8 @@ import importlib
 from typing import Dict, List
 
 from .base import (
-    ARCH_GUARDS, DTYPE_BYTES, DTYPES, FEATURES, FLOAT_DTYPES, INT_DTYPES, INT_NARROW, AsmOps,
-    IntOps, Isa, VecOps, host_arch,
+    ARCH_GUARDS, DTYPE_BYTES, DTYPES, FEATURES, FLOAT_DTYPES, INT_DTYPES, INT_NARROW,
+    PREFETCH_LEVELS, AsmOps, IntOps, Isa, VecOps, host_arch,
 )
 
 # Table order is the C enum's order (TG_ISA_*).
@@ -42,6 +42,6 @@ def isas_for_arch(arch: str) -> List[Isa]:
 
 __all__ = [
     "ARCH_GUARDS", "DTYPE_BYTES", "DTYPES", "FEATURES", "FLOAT_DTYPES", "INT_DTYPES",
-    "INT_NARROW", "ISAS", "AsmOps", "IntOps", "Isa", "VecOps", "feature_bit", "get_isa",
+    "INT_NARROW", "ISAS", "PREFETCH_LEVELS", "AsmOps", "IntOps", "Isa", "VecOps", "feature_bit", "get_isa",
     "host_arch", "isas_for_arch",
 ]

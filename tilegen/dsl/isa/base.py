@@ -23,6 +23,13 @@ INT_DTYPES: Tuple[str, ...] = ("u8", "i16", "i32")
 # The wide integer types that compute, each with the narrow type it widens from and saturates to.
 INT_NARROW: Mapping[str, str] = {"i16": "u8", "i32": "i16"}
 
+# Software-prefetch targets: the level -> the spellings' fields (x86's hint; GCC's locality).
+# "l2" brings lines to L2 only, which leaves the L1 miss buffers to the demand loads.
+PREFETCH_LEVELS: Mapping[str, Mapping[str, object]] = {
+    "l1": {"hint": "_MM_HINT_T0", "locality": 3},
+    "l2": {"hint": "_MM_HINT_T1", "locality": 2},
+}
+
 # CPU features the C detector reports, in bit order: the one list that the detector
 # (cpu_features.c), the C testers and the ISA tables' `requires` use. x86 bits are only set when
 # the OS also enables the register state (XGETBV); asimd comes from HWCAP.
@@ -254,5 +261,6 @@ class Isa:
             return self.int_ops[dtype].lanes
         return self.ops[dtype].lanes
 
-    def prefetch(self, p: str) -> str:
-        return self.prefetch_.format(p=p)
+    def prefetch(self, p: str, level: str = "l1") -> str:
+        """A prefetch of address p into cache `level` (PREFETCH_LEVELS)."""
+        return self.prefetch_.format(p=p, **PREFETCH_LEVELS[level])

@@ -92,7 +92,7 @@ def _int_ops(dtype: str) -> IntOps:
 ISA = Isa(
     name="neon", arch="aarch64", vector_bits=128, num_vregs=32, tail="temp",
     cflags=(), headers=("arm_neon.h",), requires=("asimd",), priority=20,
-    prefetch_="__builtin_prefetch({p})",
+    prefetch_="__builtin_prefetch({p}, 0, {locality})",
     ops={d: _vec_ops(d) for d in FLOAT_DTYPES},
     int_ops={d: _int_ops(d) for d in INT_NARROW},
     description="AArch64 Advanced SIMD (ASIMD), 32 q registers",

@@ -59,7 +59,7 @@ ISA = Isa(
     # Keep the fallback scalar: GCC 12's loop vectorizer turns the strided A broadcasts into
     # grouped loads that read one k step past the packed panel (caught by the guard pages).
     cflags=("-fno-tree-vectorize",), headers=(), requires=(), priority=0,
-    prefetch_="__builtin_prefetch({p})",
+    prefetch_="__builtin_prefetch({p}, 0, {locality})",
     ops={d: _vec_ops(d) for d in FLOAT_DTYPES},
     int_ops={d: _int_ops(d) for d in INT_NARROW},
     description="portable C, one element per 'register' (16 FP registers assumed)",

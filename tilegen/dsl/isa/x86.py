@@ -5,7 +5,7 @@ from .base import DTYPES, AsmOps, IntOps, VecOps
 
 # GCC and Clang on x86-64; TG_NO_ASM builds the intrinsics fallback (the tests build both).
 X86_GNU_ASM = "defined(__GNUC__) && defined(__x86_64__) && !defined(TG_NO_ASM)"
-PREFETCH = "_mm_prefetch((const char*) ({p}), _MM_HINT_T0)"
+PREFETCH = "_mm_prefetch((const char*) ({p}), {hint})"
 
 _AVX2_HELPERS = {
     "f32": (

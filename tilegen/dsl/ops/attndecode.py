@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Tuple
 
-from ..isa import Isa, VecOps, get_isa
+from ..isa import PREFETCH_LEVELS, Isa, VecOps, get_isa
 from . import OpFamily, RegisterBudget
 
 # Tokens whose scores build together (independent FMA chains): 4 where the registers hold 4*MR
@@ -59,6 +59,7 @@ class AttnDecodePlan:
     pv_vecs: int
     lanes: int
     prefetch: int              # tokens ahead whose rows are prefetched (0 = off)
+    prefetch_to: str           # the cache level they are prefetched to (PREFETCH_LEVELS)
     tk: int                    # tokens per score step
     tp: int                    # tokens per PV step
     tail: str
@@ -93,18 +94,24 @@ class AttnDecode(OpFamily):
     types_template = "attndecode/types.h.j2"
     vector_dim = "d"
     dtypes = ("f32",)
-    fields = {"pv_vecs": (4, None)}
+    fields = {"pv_vecs": (4, None), "prefetch_to": ("l1", tuple(PREFETCH_LEVELS))}
     c_row_doc = ("X(isa id, MR, NR, PV chunk floats, work floats per call, work floats per "
                  "slice, prefetch distance, production, kernel, \"name\")")
 
     def variant_tokens(self, spec) -> List[str]:
-        return [] if spec.pv_vecs == self.fields["pv_vecs"][0] else [f"pv{spec.pv_vecs}"]
+        tokens = [] if spec.pv_vecs == self.fields["pv_vecs"][0] else [f"pv{spec.pv_vecs}"]
+        if spec.prefetch_to != self.fields["prefetch_to"][0]:
+            tokens.append(f"pf{spec.prefetch_to}")
+        return tokens
 
     def parse_variant(self, variant: str) -> Tuple[Dict[str, Any], str]:
         rest = variant.split("_") if variant else []
+        fields: Dict[str, Any] = {}
         if rest and re.fullmatch(r"pv[0-9]+", rest[0]):
-            return {"pv_vecs": int(rest.pop(0)[2:])}, "_".join(rest)
-        return {}, variant
+            fields["pv_vecs"] = int(rest.pop(0)[2:])
+        if rest and rest[0] in {f"pf{lv}" for lv in PREFETCH_LEVELS}:
+            fields["prefetch_to"] = rest.pop(0)[2:]
+        return fields, "_".join(rest)
 
     def check(self, spec) -> None:
         if spec.kr != 1:
@@ -136,8 +143,16 @@ class AttnDecode(OpFamily):
         return AttnDecodePlan(
             name=spec.name, dtype=spec.dtype, ctype=v.ctype, mr=spec.mr, nr=spec.nr,
             pv_vecs=spec.pv_vecs, lanes=v.lanes, prefetch=spec.prefetch,
-            tk=tk, tp=tp, tail=spec.tail,
+            prefetch_to=spec.prefetch_to, tk=tk, tp=tp, tail=spec.tail,
             isa=isa, v=v, budget=self.register_budget(spec))
+
+    def validate_registry(self, entries, where: str) -> None:
+        """A prefetch level (in the name, as _pf<level>) needs a prefetch distance: the name alone
+        (tune's and the reports' specs) cannot carry the distance, so the rule spans entries."""
+        for e in entries:
+            if e.spec.prefetch_to != self.fields["prefetch_to"][0] and not e.spec.prefetch:
+                raise ValueError(f"{where}: {e.name}: prefetch_to {e.spec.prefetch_to!r} needs a "
+                                 f"prefetch distance (prefetch > 0)")
 
     def c_declaration(self, spec) -> str:
         return f"void {spec.name}(int64_t, const tg_{spec.dtype}_attndecode_args*);"

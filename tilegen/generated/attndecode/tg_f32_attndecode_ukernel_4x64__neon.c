@@ -46,7 +46,7 @@ void tg_f32_attndecode_ukernel_4x64__neon(int64_t n, const tg_f32_attndecode_arg
     for (int64_t j = 0; j < ns; j++) {
     for (int u = 0; u < 4 && kpt < pend; u++) {
       const char* pb = (const char*) (a->k_rows[kpt] + a->koff[kpj]);
-      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b);
+      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b, 0, 3);
       if (++kpj == ns) { kpj = 0; kpt++; }
     }
 const float* q = a->q + j * 4 * rs_q;
@@ -154,7 +154,7 @@ const float* q = a->q + j * 4 * rs_q;
     for (int64_t j = 0; j < ns; j++) {
     for (int u = 0; u < 1 && kpt < pend; u++) {
       const char* pb = (const char*) (a->k_rows[kpt] + a->koff[kpj]);
-      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b);
+      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b, 0, 3);
       if (++kpj == ns) { kpj = 0; kpt++; }
     }
 const float* q = a->q + j * 4 * rs_q;
@@ -256,7 +256,7 @@ const float* q = a->q + j * 4 * rs_q;
       const float* vp3 = a->v_rows[t + 3] + a->voff[j];
     for (int u = 0; u < 4 && vpt < pend; u++) {
       const char* pb = (const char*) (a->v_rows[vpt] + a->voff[vpj]);
-      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b);
+      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b, 0, 3);
       if (++vpj == ns) { vpj = 0; vpt++; }
     }
 int64_t c0 = 0;
@@ -549,7 +549,7 @@ int64_t c0 = 0;
       const float* vp0 = a->v_rows[t + 0] + a->voff[j];
     for (int u = 0; u < 1 && vpt < pend; u++) {
       const char* pb = (const char*) (a->v_rows[vpt] + a->voff[vpj]);
-      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b);
+      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b, 0, 3);
       if (++vpj == ns) { vpj = 0; vpt++; }
     }
 int64_t c0 = 0;

@@ -27,8 +27,8 @@ void tg_f32_gemm_ukernel_2x4__scalar(
 
   /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
      clamped to row 0, so no pointer leaves C. */
-  __builtin_prefetch((const char*) (c + 0 * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + (m > 1 ? 1 : 0) * rs_c) + 0);
+  __builtin_prefetch((const char*) (c + 0 * rs_c) + 0, 0, 3);
+  __builtin_prefetch((const char*) (c + (m > 1 ? 1 : 0) * rs_c) + 0, 0, 3);
 
   int64_t kk = k;
   for (; kk != 0; kk--) {

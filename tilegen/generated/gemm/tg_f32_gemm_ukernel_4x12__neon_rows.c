@@ -32,10 +32,10 @@ void tg_f32_gemm_ukernel_4x12__neon_rows(
 
   /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
      clamped to row 0, so no pointer leaves C. */
-  __builtin_prefetch((const char*) (c + 0 * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + (m > 1 ? 1 : 0) * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + (m > 2 ? 2 : 0) * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + (m > 3 ? 3 : 0) * rs_c) + 0);
+  __builtin_prefetch((const char*) (c + 0 * rs_c) + 0, 0, 3);
+  __builtin_prefetch((const char*) (c + (m > 1 ? 1 : 0) * rs_c) + 0, 0, 3);
+  __builtin_prefetch((const char*) (c + (m > 2 ? 2 : 0) * rs_c) + 0, 0, 3);
+  __builtin_prefetch((const char*) (c + (m > 3 ? 3 : 0) * rs_c) + 0, 0, 3);
 
   /* Row i of A is ab<base> + scale * rsb: a few base pointers and x86's free address scales. */
   const int64_t rsb = rs_a * (int64_t) sizeof(float);

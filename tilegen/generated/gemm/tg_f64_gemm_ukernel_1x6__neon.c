@@ -27,7 +27,7 @@ void tg_f64_gemm_ukernel_1x6__neon(
 
   /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
      clamped to row 0, so no pointer leaves C. */
-  __builtin_prefetch((const char*) (c + 0 * rs_c) + 0);
+  __builtin_prefetch((const char*) (c + 0 * rs_c) + 0, 0, 3);
 
   int64_t kk = k;
   for (; kk >= 2; kk -= 2) {

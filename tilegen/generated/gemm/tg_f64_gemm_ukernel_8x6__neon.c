@@ -44,14 +44,14 @@ void tg_f64_gemm_ukernel_8x6__neon(
 
   /* Start pulling the C tile toward L1 now; the k loop hides the latency. Rows past m are
      clamped to row 0, so no pointer leaves C. */
-  __builtin_prefetch((const char*) (c + 0 * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + (m > 1 ? 1 : 0) * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + (m > 2 ? 2 : 0) * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + (m > 3 ? 3 : 0) * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + (m > 4 ? 4 : 0) * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + (m > 5 ? 5 : 0) * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + (m > 6 ? 6 : 0) * rs_c) + 0);
-  __builtin_prefetch((const char*) (c + (m > 7 ? 7 : 0) * rs_c) + 0);
+  __builtin_prefetch((const char*) (c + 0 * rs_c) + 0, 0, 3);
+  __builtin_prefetch((const char*) (c + (m > 1 ? 1 : 0) * rs_c) + 0, 0, 3);
+  __builtin_prefetch((const char*) (c + (m > 2 ? 2 : 0) * rs_c) + 0, 0, 3);
+  __builtin_prefetch((const char*) (c + (m > 3 ? 3 : 0) * rs_c) + 0, 0, 3);
+  __builtin_prefetch((const char*) (c + (m > 4 ? 4 : 0) * rs_c) + 0, 0, 3);
+  __builtin_prefetch((const char*) (c + (m > 5 ? 5 : 0) * rs_c) + 0, 0, 3);
+  __builtin_prefetch((const char*) (c + (m > 6 ? 6 : 0) * rs_c) + 0, 0, 3);
+  __builtin_prefetch((const char*) (c + (m > 7 ? 7 : 0) * rs_c) + 0, 0, 3);
 
   int64_t kk = k;
   for (; kk >= 2; kk -= 2) {
