@@ -576,3 +576,20 @@ def test_signature_and_docstring():
     assert "numpy.matmul" in doc and "out" in doc and "float32" in doc and len(doc) > 300
     assert tg.matmul is _core.matmul
     assert numpy_api.matmul_general.__doc__
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [31, 33, 47, 64, 65])
+@pytest.mark.parametrize("b_transposed", [False, True])
+def test_stacks_one_or_two_column_panels_match_a_float64_reference(dtype, n, b_transposed):
+    # A stack of one-KC-block products up to two column panels wide takes the driver's short
+    # path (panel_block_): whole panels of B read in place, edge panels and transposed B packed.
+    rng = np.random.default_rng(n)
+    for m, k in [(1, 7), (13, 64), (29, 255), (64, 64)]:
+        a = rng.standard_normal((3, m, k)).astype(dtype)
+        b = rng.standard_normal((3, n, k) if b_transposed else (3, k, n)).astype(dtype)
+        if b_transposed:
+            b = b.transpose(0, 2, 1)
+        ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        tol = 1e-4 if dtype == np.float32 else 1e-11
+        np.testing.assert_allclose(tg.matmul(a, b), ref, rtol=tol, atol=tol * np.sqrt(k))

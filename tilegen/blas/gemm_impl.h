@@ -233,12 +233,12 @@ static inline const T* F(a_panel_)(const F(problem_)* p, int direct, int64_t r, 
   return pa;
 }
 
-/* A block of C one column panel wide and one KC block deep (N <= NR, K <= KC; C with a unit
-   column stride, no epilogue): B packed at most once, then one kernel call per row panel, with
-   none of the general block's setup -- what a stack of small products spends most of its time
-   on. `plan`: its row panels (plan_panels_ of M), or NULL to plan them here. Returns 0 when
-   the block is not of this kind. Not inlined: its stack buffer stays out of the general
-   block's frame. */
+/* A block of C at most TG_PANEL_BLOCK_MAX_PANELS column panels wide and one KC block deep
+   (K <= KC; C with a unit column stride, no epilogue): B packed at most once, then one kernel
+   call per tile, with none of the general block's setup -- what a stack of small products
+   spends most of its time on. `plan`: its row panels (plan_panels_ of M), or NULL to plan them
+   here. Returns 0 when the block is not of this kind. Not inlined: its stack buffer stays out
+   of the general block's frame. */
 __attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64_t i0, int64_t M,
                                                     int64_t j0, int64_t N, const F(panels_)* plan) {
   const TG_CAT(tg_gemm_set_, DT)* set = p->set;
@@ -247,15 +247,29 @@ __attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64
   const int64_t lda_p = F(a_panel_ld_)(p, K);
   const int64_t a_elems = F(round_up_)(MR * lda_p, 16);
   T buf[TG_STACK_PACK_BYTES / sizeof(T) / 2] __attribute__((aligned(64)));
-  if (M < 1 || N > NR || K > p->kc || p->cs_c != 1 || p->bias != NULL ||
+  if (M < 1 || N > TG_PANEL_BLOCK_MAX_PANELS * NR || K > p->kc || p->cs_c != 1 || p->bias != NULL ||
       p->act != TILEGEN_ACT_NONE || (size_t) (a_elems + K * NR) * sizeof(T) > sizeof(buf))
     return 0;
-  const T* bp = p->b + j0 * p->cs_b;
-  int64_t rs_bp = p->rs_b;
-  if (N != NR || p->cs_b != 1) {
-    set->packb(N, K, bp, p->rs_b, p->cs_b, buf + a_elems);
-    bp = buf + a_elems;
-    rs_bp = NR;
+  /* Column panels: B's own rows when whole and contiguous, else one packed copy each (only
+     the edge panel, or every panel when B is not row-contiguous, which then must fit too). */
+  const int64_t panels = (N + NR - 1) / NR;
+  const int packed_all = p->cs_b != 1;
+  if ((size_t) (a_elems + (packed_all ? panels : 1) * K * NR) * sizeof(T) > sizeof(buf)) return 0;
+  const T* bps[TG_PANEL_BLOCK_MAX_PANELS];
+  int64_t rs_bps[TG_PANEL_BLOCK_MAX_PANELS];
+  T* pb = buf + a_elems;
+  for (int64_t q = 0; q < panels; q++) {
+    const int64_t nr = N - q * NR < NR ? N - q * NR : NR;
+    const T* src = p->b + (j0 + q * NR) * p->cs_b;
+    if (nr == NR && !packed_all) {
+      bps[q] = src;
+      rs_bps[q] = p->rs_b;
+    } else {
+      set->packb(nr, K, src, p->rs_b, p->cs_b, pb);
+      bps[q] = pb;
+      rs_bps[q] = NR;
+      pb += K * NR;
+    }
   }
   const F(params_t_) prm = {p->alpha, p->beta, NULL};
   const F(panels_) pl = plan ? *plan : F(plan_panels_)(set, M);
@@ -266,7 +280,11 @@ __attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64
     /* The rows layout serves only A with unit column stride; the packed one reads unit rows. */
     const T* ap = F(a_panel_)(p, rows_layout || p->rs_a == 1, r, set->tile_mr[r], K,
                               p->a + ci * p->rs_a, buf, lda_p, &a_stride);
-    set->by_rows[r](r, N, K, ap, a_stride, bp, rs_bp, p->c + ci * p->rs_c + j0, p->rs_c, &prm);
+    for (int64_t q = 0; q < panels; q++) {
+      const int64_t nr = N - q * NR < NR ? N - q * NR : NR;
+      set->by_rows[r](r, nr, K, ap, a_stride, bps[q], rs_bps[q], p->c + ci * p->rs_c + j0 + q * NR,
+                      p->rs_c, &prm);
+    }
   }
   return 1;
 }
