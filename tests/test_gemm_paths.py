@@ -295,11 +295,14 @@ def test_row_vector_times_matrix(dtype, k, n):
 @pytest.mark.parametrize("dtype", [F32, F64])
 def test_row_vector_times_matrix_threaded(dtype, threads):
     """x @ B past the GEMV thread threshold: the columns split across threads (a worker proven
-    to take part), rows starting 16 bytes into a cache line, against float64."""
+    to take part), rows whole lines apart starting 16 (f32) or 32 (f64) bytes into a line (the
+    kernel's head columns, then line-aligned ranges), against float64."""
     rng = np.random.default_rng(3)
-    k, n = 700, 1203
-    store = np.empty(k * (n + 16) + 16, dtype)
-    b = store[4:4 + k * (n + 16)].reshape(k, n + 16)[:, :n]  # 16 B (f32) / 32 B (f64) in
+    k, n, rs = 700, 1203, 1216  # 1216 elements: a whole number of 64-byte lines either dtype
+    store = np.empty(k * rs + 32, dtype)
+    lead = (-store.ctypes.data % 64) // store.itemsize + 4  # 4 elements past a line
+    b = store[lead:lead + k * rs].reshape(k, rs)[:, :n]
+    assert b.ctypes.data % 64 == 4 * store.itemsize
     b[...] = rng.uniform(-1, 1, (k, n))
     x = rng.uniform(-1, 1, k).astype(dtype)
     threads(2)

@@ -5,7 +5,8 @@
  * between the outputs.
  * Axpy form (MR = 1, NR > 1): y[j] = alpha * sum_r x[r] * A[r, j] + beta * y[j] for n around
  * the vector width and NR (every column tail) and k around KR (every row remainder), prime row
- * strides of A (the gap between rows poisoned with NaN, so a column past n that reaches y shows).
+ * strides of A (the gap between rows poisoned with NaN, so a column past n that reaches y shows),
+ * and rows whole lines apart starting at offsets into a line (the kernel's head columns).
  * Both: beta 0 with NaN in y, beta 1, alpha 0; every buffer ends (or, alternately, starts) at a
  * PROT_NONE page so an over-read of a row, of x or of y faults.
  *
@@ -34,14 +35,20 @@ static void fail(const char* what, int m, int k, double alpha, double beta, int 
 }
 
 #if TG_NR > 1
-/* The axpy form: n columns of y from k rows of A. */
-static void run_axpy_case(int n, int k, double alpha, double beta) {
+#define LINE ((int64_t) (64 / sizeof(T)))
+
+/* The axpy form: n columns of y from k rows of A. lead < 0: a prime row stride; else the rows
+   are whole lines apart and start lead elements into a line (the kernel's head columns). */
+static void run_axpy_case(int n, int k, double alpha, double beta, int lead) {
   region ra, rx, ry;
   guard_alternate();
-  const int64_t rs_a = next_prime(n + 1);
+  const int64_t rs_a = lead < 0 ? next_prime(n + 1) : (n + 1 + LINE - 1) / LINE * LINE;
   const size_t a_count = k ? (size_t) ((k - 1) * rs_a + n) : 0;
-  T* a = guarded(a_count, &ra);
-  for (size_t i = 0; i < a_count; i++) a[i] = (size_t) (i % rs_a) < (size_t) n ? (T) uniform() : (T) NAN;
+  const size_t slack = lead < 0 ? 0 : (size_t) LINE;  /* room to move the start into a line */
+  T* a = guarded(a_count + slack, &ra);
+  for (size_t i = 0; i < a_count + slack; i++) a[i] = (T) NAN;
+  if (lead >= 0) a += (size_t) ((lead * (int64_t) sizeof(T) - (int64_t) ((uintptr_t) a % 64) + 64) % 64) / sizeof(T);
+  for (size_t i = 0; i < a_count; i++) if ((size_t) (i % rs_a) < (size_t) n) a[i] = (T) uniform();
   T* x = guarded((size_t) k, &rx);
   for (int i = 0; i < k; i++) x[i] = (T) uniform();
   T* y = guarded((size_t) n, &ry);
@@ -77,10 +84,15 @@ int main(void) {
   for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
     for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++) {
       if (ks[ki] < 0 || (ki > 0 && ks[ki] == ks[ki - 1])) continue;
-      run_axpy_case(ns[ni], ks[ki], 1.0, 0.0);
-      run_axpy_case(ns[ni], ks[ki], -1.5, 1.0);
-      run_axpy_case(ns[ni], ks[ki], 0.0, 0.5);
-      run_axpy_case(ns[ni], ks[ki], 0.75, -2.0);
+      run_axpy_case(ns[ni], ks[ki], 1.0, 0.0, -1);
+      run_axpy_case(ns[ni], ks[ki], -1.5, 1.0, -1);
+      run_axpy_case(ns[ni], ks[ki], 0.0, 0.5, -1);
+      run_axpy_case(ns[ni], ks[ki], 0.75, -2.0, -1);
+      /* rows whole lines apart, starting at every few offsets into a line */
+      for (int lead = 0; lead < LINE; lead += lead < 2 ? 1 : 3) {
+        run_axpy_case(ns[ni], ks[ki], 1.0, 0.0, lead);
+        run_axpy_case(ns[ni], ks[ki], 0.75, -2.0, lead);
+      }
     }
   }
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);

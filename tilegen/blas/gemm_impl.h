@@ -656,11 +656,13 @@ static void F(gemv_dot_)(const F(problem_)* p, const T* mat, int64_t rs_mat, int
 }
 
 /* The axpy form: y = alpha * x B + beta * y for one row of C (y contiguous) and B's rows
-   contiguous. Threads take column ranges in whole cache lines; each sweeps its range in blocks
-   whose part of y stays in L1 while the kernel streams the rows of B past it. */
+   contiguous. Threads take column ranges whose bounds past the first fall on B's line
+   boundaries (the kernel takes the columns before its first boundary itself, pass by pass);
+   each sweeps its range in blocks whose part of y stays in L1 while the kernel streams the
+   rows of B past it. */
 typedef struct {
   const T* b;
-  int64_t rs_b, n, k, peel;  /* peel: the first columns, up to B's first line boundary */
+  int64_t rs_b, n, k, peel;  /* peel: the columns before B's first line boundary */
   const T* x;                /* contiguous */
   T* y;
   T alpha, beta;
@@ -672,14 +674,14 @@ static void F(gemv_axpy_task_)(void* ctx, int tid, int nt) {
   const F(params_t_) prm = {g->alpha, g->beta, NULL};
   const int64_t line = 64 / (int64_t) sizeof(T), lines = (g->n - g->peel + line - 1) / line;
   const int64_t block = F(round_up_)(TG_AXPY_Y_BYTES(g->cfg) / (int64_t) sizeof(T), line);
-  int64_t j = g->peel + lines * tid / nt * line, j1 = g->peel + lines * (tid + 1) / nt * line;
+  int64_t j = tid == 0 ? 0 : g->peel + lines * tid / nt * line;
+  int64_t j1 = g->peel + lines * (tid + 1) / nt * line;
   if (j1 > g->n) j1 = g->n;
-  /* Rows at the same offset into a line (NumPy's arrays are 16-byte aligned): the columns up
-     to the first boundary go alone, so that every other load reads one whole line. */
-  if (tid == 0 && g->peel) g->cfg->gemv_axpy(g->peel, g->k, g->b, g->rs_b, g->x, g->y, 1, &prm);
-  for (; j < j1; j += block) {
-    const int64_t nb = j1 - j < block ? j1 - j : block;
-    g->cfg->gemv_axpy(nb, g->k, g->b + j, g->rs_b, g->x, g->y + j, 1, &prm);
+  while (j < j1) {  /* blocks end on the grid of lines from the first boundary */
+    int64_t e = g->peel + ((j - g->peel) / block + 1) * block;
+    if (e > j1) e = j1;
+    g->cfg->gemv_axpy(e - j, g->k, g->b + j, g->rs_b, g->x, g->y + j, 1, &prm);
+    j = e;
   }
 }
 

@@ -41,11 +41,27 @@ void tg_f32_gemv_ukernel_1x32c8__avx2(
     for (int64_t j = 0; j < n; j++) y[j] = beta == 0 ? (float) 0 : beta * y[j];
     return;
   }
+  const int64_t line = 64 / (int64_t) sizeof(float);
+  int64_t head = rs_a % line == 0 ? (int64_t) ((64 - (uintptr_t) a % 64) % 64) / (int64_t) sizeof(float) : 0;
+  if (head > n) head = n;
   for (int64_t r0 = 0; r0 < k; r0 += 8, beta = 1) {
     const __m256 vbeta = _mm256_set1_ps(beta);
     const float* ar = a + r0 * rs_a;
     const int64_t rows = k - r0 < 8 ? k - r0 : 8;
     int64_t j = 0;
+    for (; j + 8 <= head; j += 8) {
+      __m256 vacc = beta == 0 ? _mm256_setzero_ps() : _mm256_mul_ps(vbeta, _mm256_loadu_ps(y + j));
+      for (int64_t r = 0; r < rows; r++)
+        vacc = _mm256_fmadd_ps(_mm256_loadu_ps(ar + r * rs_a + j), _mm256_set1_ps(alpha * x[r0 + r]), vacc);
+      _mm256_storeu_ps(y + j, vacc);
+    }
+    if (j < head) {
+      for (; j < head; j++) {
+        float acc = beta == 0 ? (float) 0 : beta * y[j];
+        for (int64_t r = 0; r < rows; r++) acc += alpha * x[r0 + r] * ar[r * rs_a + j];
+        y[j] = acc;
+      }
+    }
     if (rows == 8) {
       const float* a0 = ar + 0 * rs_a;
       const __m256 vx0 = _mm256_set1_ps(alpha * x[r0 + 0]);
@@ -106,7 +122,7 @@ void tg_f32_gemv_ukernel_1x32c8__avx2(
         _mm256_storeu_ps(y + j + 24, vacc3);
       }
     }
-    /* The remainder rows of k, and the columns past the last full step, a vector at a time. */
+    /* The remainder rows of k, and the columns past the last full step. */
     for (; j + 8 <= n; j += 8) {
       __m256 vacc = beta == 0 ? _mm256_setzero_ps() : _mm256_mul_ps(vbeta, _mm256_loadu_ps(y + j));
       for (int64_t r = 0; r < rows; r++)

@@ -60,7 +60,7 @@ void tg_f32_gemv_ukernel_1x4c4__scalar(
         (*(y + j + 3) = (vacc3));
       }
     }
-    /* The remainder rows of k, and the columns past the last full step, a vector at a time. */
+    /* The remainder rows of k, and the columns past the last full step. */
     for (; j + 1 <= n; j += 1) {
       float vacc = beta == 0 ? 0 : ((vbeta) * ((*(y + j))));
       for (int64_t r = 0; r < rows; r++)

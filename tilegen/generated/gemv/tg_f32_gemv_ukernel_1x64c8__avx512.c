@@ -31,11 +31,28 @@ void tg_f32_gemv_ukernel_1x64c8__avx512(
     for (int64_t j = 0; j < n; j++) y[j] = beta == 0 ? (float) 0 : beta * y[j];
     return;
   }
+  const int64_t line = 64 / (int64_t) sizeof(float);
+  int64_t head = rs_a % line == 0 ? (int64_t) ((64 - (uintptr_t) a % 64) % 64) / (int64_t) sizeof(float) : 0;
+  if (head > n) head = n;
   for (int64_t r0 = 0; r0 < k; r0 += 8, beta = 1) {
     const __m512 vbeta = _mm512_set1_ps(beta);
     const float* ar = a + r0 * rs_a;
     const int64_t rows = k - r0 < 8 ? k - r0 : 8;
     int64_t j = 0;
+    for (; j + 16 <= head; j += 16) {
+      __m512 vacc = beta == 0 ? _mm512_setzero_ps() : _mm512_mul_ps(vbeta, _mm512_loadu_ps(y + j));
+      for (int64_t r = 0; r < rows; r++)
+        vacc = _mm512_fmadd_ps(_mm512_loadu_ps(ar + r * rs_a + j), _mm512_set1_ps(alpha * x[r0 + r]), vacc);
+      _mm512_storeu_ps(y + j, vacc);
+    }
+    if (j < head) {
+      const __mmask16 vmask = ((__mmask16) ((1u << (head - j)) - 1u));
+      __m512 vacc = beta == 0 ? _mm512_setzero_ps() : _mm512_mul_ps(vbeta, _mm512_maskz_loadu_ps(vmask, y + j));
+      for (int64_t r = 0; r < rows; r++)
+        vacc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask, ar + r * rs_a + j), _mm512_set1_ps(alpha * x[r0 + r]), vacc);
+      _mm512_mask_storeu_ps(y + j, vmask, vacc);
+      j = head;
+    }
     if (rows == 8) {
       const float* a0 = ar + 0 * rs_a;
       const __m512 vx0 = _mm512_set1_ps(alpha * x[r0 + 0]);
@@ -96,7 +113,7 @@ void tg_f32_gemv_ukernel_1x64c8__avx512(
         _mm512_storeu_ps(y + j + 48, vacc3);
       }
     }
-    /* The remainder rows of k, and the columns past the last full step, a vector at a time. */
+    /* The remainder rows of k, and the columns past the last full step. */
     for (; j + 16 <= n; j += 16) {
       __m512 vacc = beta == 0 ? _mm512_setzero_ps() : _mm512_mul_ps(vbeta, _mm512_loadu_ps(y + j));
       for (int64_t r = 0; r < rows; r++)
@@ -109,6 +126,7 @@ void tg_f32_gemv_ukernel_1x64c8__avx512(
       for (int64_t r = 0; r < rows; r++)
         vacc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(vmask, ar + r * rs_a + j), _mm512_set1_ps(alpha * x[r0 + r]), vacc);
       _mm512_mask_storeu_ps(y + j, vmask, vacc);
+      j = n;
     }
   }
 }

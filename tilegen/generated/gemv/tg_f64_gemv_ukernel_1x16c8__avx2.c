@@ -34,11 +34,27 @@ void tg_f64_gemv_ukernel_1x16c8__avx2(
     for (int64_t j = 0; j < n; j++) y[j] = beta == 0 ? (double) 0 : beta * y[j];
     return;
   }
+  const int64_t line = 64 / (int64_t) sizeof(double);
+  int64_t head = rs_a % line == 0 ? (int64_t) ((64 - (uintptr_t) a % 64) % 64) / (int64_t) sizeof(double) : 0;
+  if (head > n) head = n;
   for (int64_t r0 = 0; r0 < k; r0 += 8, beta = 1) {
     const __m256d vbeta = _mm256_set1_pd(beta);
     const double* ar = a + r0 * rs_a;
     const int64_t rows = k - r0 < 8 ? k - r0 : 8;
     int64_t j = 0;
+    for (; j + 4 <= head; j += 4) {
+      __m256d vacc = beta == 0 ? _mm256_setzero_pd() : _mm256_mul_pd(vbeta, _mm256_loadu_pd(y + j));
+      for (int64_t r = 0; r < rows; r++)
+        vacc = _mm256_fmadd_pd(_mm256_loadu_pd(ar + r * rs_a + j), _mm256_set1_pd(alpha * x[r0 + r]), vacc);
+      _mm256_storeu_pd(y + j, vacc);
+    }
+    if (j < head) {
+      for (; j < head; j++) {
+        double acc = beta == 0 ? (double) 0 : beta * y[j];
+        for (int64_t r = 0; r < rows; r++) acc += alpha * x[r0 + r] * ar[r * rs_a + j];
+        y[j] = acc;
+      }
+    }
     if (rows == 8) {
       const double* a0 = ar + 0 * rs_a;
       const __m256d vx0 = _mm256_set1_pd(alpha * x[r0 + 0]);
@@ -99,7 +115,7 @@ void tg_f64_gemv_ukernel_1x16c8__avx2(
         _mm256_storeu_pd(y + j + 12, vacc3);
       }
     }
-    /* The remainder rows of k, and the columns past the last full step, a vector at a time. */
+    /* The remainder rows of k, and the columns past the last full step. */
     for (; j + 4 <= n; j += 4) {
       __m256d vacc = beta == 0 ? _mm256_setzero_pd() : _mm256_mul_pd(vbeta, _mm256_loadu_pd(y + j));
       for (int64_t r = 0; r < rows; r++)

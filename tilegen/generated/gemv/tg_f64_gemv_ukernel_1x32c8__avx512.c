@@ -20,11 +20,28 @@ void tg_f64_gemv_ukernel_1x32c8__avx512(
     for (int64_t j = 0; j < n; j++) y[j] = beta == 0 ? (double) 0 : beta * y[j];
     return;
   }
+  const int64_t line = 64 / (int64_t) sizeof(double);
+  int64_t head = rs_a % line == 0 ? (int64_t) ((64 - (uintptr_t) a % 64) % 64) / (int64_t) sizeof(double) : 0;
+  if (head > n) head = n;
   for (int64_t r0 = 0; r0 < k; r0 += 8, beta = 1) {
     const __m512d vbeta = _mm512_set1_pd(beta);
     const double* ar = a + r0 * rs_a;
     const int64_t rows = k - r0 < 8 ? k - r0 : 8;
     int64_t j = 0;
+    for (; j + 8 <= head; j += 8) {
+      __m512d vacc = beta == 0 ? _mm512_setzero_pd() : _mm512_mul_pd(vbeta, _mm512_loadu_pd(y + j));
+      for (int64_t r = 0; r < rows; r++)
+        vacc = _mm512_fmadd_pd(_mm512_loadu_pd(ar + r * rs_a + j), _mm512_set1_pd(alpha * x[r0 + r]), vacc);
+      _mm512_storeu_pd(y + j, vacc);
+    }
+    if (j < head) {
+      const __mmask8 vmask = ((__mmask8) ((1u << (head - j)) - 1u));
+      __m512d vacc = beta == 0 ? _mm512_setzero_pd() : _mm512_mul_pd(vbeta, _mm512_maskz_loadu_pd(vmask, y + j));
+      for (int64_t r = 0; r < rows; r++)
+        vacc = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(vmask, ar + r * rs_a + j), _mm512_set1_pd(alpha * x[r0 + r]), vacc);
+      _mm512_mask_storeu_pd(y + j, vmask, vacc);
+      j = head;
+    }
     if (rows == 8) {
       const double* a0 = ar + 0 * rs_a;
       const __m512d vx0 = _mm512_set1_pd(alpha * x[r0 + 0]);
@@ -85,7 +102,7 @@ void tg_f64_gemv_ukernel_1x32c8__avx512(
         _mm512_storeu_pd(y + j + 24, vacc3);
       }
     }
-    /* The remainder rows of k, and the columns past the last full step, a vector at a time. */
+    /* The remainder rows of k, and the columns past the last full step. */
     for (; j + 8 <= n; j += 8) {
       __m512d vacc = beta == 0 ? _mm512_setzero_pd() : _mm512_mul_pd(vbeta, _mm512_loadu_pd(y + j));
       for (int64_t r = 0; r < rows; r++)
@@ -98,6 +115,7 @@ void tg_f64_gemv_ukernel_1x32c8__avx512(
       for (int64_t r = 0; r < rows; r++)
         vacc = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(vmask, ar + r * rs_a + j), _mm512_set1_pd(alpha * x[r0 + r]), vacc);
       _mm512_mask_storeu_pd(y + j, vmask, vacc);
+      j = n;
     }
   }
 }

@@ -20,11 +20,27 @@ void tg_f64_gemv_ukernel_1x8c8__neon(
     for (int64_t j = 0; j < n; j++) y[j] = beta == 0 ? (double) 0 : beta * y[j];
     return;
   }
+  const int64_t line = 64 / (int64_t) sizeof(double);
+  int64_t head = rs_a % line == 0 ? (int64_t) ((64 - (uintptr_t) a % 64) % 64) / (int64_t) sizeof(double) : 0;
+  if (head > n) head = n;
   for (int64_t r0 = 0; r0 < k; r0 += 8, beta = 1) {
     const float64x2_t vbeta = vdupq_n_f64(beta);
     const double* ar = a + r0 * rs_a;
     const int64_t rows = k - r0 < 8 ? k - r0 : 8;
     int64_t j = 0;
+    for (; j + 2 <= head; j += 2) {
+      float64x2_t vacc = beta == 0 ? vdupq_n_f64(0) : vmulq_f64(vbeta, vld1q_f64(y + j));
+      for (int64_t r = 0; r < rows; r++)
+        vacc = vfmaq_f64(vacc, vld1q_f64(ar + r * rs_a + j), vdupq_n_f64(alpha * x[r0 + r]));
+      vst1q_f64(y + j, vacc);
+    }
+    if (j < head) {
+      for (; j < head; j++) {
+        double acc = beta == 0 ? (double) 0 : beta * y[j];
+        for (int64_t r = 0; r < rows; r++) acc += alpha * x[r0 + r] * ar[r * rs_a + j];
+        y[j] = acc;
+      }
+    }
     if (rows == 8) {
       const double* a0 = ar + 0 * rs_a;
       const float64x2_t vx0 = vdupq_n_f64(alpha * x[r0 + 0]);
@@ -85,7 +101,7 @@ void tg_f64_gemv_ukernel_1x8c8__neon(
         vst1q_f64(y + j + 6, vacc3);
       }
     }
-    /* The remainder rows of k, and the columns past the last full step, a vector at a time. */
+    /* The remainder rows of k, and the columns past the last full step. */
     for (; j + 2 <= n; j += 2) {
       float64x2_t vacc = beta == 0 ? vdupq_n_f64(0) : vmulq_f64(vbeta, vld1q_f64(y + j));
       for (int64_t r = 0; r < rows; r++)
