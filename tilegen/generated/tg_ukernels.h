@@ -557,6 +557,7 @@ void tg_f32_attndecode_ukernel_4x64__avx512_pfl2(int64_t, const tg_f32_attndecod
 void tg_f32_attndecode_ukernel_4x64__avx512(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_attndecode_ukernel_4x64__avx512_nopf(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_attndecode_ukernel_4x64__avx512_temp(int64_t, const tg_f32_attndecode_args*);
+void tg_f32_attndecode_ukernel_4x64__avx2_pv2_pfl2(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_attndecode_ukernel_4x64__avx2_pv2_nopf(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_conv1x1s1_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -868,7 +869,8 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 4, 0, tg_f32_attndecode_ukernel_4x64__avx512, "tg_f32_attndecode_ukernel_4x64__avx512") \
   X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_nopf, "tg_f32_attndecode_ukernel_4x64__avx512_nopf") \
   X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_temp, "tg_f32_attndecode_ukernel_4x64__avx512_temp") \
-  X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__avx2_pv2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2") \
+  X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__avx2_pv2_pfl2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2_pfl2") \
+  X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 8, 0, tg_f32_attndecode_ukernel_4x64__avx2_pv2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2") \
   X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx2_pv2_nopf, "tg_f32_attndecode_ukernel_4x64__avx2_pv2_nopf") \
 
 #define TG_ATTNDECODE_UKERNELS_f32_AARCH64(X) \

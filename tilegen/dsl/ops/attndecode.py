@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Tuple
 
-from ..isa import PREFETCH_LEVELS, Isa, VecOps, get_isa
+from ..isa import DTYPE_BYTES, PREFETCH_LEVELS, Isa, VecOps, get_isa
 from . import OpFamily, RegisterBudget
 
 # Tokens whose scores build together (independent FMA chains): 4 where the registers hold 4*MR
@@ -74,6 +74,11 @@ class AttnDecodePlan:
     @property
     def fixed_pad(self) -> int:
         return FIXED_PAD
+
+    @property
+    def line(self) -> int:
+        """Elements per 64-byte cache line: the prefetch granule."""
+        return 64 // DTYPE_BYTES[self.dtype]
 
 
 FIXED_PAD = 16  # floats for the key-row tail: a vector of any ISA, keeping the scores aligned

@@ -40,7 +40,7 @@ void tg_f32_attndecode_ukernel_4x16__scalar_pv2(int64_t n, const tg_f32_attndeco
   int64_t t = 0;
   for (; t + 2 <= n; t += 2) {
     for (int64_t j = 0; j < ns; j++) {
-const float* q = a->q + j * 4 * rs_q;
+    const float* q = a->q + j * 4 * rs_q;
     float* sc = scores + j * 64;
     const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     float vs0x0 = 0;
@@ -89,7 +89,7 @@ const float* q = a->q + j * 4 * rs_q;
 }
   for (; t < n; t++) {
     for (int64_t j = 0; j < ns; j++) {
-const float* q = a->q + j * 4 * rs_q;
+    const float* q = a->q + j * 4 * rs_q;
     float* sc = scores + j * 64;
     const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     float vs0x0 = 0;
@@ -166,7 +166,7 @@ const float* q = a->q + j * 4 * rs_q;
       const float* vp1 = a->v_rows[t + 1] + a->voff[j];
       const float* vp2 = a->v_rows[t + 2] + a->voff[j];
       const float* vp3 = a->v_rows[t + 3] + a->voff[j];
-int64_t c0 = 0;
+      int64_t c0 = 0;
       for (; c0 + 2 <= d; c0 += 2) {
       const float vv0x0 = (*(vp0 + c0 + 0));
       const float vv0x1 = (*(vp0 + c0 + 1));
@@ -342,7 +342,7 @@ int64_t c0 = 0;
       float* o = a->o + j * 4 * rs_o;
       const float* sc = scores + j * 64;
       const float* vp0 = a->v_rows[t + 0] + a->voff[j];
-int64_t c0 = 0;
+      int64_t c0 = 0;
       for (; c0 + 2 <= d; c0 += 2) {
       const float vv0x0 = (*(vp0 + c0 + 0));
       const float vv0x1 = (*(vp0 + c0 + 1));

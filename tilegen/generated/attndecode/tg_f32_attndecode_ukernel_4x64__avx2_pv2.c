@@ -65,12 +65,16 @@ void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t n, const tg_f32_attndecode
   int64_t t = 0;
   for (; t + 2 <= n; t += 2) {
     for (int64_t j = 0; j < ns; j++) {
-    for (int u = 0; u < 2 && kpt < pend; u++) {
-      const char* pb = (const char*) (a->k_rows[kpt] + a->koff[kpj]);
-      for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
-      if (++kpj == ns) { kpj = 0; kpt++; }
+    const float* kpf[2];
+    for (int u = 0; u < 2; u++) {
+      if (kpt < pend) {
+        kpf[u] = a->k_rows[kpt] + a->koff[kpj];
+        if (++kpj == ns) { kpj = 0; kpt++; }
+      } else {
+        kpf[u] = a->k_rows[0];
+      }
     }
-const float* q = a->q + j * 4 * rs_q;
+    const float* q = a->q + j * 4 * rs_q;
     float* sc = scores + j * 256;
     const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     __m256 vs0x0 = _mm256_setzero_ps();
@@ -84,6 +88,9 @@ const float* q = a->q + j * 4 * rs_q;
     __m256 vs1x3 = _mm256_setzero_ps();
     int64_t x = 0;
     for (; x < dfull; x += 8) {
+      if (x % 16 == 0) {
+      for (int u = 0; u < 2; u++) _mm_prefetch((const char*) (kpf[u] + x), _MM_HINT_T0);
+}
       const __m256 vk0 = _mm256_loadu_ps(kr0 + x);
       const __m256 vk1 = _mm256_loadu_ps(kr1 + x);
       {
@@ -108,6 +115,7 @@ const float* q = a->q + j * 4 * rs_q;
       }
     }
     if (x < d) {
+      for (int u = 0; u < 2; u++) _mm_prefetch((const char*) (kpf[u] + x), _MM_HINT_T0);
       memcpy(kt, kr0 + x, (size_t) (d - x) * sizeof(float));
       const __m256 vk0 = _mm256_loadu_ps(kt);
       memcpy(kt, kr1 + x, (size_t) (d - x) * sizeof(float));
@@ -150,7 +158,7 @@ const float* q = a->q + j * 4 * rs_q;
       for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
       if (++kpj == ns) { kpj = 0; kpt++; }
     }
-const float* q = a->q + j * 4 * rs_q;
+    const float* q = a->q + j * 4 * rs_q;
     float* sc = scores + j * 256;
     const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     __m256 vs0x0 = _mm256_setzero_ps();
@@ -247,13 +255,19 @@ const float* q = a->q + j * 4 * rs_q;
       const float* vp1 = a->v_rows[t + 1] + a->voff[j];
       const float* vp2 = a->v_rows[t + 2] + a->voff[j];
       const float* vp3 = a->v_rows[t + 3] + a->voff[j];
-    for (int u = 0; u < 4 && vpt < pend; u++) {
-      const char* pb = (const char*) (a->v_rows[vpt] + a->voff[vpj]);
-      for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
-      if (++vpj == ns) { vpj = 0; vpt++; }
+    const float* vpf[4];
+    for (int u = 0; u < 4; u++) {
+      if (vpt < pend) {
+        vpf[u] = a->v_rows[vpt] + a->voff[vpj];
+        if (++vpj == ns) { vpj = 0; vpt++; }
+      } else {
+        vpf[u] = a->v_rows[0];
+      }
     }
-int64_t c0 = 0;
+      int64_t c0 = 0;
       for (; c0 + 16 <= d; c0 += 16) {
+      for (int u = 0; u < 4; u++)
+        for (int c = 0; c < 16; c += 16) _mm_prefetch((const char*) (vpf[u] + c0 + c), _MM_HINT_T0);
       const __m256 vv0x0 = _mm256_loadu_ps(vp0 + c0 + 0);
       const __m256 vv0x1 = _mm256_loadu_ps(vp0 + c0 + 8);
       const __m256 vv1x0 = _mm256_loadu_ps(vp1 + c0 + 0);
@@ -336,6 +350,9 @@ int64_t c0 = 0;
       }
 }
       if (c0 < d) {
+        for (int64_t c = c0; c < d; c += 16) {
+      for (int u = 0; u < 4; u++) _mm_prefetch((const char*) (vpf[u] + c), _MM_HINT_T0);
+}
         memcpy(vt + 0, vp0 + c0, (size_t) (d - c0) * sizeof(float));
         memcpy(vt + 16, vp1 + c0, (size_t) (d - c0) * sizeof(float));
         memcpy(vt + 32, vp2 + c0, (size_t) (d - c0) * sizeof(float));
@@ -433,7 +450,7 @@ int64_t c0 = 0;
       for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
       if (++vpj == ns) { vpj = 0; vpt++; }
     }
-int64_t c0 = 0;
+      int64_t c0 = 0;
       for (; c0 + 16 <= d; c0 += 16) {
       const __m256 vv0x0 = _mm256_loadu_ps(vp0 + c0 + 0);
       const __m256 vv0x1 = _mm256_loadu_ps(vp0 + c0 + 8);

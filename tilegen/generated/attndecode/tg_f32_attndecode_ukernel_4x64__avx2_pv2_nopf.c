@@ -63,7 +63,7 @@ void tg_f32_attndecode_ukernel_4x64__avx2_pv2_nopf(int64_t n, const tg_f32_attnd
   int64_t t = 0;
   for (; t + 2 <= n; t += 2) {
     for (int64_t j = 0; j < ns; j++) {
-const float* q = a->q + j * 4 * rs_q;
+    const float* q = a->q + j * 4 * rs_q;
     float* sc = scores + j * 256;
     const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     __m256 vs0x0 = _mm256_setzero_ps();
@@ -138,7 +138,7 @@ const float* q = a->q + j * 4 * rs_q;
 }
   for (; t < n; t++) {
     for (int64_t j = 0; j < ns; j++) {
-const float* q = a->q + j * 4 * rs_q;
+    const float* q = a->q + j * 4 * rs_q;
     float* sc = scores + j * 256;
     const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     __m256 vs0x0 = _mm256_setzero_ps();
@@ -235,7 +235,7 @@ const float* q = a->q + j * 4 * rs_q;
       const float* vp1 = a->v_rows[t + 1] + a->voff[j];
       const float* vp2 = a->v_rows[t + 2] + a->voff[j];
       const float* vp3 = a->v_rows[t + 3] + a->voff[j];
-int64_t c0 = 0;
+      int64_t c0 = 0;
       for (; c0 + 16 <= d; c0 += 16) {
       const __m256 vv0x0 = _mm256_loadu_ps(vp0 + c0 + 0);
       const __m256 vv0x1 = _mm256_loadu_ps(vp0 + c0 + 8);
@@ -411,7 +411,7 @@ int64_t c0 = 0;
       float* o = a->o + j * 4 * rs_o;
       const float* sc = scores + j * 256;
       const float* vp0 = a->v_rows[t + 0] + a->voff[j];
-int64_t c0 = 0;
+      int64_t c0 = 0;
       for (; c0 + 16 <= d; c0 += 16) {
       const __m256 vv0x0 = _mm256_loadu_ps(vp0 + c0 + 0);
       const __m256 vv0x1 = _mm256_loadu_ps(vp0 + c0 + 8);

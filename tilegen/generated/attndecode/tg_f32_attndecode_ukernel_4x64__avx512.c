@@ -55,12 +55,16 @@ void tg_f32_attndecode_ukernel_4x64__avx512(int64_t n, const tg_f32_attndecode_a
   int64_t t = 0;
   for (; t + 4 <= n; t += 4) {
     for (int64_t j = 0; j < ns; j++) {
-    for (int u = 0; u < 4 && kpt < pend; u++) {
-      const char* pb = (const char*) (a->k_rows[kpt] + a->koff[kpj]);
-      for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
-      if (++kpj == ns) { kpj = 0; kpt++; }
+    const float* kpf[4];
+    for (int u = 0; u < 4; u++) {
+      if (kpt < pend) {
+        kpf[u] = a->k_rows[kpt] + a->koff[kpj];
+        if (++kpj == ns) { kpj = 0; kpt++; }
+      } else {
+        kpf[u] = a->k_rows[0];
+      }
     }
-const float* q = a->q + j * 4 * rs_q;
+    const float* q = a->q + j * 4 * rs_q;
     float* sc = scores + j * 256;
     const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     __m512 vs0x0 = _mm512_setzero_ps();
@@ -84,6 +88,7 @@ const float* q = a->q + j * 4 * rs_q;
     __m512 vs3x3 = _mm512_setzero_ps();
     int64_t x = 0;
     for (; x < dfull; x += 16) {
+      for (int u = 0; u < 4; u++) _mm_prefetch((const char*) (kpf[u] + x), _MM_HINT_T0);
       const __m512 vk0 = _mm512_loadu_ps(kr0 + x);
       const __m512 vk1 = _mm512_loadu_ps(kr1 + x);
       const __m512 vk2 = _mm512_loadu_ps(kr2 + x);
@@ -118,6 +123,7 @@ const float* q = a->q + j * 4 * rs_q;
       }
     }
     if (x < d) {
+      for (int u = 0; u < 4; u++) _mm_prefetch((const char*) (kpf[u] + x), _MM_HINT_T0);
       const __m512 vk0 = _mm512_maskz_loadu_ps(ktail, kr0 + x);
       const __m512 vk1 = _mm512_maskz_loadu_ps(ktail, kr1 + x);
       const __m512 vk2 = _mm512_maskz_loadu_ps(ktail, kr2 + x);
@@ -164,7 +170,7 @@ const float* q = a->q + j * 4 * rs_q;
       for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
       if (++kpj == ns) { kpj = 0; kpt++; }
     }
-const float* q = a->q + j * 4 * rs_q;
+    const float* q = a->q + j * 4 * rs_q;
     float* sc = scores + j * 256;
     const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     __m512 vs0x0 = _mm512_setzero_ps();
@@ -268,13 +274,19 @@ const float* q = a->q + j * 4 * rs_q;
       const float* vp1 = a->v_rows[t + 1] + a->voff[j];
       const float* vp2 = a->v_rows[t + 2] + a->voff[j];
       const float* vp3 = a->v_rows[t + 3] + a->voff[j];
-    for (int u = 0; u < 4 && vpt < pend; u++) {
-      const char* pb = (const char*) (a->v_rows[vpt] + a->voff[vpj]);
-      for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
-      if (++vpj == ns) { vpj = 0; vpt++; }
+    const float* vpf[4];
+    for (int u = 0; u < 4; u++) {
+      if (vpt < pend) {
+        vpf[u] = a->v_rows[vpt] + a->voff[vpj];
+        if (++vpj == ns) { vpj = 0; vpt++; }
+      } else {
+        vpf[u] = a->v_rows[0];
+      }
     }
-int64_t c0 = 0;
+      int64_t c0 = 0;
       for (; c0 + 64 <= d; c0 += 64) {
+      for (int u = 0; u < 4; u++)
+        for (int c = 0; c < 64; c += 16) _mm_prefetch((const char*) (vpf[u] + c0 + c), _MM_HINT_T0);
       const __m512 vv0x0 = _mm512_loadu_ps(vp0 + c0 + 0);
       const __m512 vv0x1 = _mm512_loadu_ps(vp0 + c0 + 16);
       const __m512 vv0x2 = _mm512_loadu_ps(vp0 + c0 + 32);
@@ -413,6 +425,9 @@ int64_t c0 = 0;
       }
 }
       if (c0 < d) {
+        for (int64_t c = c0; c < d; c += 16) {
+      for (int u = 0; u < 4; u++) _mm_prefetch((const char*) (vpf[u] + c), _MM_HINT_T0);
+}
       const __m512 vv0x0 = _mm512_maskz_loadu_ps(vmask0, vp0 + c0 + 0);
       const __m512 vv0x1 = _mm512_maskz_loadu_ps(vmask1, vp0 + c0 + 16);
       const __m512 vv0x2 = _mm512_maskz_loadu_ps(vmask2, vp0 + c0 + 32);
@@ -562,7 +577,7 @@ int64_t c0 = 0;
       for (int64_t b = 0; b < dbytes; b += 64) _mm_prefetch((const char*) (pb + b), _MM_HINT_T0);
       if (++vpj == ns) { vpj = 0; vpt++; }
     }
-int64_t c0 = 0;
+      int64_t c0 = 0;
       for (; c0 + 64 <= d; c0 += 64) {
       const __m512 vv0x0 = _mm512_loadu_ps(vp0 + c0 + 0);
       const __m512 vv0x1 = _mm512_loadu_ps(vp0 + c0 + 16);

@@ -44,12 +44,16 @@ void tg_f32_attndecode_ukernel_4x64__neon(int64_t n, const tg_f32_attndecode_arg
   int64_t t = 0;
   for (; t + 4 <= n; t += 4) {
     for (int64_t j = 0; j < ns; j++) {
-    for (int u = 0; u < 4 && kpt < pend; u++) {
-      const char* pb = (const char*) (a->k_rows[kpt] + a->koff[kpj]);
-      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b, 0, 3);
-      if (++kpj == ns) { kpj = 0; kpt++; }
+    const float* kpf[4];
+    for (int u = 0; u < 4; u++) {
+      if (kpt < pend) {
+        kpf[u] = a->k_rows[kpt] + a->koff[kpj];
+        if (++kpj == ns) { kpj = 0; kpt++; }
+      } else {
+        kpf[u] = a->k_rows[0];
+      }
     }
-const float* q = a->q + j * 4 * rs_q;
+    const float* q = a->q + j * 4 * rs_q;
     float* sc = scores + j * 256;
     const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     float32x4_t vs0x0 = vdupq_n_f32(0);
@@ -73,6 +77,9 @@ const float* q = a->q + j * 4 * rs_q;
     float32x4_t vs3x3 = vdupq_n_f32(0);
     int64_t x = 0;
     for (; x < dfull; x += 4) {
+      if (x % 16 == 0) {
+      for (int u = 0; u < 4; u++) __builtin_prefetch(kpf[u] + x, 0, 3);
+}
       const float32x4_t vk0 = vld1q_f32(kr0 + x);
       const float32x4_t vk1 = vld1q_f32(kr1 + x);
       const float32x4_t vk2 = vld1q_f32(kr2 + x);
@@ -107,6 +114,7 @@ const float* q = a->q + j * 4 * rs_q;
       }
     }
     if (x < d) {
+      for (int u = 0; u < 4; u++) __builtin_prefetch(kpf[u] + x, 0, 3);
       memcpy(kt, kr0 + x, (size_t) (d - x) * sizeof(float));
       const float32x4_t vk0 = vld1q_f32(kt);
       memcpy(kt, kr1 + x, (size_t) (d - x) * sizeof(float));
@@ -157,7 +165,7 @@ const float* q = a->q + j * 4 * rs_q;
       for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b, 0, 3);
       if (++kpj == ns) { kpj = 0; kpt++; }
     }
-const float* q = a->q + j * 4 * rs_q;
+    const float* q = a->q + j * 4 * rs_q;
     float* sc = scores + j * 256;
     const float* kr0 = a->k_rows[t + 0] + a->koff[j];
     float32x4_t vs0x0 = vdupq_n_f32(0);
@@ -254,13 +262,19 @@ const float* q = a->q + j * 4 * rs_q;
       const float* vp1 = a->v_rows[t + 1] + a->voff[j];
       const float* vp2 = a->v_rows[t + 2] + a->voff[j];
       const float* vp3 = a->v_rows[t + 3] + a->voff[j];
-    for (int u = 0; u < 4 && vpt < pend; u++) {
-      const char* pb = (const char*) (a->v_rows[vpt] + a->voff[vpj]);
-      for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b, 0, 3);
-      if (++vpj == ns) { vpj = 0; vpt++; }
+    const float* vpf[4];
+    for (int u = 0; u < 4; u++) {
+      if (vpt < pend) {
+        vpf[u] = a->v_rows[vpt] + a->voff[vpj];
+        if (++vpj == ns) { vpj = 0; vpt++; }
+      } else {
+        vpf[u] = a->v_rows[0];
+      }
     }
-int64_t c0 = 0;
+      int64_t c0 = 0;
       for (; c0 + 16 <= d; c0 += 16) {
+      for (int u = 0; u < 4; u++)
+        for (int c = 0; c < 16; c += 16) __builtin_prefetch(vpf[u] + c0 + c, 0, 3);
       const float32x4_t vv0x0 = vld1q_f32(vp0 + c0 + 0);
       const float32x4_t vv0x1 = vld1q_f32(vp0 + c0 + 4);
       const float32x4_t vv0x2 = vld1q_f32(vp0 + c0 + 8);
@@ -399,6 +413,9 @@ int64_t c0 = 0;
       }
 }
       if (c0 < d) {
+        for (int64_t c = c0; c < d; c += 16) {
+      for (int u = 0; u < 4; u++) __builtin_prefetch(vpf[u] + c, 0, 3);
+}
         memcpy(vt + 0, vp0 + c0, (size_t) (d - c0) * sizeof(float));
         memcpy(vt + 16, vp1 + c0, (size_t) (d - c0) * sizeof(float));
         memcpy(vt + 32, vp2 + c0, (size_t) (d - c0) * sizeof(float));
@@ -552,7 +569,7 @@ int64_t c0 = 0;
       for (int64_t b = 0; b < dbytes; b += 64) __builtin_prefetch(pb + b, 0, 3);
       if (++vpj == ns) { vpj = 0; vpt++; }
     }
-int64_t c0 = 0;
+      int64_t c0 = 0;
       for (; c0 + 16 <= d; c0 += 16) {
       const float32x4_t vv0x0 = vld1q_f32(vp0 + c0 + 0);
       const float32x4_t vv0x1 = vld1q_f32(vp0 + c0 + 4);
