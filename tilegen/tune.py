@@ -15,7 +15,8 @@ in use, searching in turn:
 4. the b-inner rows: up to how many rows of C a B beyond L2 is read one column panel at a time
    for all the rows (KC derived from L1) instead of blocked, on products of 16 to 128 rows times
    a B read from memory (64 MiB in float32; the crossover differs by CPU: 48 rows on a Zen 3,
-   about 64 on an Intel Xeon).
+   about 64 on an Intel Xeon, about 16 on a Zen 4) and times a transformer layer's B (768x3072,
+   between L2 and memory), which the b-inner order must not slow.
 
 Then, for float32, paged attention's decode kernel among the registry's kernels of its ISA (they
 differ in how far ahead they prefetch the cache rows, which is what differs by CPU), timed on a
@@ -70,6 +71,11 @@ class Plan:
     paged: Tuple[int, int] = (8, 2048)  # paged decode: sequences x cached tokens (128 MiB of K/V)
 
 
+# A B between L2 and memory, a transformer's linear layer (hidden 768, FFN 3072): the b-inner
+# order must not cost these what it gains on a B read from memory (AMD Zen 4: 48 rows gained 3%
+# on 16x4096x4096 and lost 20% on 16x768x3072 and 32x4096x4096).
+MID_B = tuple(Product(f"{m}x768x3072 (mid B)", m, 768, 3072) for m in (16, 128))
+
 FULL = Plan(
     products=(Product("512x512x512", 512, 512, 512), Product("1024x1024x1024", 1024, 1024, 1024),
               Product("16x1024x1024", 16, 1024, 1024),
@@ -77,7 +83,8 @@ FULL = Plan(
     kc=(128, 192, 256, 320, 384, 512, 768), nc=(256, 512, 1024, 2048, 4096),
     reps=5, target=0.03, refine=True, final_rounds=4, sweep_rounds=2,
     streamed=(Product("4096x4096x16 (A streamed)", 4096, 4096, 16),), streams=(4, 8, 12, 16, 32),
-    few_rows=tuple(Product(f"{m}x4096x4096 (big B)", m, 4096, 4096) for m in (16, 32, 64, 128)),
+    few_rows=tuple(Product(f"{m}x4096x4096 (big B)", m, 4096, 4096) for m in (16, 32, 64, 128))
+    + MID_B,
     b_inner=(1, 16, 32, 64, 128))
 QUICK = Plan(
     products=(Product("256x256x256", 256, 256, 256), Product("512x512x512", 512, 512, 512),
