@@ -312,6 +312,39 @@ def test_row_vector_times_matrix_threaded(dtype, threads):
 
 
 @pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("k", [129, 257, 1001])
+def test_row_vector_times_big_matrix_in_two_halves(dtype, k, threads):
+    """x @ B past the thread threshold sums the two halves of B's rows apart (the second into a
+    scratch row): odd k (the first half rounded to the kernel's rows), alpha and beta (C not
+    read at beta = 0), the bias epilogue after the sum, against float64; the same bits on one
+    and two threads, a worker proven to take part."""
+    rng = np.random.default_rng(k)
+    n = 1000 if dtype == F64 else 1990  # B over 1 MB either dtype
+    b = rng.uniform(-1, 1, (k, n)).astype(dtype)
+    x = rng.uniform(-1, 1, k).astype(dtype)
+    bias = rng.uniform(-1, 1, n).astype(dtype)
+    c0 = rng.uniform(-1, 1, (1, n)).astype(dtype)
+    results = []
+    for nthreads in (1, 2):
+        threads(nthreads)
+        run = (lambda f: on_a_worker(f)) if nthreads == 2 else (lambda f: f())
+        got = run(lambda: tg.matmul(x, b))
+        want, scale = reference(x[None, :], b)
+        assert_close(got, want[0], scale[0], dtype, k)
+        c = np.full((1, n), np.nan, dtype)
+        got_c = tg.gemm(x[None, :], b, c, alpha=-1.5)
+        want, scale = reference(x[None, :], b, alpha=-1.5)
+        assert_close(got_c, want, scale, dtype, k)
+        c = c0.copy()
+        got_e = tg.gemm(x[None, :], b, c, alpha=0.5, beta=2.0, bias=bias, activation="relu")
+        want, scale = reference(x[None, :], b, c0, alpha=0.5, beta=2.0)
+        assert_close(got_e, np.maximum(want + bias, 0), scale + np.abs(bias), dtype, k)
+        results.append((got.copy(), got_c.copy(), got_e.copy()))
+    for one, two in zip(*results):
+        assert np.array_equal(one, two)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
 def test_threaded_stack_of_several_dims(dtype, threads):
     """A (3, 7) stack of small products split across threads: the second thread starts inside
     a row of the stack (its offsets carried across dimensions), B broadcast along the first

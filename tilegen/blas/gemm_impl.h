@@ -656,47 +656,70 @@ static void F(gemv_dot_)(const F(problem_)* p, const T* mat, int64_t rs_mat, int
 }
 
 /* The axpy form: y = alpha * x B + beta * y for one row of C (y contiguous) and B's rows
-   contiguous. Threads take column ranges whose bounds past the first fall on B's line
-   boundaries (the kernel takes the columns before its first boundary itself, pass by pass);
-   each sweeps its range in blocks whose part of y stays in L1 while the kernel streams the
+   contiguous. A B past the thread threshold is cut into two halves of its rows whatever the
+   thread count: the first half sums into y, the second into a scratch row added to y at the
+   end, so two threads each stream whole rows of B (on an AMD Zen 4 measured ~10% faster than
+   each streaming half of every row) and the result is the same on any number of threads.
+   A unit is one half (or all the rows) for one range of columns; ranges past the first start on
+   B's line boundaries (the kernel takes the columns before its first boundary itself, pass by
+   pass), and each is swept in blocks whose part of y stays in L1 while the kernel streams the
    rows of B past it. */
 typedef struct {
   const T* b;
   int64_t rs_b, n, k, peel;  /* peel: the columns before B's first line boundary */
   const T* x;                /* contiguous */
   T* y;
+  T* y2;                     /* the second half's sums (halves == 2) */
   T alpha, beta;
+  int64_t halves, k_half, ranges;
   const F(cfg_t_)* cfg;
 } F(gemv_axpy_t_);
 
-static void F(gemv_axpy_task_)(void* ctx, int tid, int nt) {
-  const F(gemv_axpy_t_)* g = ctx;
-  const F(params_t_) prm = {g->alpha, g->beta, NULL};
+static void F(gemv_axpy_unit_)(const F(gemv_axpy_t_)* g, int64_t half, int64_t range) {
+  const int64_t r0 = half ? g->k_half : 0, rows = g->halves == 1 ? g->k : half ? g->k - g->k_half : g->k_half;
+  T* y = half ? g->y2 : g->y;
+  const F(params_t_) prm = {g->alpha, half ? (T) 0 : g->beta, NULL};
   const int64_t line = 64 / (int64_t) sizeof(T), lines = (g->n - g->peel + line - 1) / line;
   const int64_t block = F(round_up_)(TG_AXPY_Y_BYTES(g->cfg) / (int64_t) sizeof(T), line);
-  int64_t j = tid == 0 ? 0 : g->peel + lines * tid / nt * line;
-  int64_t j1 = g->peel + lines * (tid + 1) / nt * line;
+  int64_t j = range == 0 ? 0 : g->peel + lines * range / g->ranges * line;
+  int64_t j1 = g->peel + lines * (range + 1) / g->ranges * line;
   if (j1 > g->n) j1 = g->n;
   while (j < j1) {  /* blocks end on the grid of lines from the first boundary */
     int64_t e = g->peel + ((j - g->peel) / block + 1) * block;
     if (e > j1) e = j1;
-    g->cfg->gemv_axpy(e - j, g->k, g->b + j, g->rs_b, g->x, g->y + j, 1, &prm);
+    g->cfg->gemv_axpy(e - j, rows, g->b + r0 * g->rs_b + j, g->rs_b, g->x + r0, y + j, 1, &prm);
     j = e;
   }
 }
 
+static void F(gemv_axpy_task_)(void* ctx, int tid, int nt) {
+  const F(gemv_axpy_t_)* g = ctx;
+  for (int64_t u = tid; u < g->halves * g->ranges; u += nt) F(gemv_axpy_unit_)(g, u / g->ranges, u % g->ranges);
+}
+
 static void F(gemv_axpy_)(const F(problem_)* p) {
-  F(gemv_axpy_t_) g = {p->b, p->rs_b, p->n, p->k, 0, p->a, p->c, p->alpha, p->beta, p->cfg};
+  F(gemv_axpy_t_) g = {p->b, p->rs_b, p->n, p->k, 0, p->a, p->c, NULL, p->alpha, p->beta, 1, p->k, 1,
+                       p->cfg};
   if (p->rs_b * (int64_t) sizeof(T) % 64 == 0) {
     g.peel = F(to_line_)(p->b);
     if (g.peel > p->n) g.peel = p->n;
   }
   if ((g.x = F(gemv_x_)(p, p->a, p->cs_a)) == NULL) return;
   /* Memory-bound: threads pay off by the bytes streamed, well before the flops threshold. */
-  int nt = F(b_bytes_)(p) < TG_GEMV_PARALLEL_MIN_BYTES ? 1 : tg_threads_max();
+  const int big = F(b_bytes_)(p) >= TG_GEMV_PARALLEL_MIN_BYTES;
+  int nt = big ? tg_threads_max() : 1;
+  if (big && p->k >= 2 * TG_AXPY_HALF_MIN_ROWS &&
+      (g.y2 = tg_workspace(TG_WS_A, (size_t) p->n * sizeof(T))) != NULL) {
+    g.halves = 2;
+    g.k_half = F(round_up_)(p->k / 2, 8);
+  }
   const int64_t lines = (p->n - g.peel) / (64 / (int64_t) sizeof(T));
-  if (nt > lines) nt = lines > 1 ? (int) lines : 1;
+  g.ranges = (nt + g.halves - 1) / g.halves;
+  if (g.ranges > lines) g.ranges = lines > 1 ? lines : 1;
+  if (nt > g.halves * g.ranges) nt = (int) (g.halves * g.ranges);
   tg_parallel_run(nt, F(gemv_axpy_task_), &g);
+  if (g.halves == 2)
+    for (int64_t j = 0; j < p->n; j++) p->c[j] += g.y2[j];
   if (p->bias || p->act)
     F(epilogue_)(p->cfg, p->c, 1, p->n, p->rs_c, 1, p->bias, p->bias_rs, p->bias_cs, p->act);
 }
