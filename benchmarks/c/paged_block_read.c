@@ -25,7 +25,8 @@ static double now(void) {
 
 int main(int argc, char** argv) {
   const int64_t bytes = 128ll << 20;
-  const int64_t blk = (argc > 1 ? atoll(argv[1]) : 65536) / 4, ahead = (argc > 2 ? atoll(argv[2]) : 0) / 4;
+  const int64_t blk = (argc > 1 ? atoll(argv[1]) : 65536) / 4;
+  const int64_t ahead = (argc > 2 ? atoll(argv[2]) : 0) / 4;
   if (blk < 16 || blk % 16 || bytes / 4 % blk) {
     fprintf(stderr, "BLOCK: a multiple of 64 bytes dividing 128 MiB\n");
     return 2;

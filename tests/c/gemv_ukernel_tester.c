@@ -47,7 +47,9 @@ static void run_axpy_case(int n, int k, double alpha, double beta, int lead) {
   const size_t slack = lead < 0 ? 0 : (size_t) LINE;  /* room to move the start into a line */
   T* a = guarded(a_count + slack, &ra);
   for (size_t i = 0; i < a_count + slack; i++) a[i] = (T) NAN;
-  if (lead >= 0) a += (size_t) ((lead * (int64_t) sizeof(T) - (int64_t) ((uintptr_t) a % 64) + 64) % 64) / sizeof(T);
+  if (lead >= 0)
+    a += (size_t) ((lead * (int64_t) sizeof(T) - (int64_t) ((uintptr_t) a % 64) + 64) % 64) /
+         sizeof(T);
   for (size_t i = 0; i < a_count; i++) if ((size_t) (i % rs_a) < (size_t) n) a[i] = (T) uniform();
   T* x = guarded((size_t) k, &rx);
   for (int i = 0; i < k; i++) x[i] = (T) uniform();

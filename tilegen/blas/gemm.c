@@ -18,10 +18,11 @@
                                               the reads are memory-bound and split loads cost nothing) */
 #define TG_PARALLEL_MIN_FLOPS 4.0e6   /* below this a product runs on one thread */
 #define TG_GEMV_PARALLEL_MIN_BYTES 1.0e6 /* matrix-vector products: threads from this size */
-#define TG_AXPY_HALF_MIN_ROWS 64        /* x B past the thread threshold: each half of B's rows at least this many */
 #define TG_GEMV_PEEL_MIN_K 128        /* ... realigned (rows read from their first full line) */
 #define TG_AXPY_Y_BYTES(cfg) ((cfg)->l1d / 2)  /* y = x B: the part of y one sweep of B's rows updates
                                                 (Zen 3, 4096^2: L1/2 +10-25% over L1/3: longer row streams) */
+#define TG_AXPY_HALF_MIN_ROWS 64      /* x B past the thread threshold: B's rows go in two
+                                         halves of at least this many */
 #define TG_B_AHEAD_PANELS 1         /* few rows times a big B: B's panel this far ahead is prefetched */
 #define TG_STACK_PACK_BYTES 32768     /* packing buffers this small live on the stack */
 #define TG_PANEL_BLOCK_MAX_PANELS 2   /* column panels a one-KC-block product runs through panel_block_ */

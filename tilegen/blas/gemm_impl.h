@@ -671,12 +671,12 @@ typedef struct {
   T* y;
   T* y2;                     /* the second half's sums (halves == 2) */
   T alpha, beta;
-  int64_t halves, k_half, ranges;
+  int64_t halves, k_half, ranges;  /* k_half: the first half's rows (all k when halves == 1) */
   const F(cfg_t_)* cfg;
 } F(gemv_axpy_t_);
 
 static void F(gemv_axpy_unit_)(const F(gemv_axpy_t_)* g, int64_t half, int64_t range) {
-  const int64_t r0 = half ? g->k_half : 0, rows = g->halves == 1 ? g->k : half ? g->k - g->k_half : g->k_half;
+  const int64_t r0 = half ? g->k_half : 0, rows = half ? g->k - g->k_half : g->k_half;
   T* y = half ? g->y2 : g->y;
   const F(params_t_) prm = {g->alpha, half ? (T) 0 : g->beta, NULL};
   const int64_t line = 64 / (int64_t) sizeof(T), lines = (g->n - g->peel + line - 1) / line;
@@ -694,12 +694,13 @@ static void F(gemv_axpy_unit_)(const F(gemv_axpy_t_)* g, int64_t half, int64_t r
 
 static void F(gemv_axpy_task_)(void* ctx, int tid, int nt) {
   const F(gemv_axpy_t_)* g = ctx;
-  for (int64_t u = tid; u < g->halves * g->ranges; u += nt) F(gemv_axpy_unit_)(g, u / g->ranges, u % g->ranges);
+  for (int64_t u = tid; u < g->halves * g->ranges; u += nt)
+    F(gemv_axpy_unit_)(g, u / g->ranges, u % g->ranges);
 }
 
 static void F(gemv_axpy_)(const F(problem_)* p) {
-  F(gemv_axpy_t_) g = {p->b, p->rs_b, p->n, p->k, 0, p->a, p->c, NULL, p->alpha, p->beta, 1, p->k, 1,
-                       p->cfg};
+  F(gemv_axpy_t_) g = {p->b, p->rs_b, p->n, p->k, 0, p->a, p->c, NULL, p->alpha, p->beta,
+                       1, p->k, 1, p->cfg};
   if (p->rs_b * (int64_t) sizeof(T) % 64 == 0) {
     g.peel = F(to_line_)(p->b);
     if (g.peel > p->n) g.peel = p->n;
