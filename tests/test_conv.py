@@ -179,6 +179,43 @@ def test_every_path(method, layout):
         _conv.force_method(None)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_depthwise_nhwc_at_every_line_offset(threads):
+    """Channels-last depthwise moves its channel blocks to x's vector boundaries (the first
+    block short, the last one the rest) and runs two output rows a call where it can: x at
+    every float offset into a 64-byte line, channel counts that are and are not multiples of a
+    vector, odd and even heights (a last single row), padded and not, 1 and 2 threads (each
+    thread's rows start anywhere, so a pair never spans two threads' ranges)."""
+    rng = np.random.default_rng(21)
+    old = tg.get_num_threads()
+    tg.set_num_threads(threads)
+    try:
+        # The last: 3 images of 30 rows, 3.8 MFLOP (threaded): the second thread starts at
+        # row 15 of image 1.
+        for n, c, h, w_, pad, k in ((2, 48, 9, 21, 1, 3), (2, 32, 8, 17, 0, 3),
+                                    (2, 64, 7, 40, 1, 3), (2, 48, 11, 19, 2, 5),
+                                    (2, 24, 9, 13, 1, 3), (3, 64, 30, 37, 1, 3)):
+            x = rng.standard_normal((n, c, h, w_)).astype(np.float32)
+            wt = rng.standard_normal((c, 1, k, k)).astype(np.float32)
+            b = rng.standard_normal(c).astype(np.float32)
+            want = torch_conv(x, wt, b, 1, pad, 1, c, "relu")
+            xl, wl = to_layout(x, wt, "NHWC")
+            conv = tg.Conv2d(wl, b, padding=pad, groups=c, layout="NHWC", activation="relu")
+            for off in range(0, 64, 4):
+                buf = np.empty(xl.size * 4 + 128, np.uint8)
+                start = (off - buf.ctypes.data) % 64
+                xo = buf[start:start + xl.size * 4].view(np.float32).reshape(xl.shape)
+                xo[...] = xl
+                assert xo.ctypes.data % 64 == off
+                got = conv(xo).transpose(0, 3, 1, 2)
+                tol = 2e-6 * k * (torch_conv(np.abs(x), np.abs(wt), np.abs(b), 1, pad, 1, c,
+                                             None) + 1)
+                err = np.abs(got - want)
+                assert np.all(err <= tol), (c, h, w_, pad, off, float(err.max()))
+    finally:
+        tg.set_num_threads(old)
+
+
 def test_paths_chosen():
     m = lambda *a, **k: conv_method(*a, **k)[0]  # noqa: E731
     assert m((64, 256, 1, 1)) == "direct-nchw"

@@ -125,7 +125,7 @@ def conv_defines(s: KernelSpec) -> Dict[str, object]:
 def dwconv_defines(s: KernelSpec) -> Dict[str, object]:
     return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride,
             "TG_NCHW": int(s.layout == "nchw"), "TG_D1": int(s.dilation == "1"),
-            "TG_STEP": DWCONV.pixel_step(s)}
+            "TG_STEP": DWCONV.pixel_step(s), "TG_ROWS": s.out_rows}
 
 
 @dataclass(frozen=True)

@@ -6,14 +6,17 @@
  *   -DTG_T=float -DTG_DT=f32 -DTG_UKERNEL=<fn> -DTG_ISA_ID=TG_ISA_<NAME> -DTG_MR=.. -DTG_NR=..
  *   -DTG_KH=.. -DTG_KW=.. -DTG_S=<stride> -DTG_NCHW=0|1 (channel-first kernels: MR channels x
  *   NR pixels, one pointer per tap, channel i at i*cs) -DTG_D1=0|1 (unit dilation only: dps unused)
- *   -DTG_STEP=<pixels a channels-last tile computes at a time>
+ *   -DTG_STEP=<pixels a channels-last tile computes at a time> -DTG_ROWS=<output rows a
+ *   channels-last call may compute ("rN" kernels; 1 otherwise)>
  *
  * Cases: every m <= MR and n <= NR; dilation 1 and 2; a prime pixel stride ps > n whose
  * channels past n hold NaN (a kernel that uses them returns NaN); each filter row in its own
  * allocation ending at a PROT_NONE page right after channel n-1 of the last pixel the tile may
  * read (pixel round_up(m, TG_STEP) - 1, tap KW-1: the driver plans its border copies by that
  * reach); the weight panel likewise; the output with a prime pixel stride
- * and sentinels in every gap; every activation, and a wide input range. Channel-first kernels:
+ * and sentinels in every gap; every activation, and a wide input range; every row count
+ * nrows <= TG_ROWS (input row r + kh for output row r, the output rows a prime stride apart
+ * with sentinels between them). Channel-first kernels:
  * each tap's input in its own allocation ending right after the last value of channel m-1 (a
  * kernel must not touch channel m), a prime channel stride whose gap holds NaN, NaN in the odd
  * values of stride-2 rows; the same m, n, output and activation cases.
@@ -53,14 +56,20 @@ static void report(int m, int n, int d, int act, int i, int j, double got, doubl
 }
 
 #if !TG_NCHW
-static void run_case(int m, int n, int d, int act, double scale) {
+#ifndef TG_ROWS
+#define TG_ROWS 1
+#endif
+enum { IN_ROWS = TG_KH + TG_ROWS - 1 };
+
+static void run_case(int m, int n, int d, int act, double scale, int nrows) {
   const int64_t ps = next_prime(n + 1), dps = d * ps;
   const int reach = (m + TG_STEP - 1) / TG_STEP * TG_STEP;  /* pixels the tile computes */
   const size_t row_count = (size_t) (((reach - 1) * TG_S + (TG_KW - 1) * d) * ps + n);
-  region rr[TG_KH], rw, ry;
-  const T* rows[TG_KH];
-  T* xs[TG_KH];
-  for (int kh = 0; kh < TG_KH; kh++) {
+  const int in_rows = TG_KH + nrows - 1;
+  region rr[IN_ROWS], rw, ry;
+  const T* rows[IN_ROWS];
+  T* xs[IN_ROWS];
+  for (int kh = 0; kh < in_rows; kh++) {
     T* x = guarded(row_count, &rr[kh]);
     for (size_t e = 0; e < row_count; e++)
       x[e] = (int64_t) e % ps < n ? (T) (scale * uniform()) : (T) NAN;
@@ -70,38 +79,42 @@ static void run_case(int m, int n, int d, int act, double scale) {
   T* w = guarded(w_count, &rw);
   for (size_t e = 0; e < w_count; e++) w[e] = (T) uniform();
   const int64_t ys = next_prime(n + 1);
-  const size_t y_count = (size_t) ((m - 1) * ys + n);
+  const size_t row_y = (size_t) ((m - 1) * ys + n);       /* one output row's span */
+  const int64_t yrs = next_prime((int64_t) row_y + 2);    /* sentinels between the rows */
+  const size_t y_count = (size_t) (nrows - 1) * (size_t) yrs + row_y;
   T* y = guarded(y_count, &ry);
-  for (size_t e = 0; e < y_count; e++) y[e] = (int64_t) e % ys < n ? (T) NAN : SENTINEL;
+  for (size_t e = 0; e < y_count; e++) {
+    const int64_t in_row = (int64_t) e % yrs;
+    y[e] = in_row < (int64_t) row_y && in_row % ys < n ? (T) NAN : SENTINEL;
+  }
 
   params_t params;
   params.act = act;
-  TG_UKERNEL(m, n, rows, ps, dps, w, y, ys, &params);
+  TG_UKERNEL(m, n, rows, ps, dps, w, y, ys, nrows, yrs, &params);
   cases++;
 
-  for (int i = 0; i < m; i++) {
-    for (int j = 0; j < ys && (size_t) i * ys + j < y_count; j++) {
-      const size_t idx = (size_t) i * ys + j;
-      if (j >= n) {
-        if (memcmp(&y[idx], &SENTINEL, sizeof(T)) != 0)
-          report(m, n, d, act, i, j, y[idx], SENTINEL, 0);
-        continue;
-      }
-      double acc = w[j], mag = fabs((double) w[j]);
-      for (int kh = 0; kh < TG_KH; kh++)
-        for (int kw = 0; kw < TG_KW; kw++) {
-          const double p = (double) xs[kh][(i * TG_S + kw * d) * ps + j] *
-                           (double) w[TG_NR * (1 + kh * TG_KW + kw) + j];
-          acc += p;
-          mag += fabs(p);
-        }
-      const double want = activate(acc, act);
-      const double tol = 1.2 * TOL * sqrt((double) (TG_KH * TG_KW)) * mag + 1e-6 * fabs(want) + 1e-30;
-      const double got = (double) y[idx];
-      if (!(fabs(got - want) <= tol)) report(m, n, d, act, i, j, got, want, tol);
+  for (size_t idx = 0; idx < y_count; idx++) {
+    const int r = (int) (idx / (size_t) yrs), in_row = (int) (idx % (size_t) yrs);
+    const int i = in_row / (int) ys, j = in_row % (int) ys;
+    if (in_row >= (int) row_y || j >= n) {
+      if (memcmp(&y[idx], &SENTINEL, sizeof(T)) != 0)
+        report(m, n, d, act, r * 1000 + i, j, y[idx], SENTINEL, 0);
+      continue;
     }
+    double acc = w[j], mag = fabs((double) w[j]);
+    for (int kh = 0; kh < TG_KH; kh++)
+      for (int kw = 0; kw < TG_KW; kw++) {
+        const double p = (double) xs[r + kh][(i * TG_S + kw * d) * ps + j] *
+                         (double) w[TG_NR * (1 + kh * TG_KW + kw) + j];
+        acc += p;
+        mag += fabs(p);
+      }
+    const double want = activate(acc, act);
+    const double tol = 1.2 * TOL * sqrt((double) (TG_KH * TG_KW)) * mag + 1e-6 * fabs(want) + 1e-30;
+    const double got = (double) y[idx];
+    if (!(fabs(got - want) <= tol)) report(m, n, d, act, r * 1000 + i, j, got, want, tol);
   }
-  for (int kh = 0; kh < TG_KH; kh++) release(&rr[kh]);
+  for (int kh = 0; kh < in_rows; kh++) release(&rr[kh]);
   release(&rw);
   release(&ry);
 }
@@ -165,13 +178,16 @@ int main(void) {
     for (int n = 1; n <= TG_NR; n++) run_nchw_case(m, n, (m + n) % 5, 1.0);
   for (int act = 0; act < 5; act++) run_nchw_case(TG_MR, TG_NR, act, 8.0);
 #else
-  for (int m = 1; m <= TG_MR; m++)
-    for (int n = 1; n <= TG_NR; n++) {
-      const int act = (m + n) % 5;
-      run_case(m, n, 1, act, 1.0);
-      if (TG_KW > 1 && !TG_D1 && (n == TG_NR || n % 3 == 1)) run_case(m, n, 2, (act + 1) % 5, 1.0);
-    }
-  for (int act = 0; act < 5; act++) run_case(TG_MR, TG_NR, 1, act, 8.0);
+  for (int nrows = 1; nrows <= TG_ROWS; nrows++) {
+    for (int m = 1; m <= TG_MR; m++)
+      for (int n = 1; n <= TG_NR; n++) {
+        const int act = (m + n + nrows) % 5;
+        run_case(m, n, 1, act, 1.0, nrows);
+        if (TG_KW > 1 && !TG_D1 && (n == TG_NR || n % 3 == 1))
+          run_case(m, n, 2, (act + 1) % 5, 1.0, nrows);
+      }
+    for (int act = 0; act < 5; act++) run_case(TG_MR, TG_NR, 1, act, 8.0, nrows);
+  }
 #endif
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;

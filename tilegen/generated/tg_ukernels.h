@@ -111,13 +111,15 @@ typedef void (*tg_f32_conv_nchw_ukernel_fn)(
 
 
 /* ======== dwconv ======== */
-/* y[i*ys + j] = act(w bias[j] + sum_{kh, kw} x_i(kh, kw)[j] * w(kh, kw)[j]) for i < m <= MR
-   output pixels and j < n <= NR channels; pixel i's input at tap (kh, kw) is
-   rows[kh] + (i*S + kw*D)*ps, dps = D*ps. The inputs of all MR pixels are read (channels < n).
-   w: NR bias values, then NR weights per tap. */
+/* y[r*yrs + i*ys + j] = act(w bias[j] + sum_{kh, kw} x_ri(kh, kw)[j] * w(kh, kw)[j]) for
+   r < nrows output rows (1, or up to the kernel's "rN" variant: unit dilation, stride 1), i < m
+   <= MR output pixels and j < n <= NR channels; pixel i of output row r reads tap (kh, kw) at
+   rows[r + kh] + (i*S + kw*D)*ps, dps = D*ps (rows: KH + nrows - 1 input rows). The inputs of
+   all MR pixels are read (channels < n). w: NR bias values, then NR weights per tap. */
 typedef void (*tg_f32_dwconv_ukernel_fn)(
     int64_t m, int64_t n, const float* const* rows, int64_t ps, int64_t dps,
-    const float* w, float* y, int64_t ys, const tg_f32_conv_params* params);
+    const float* w, float* y, int64_t ys, int64_t nrows, int64_t yrs,
+    const tg_f32_conv_params* params);
 
 /* Channel-first ("_nchw") kernels: y[i*ys + j] = act(w bias[i] + sum_t w(t)[i] *
    taps[t][i*cs + S*j]) for i < m <= MR channels and j < n <= NR pixels; the inputs of all NR
@@ -591,38 +593,38 @@ void tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, int64_t, const f
 void tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1_r2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_16x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x8__avx2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -740,18 +742,18 @@ void tg_f32_conv1x1s1_ukernel_1x16__neon_nchw(int64_t, int64_t, int64_t, const f
 void tg_f32_conv3x3s1_ukernel_6x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_2x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_1x16__neon_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_8x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_1x8__neon(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -804,10 +806,10 @@ void tg_f32_conv3x3s1_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float
 void tg_f32_conv3x3s2_ukernel_2x4c3__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s2_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s2_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s2_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s2_ukernel_4x4__scalar(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_u8_vfilt_ukernel_1x4__scalar(int64_t, int64_t, const uint8_t* const*, const int16_t*, int16_t, int16_t*);
@@ -949,70 +951,70 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_CONV_UKERNELS_f32_ANY(X)
 
 /* TG_DWCONV_UKERNELS_<dtype>_<ARCH>(X): every dwconv kernel of that dtype built
-   for that architecture, registry order. X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, MR, NR, pixel step (a channels-last tile of m pixels reads round_up(m, step); channel-first: MR), production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
+   for that architecture, registry order. X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, output rows per call (at most), MR, NR, pixel step (a channels-last tile of m pixels reads round_up(m, step); channel-first: MR), production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
 #define TG_DWCONV_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 16, 16, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 16, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 1, 16, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 16, 16, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 4, 64, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 64, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 4, 64, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 64, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 4, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1") \
-  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 4, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1") \
-  X(TG_ISA_AVX2, 5, 5, 1, 0, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1") \
-  X(TG_ISA_AVX2, 5, 5, 2, 0, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 16, 8, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 8, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 16, 8, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 1, 8, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 16, 8, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 1, 8, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 16, 8, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 1, 8, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 4, 24, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 1, 24, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 4, 24, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 1, 24, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 2, 16, 16, 4, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1_r2") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 2, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512") \
+  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 4, 64, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 1, 64, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 4, 64, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw") \
+  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 1, 64, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 5, 5, 1, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 5, 5, 2, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_16x8__avx2") \
+  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 1, 4, 24, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 1, 1, 24, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 1, 4, 24, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw") \
+  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 1, 1, 24, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw") \
 
 #define TG_DWCONV_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 5, 5, 1, 0, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 5, 5, 2, 0, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 8, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 8, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 8, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 1, 8, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 8, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 1, 8, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 8, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 1, 8, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 4, 16, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 1, 16, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw") \
-  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 4, 16, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw") \
-  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 1, 16, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 5, 5, 1, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 5, 5, 2, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon") \
+  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 1, 4, 16, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 1, 1, 16, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 1, 4, 16, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw") \
+  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 1, 1, 16, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw") \
 
 #define TG_DWCONV_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 4, 4, 2, 1, tg_f32_dwconv3x3s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s1_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 2, 0, 0, 4, 4, 2, 1, tg_f32_dwconv3x3s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s2_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 5, 5, 1, 0, 0, 4, 4, 2, 1, tg_f32_dwconv5x5s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s1_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 5, 5, 2, 0, 0, 4, 4, 2, 1, tg_f32_dwconv5x5s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s2_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 1, 1, 0, 2, 4, 2, 1, NULL, tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw") \
-  X(TG_ISA_SCALAR, 5, 5, 1, 1, 0, 2, 4, 2, 1, NULL, tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv3x3s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s1_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 2, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv3x3s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s2_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 5, 5, 1, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv5x5s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s1_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 5, 5, 2, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv5x5s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s2_ukernel_4x4__scalar") \
+  X(TG_ISA_SCALAR, 3, 3, 1, 1, 0, 1, 2, 4, 2, 1, NULL, tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw") \
+  X(TG_ISA_SCALAR, 5, 5, 1, 1, 0, 1, 2, 4, 2, 1, NULL, tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw") \
 
 #define TG_FOREACH_DWCONV_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_DWCONV_UKERNELS_f32_X86_64(X)) \

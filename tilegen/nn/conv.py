@@ -116,6 +116,12 @@ class _Geometry:
         self.tuple = (LAYOUTS.index(layout), self.cin, cout, kh, kw, *self.stride, pt, pl, pb, pr,
                       *self.dilation, self.groups, ACTIVATIONS[activation])
 
+    def output(self, x, shape) -> np.ndarray:
+        """The uninitialised result for x: on a cache line, or where x starts in its line
+        for depthwise NHWC (whose driver aligns its channel vectors to x's lines)."""
+        depthwise_nhwc = self.layout == "NHWC" and self.groups == self.cin == self.cout
+        return _memory.empty_aligned(shape, x.dtype, like=x if depthwise_nhwc else None)
+
     def prepare(self, x):
         """(x as a C-contiguous 4-D array, output shape, whether x had no batch dimension)."""
         x = _array("x", x)
@@ -164,7 +170,7 @@ def conv2d(x, weight, bias=None, stride: IntPair = 1, padding=0,
     """
     geom = _Geometry(weight, bias, stride, padding, dilation, groups, layout, activation)
     xc, shape, unbatched = geom.prepare(x)
-    y = _memory.empty_aligned(shape, xc.dtype)
+    y = geom.output(xc, shape)
     if y.size:
         _conv.conv2d(xc, geom.weight, geom.bias, y, geom.tuple)
     return y[0] if unbatched else y
@@ -209,7 +215,7 @@ class Conv2d:
     def __call__(self, x) -> np.ndarray:
         g = self._geom
         xc, shape, unbatched = g.prepare(x)
-        y = _memory.empty_aligned(shape, xc.dtype)
+        y = g.output(xc, shape)
         if y.size:
             if self._plan is not None:
                 self._plan.run(xc, y)

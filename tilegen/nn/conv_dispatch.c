@@ -47,7 +47,7 @@ typedef struct {
 } conv_row;
 
 typedef struct {
-  int kh, kw, stride, layout, d1, mr, nr, step;
+  int kh, kw, stride, layout, d1, out_rows, mr, nr, step;
   tg_f32_dwconv_ukernel_fn fn;
   tg_f32_dwconv_nchw_ukernel_fn nchw_fn;
   const char* name;
@@ -59,9 +59,10 @@ typedef struct {
     count++;                                                                             \
   }
 
-#define TG_COLLECT_DW(ISA, KH, KW, S, LAYOUT, D1, MR, NR, STEP, PROD, FN, NCHW_FN, NAME) \
+#define TG_COLLECT_DW(ISA, KH, KW, S, LAYOUT, D1, ROWS, MR, NR, STEP, PROD, FN, NCHW_FN, NAME) \
   if ((ISA) == isa && (PROD) && count < 256 && (MR) <= TG_CONV_MAX_MR) {                 \
-    rows[count] = (dw_row){(KH), (KW), (S), (LAYOUT), (D1), (MR), (NR), (STEP), FN, NCHW_FN, NAME}; \
+    rows[count] = (dw_row){(KH), (KW), (S), (LAYOUT), (D1), (ROWS), (MR), (NR), (STEP), FN,    \
+                           NCHW_FN, NAME};                                               \
     count++;                                                                             \
   }
 
@@ -121,6 +122,7 @@ static int fill_dwconv(tg_conv_config* cfg, int isa) {
     memset(sh, 0, sizeof(*sh));
     sh->kh = k->kh; sh->kw = k->kw; sh->stride = k->stride; sh->layout = k->layout;
     sh->d1 = k->d1;
+    sh->out_rows = k->out_rows;
     int tiles[256], steps[256], n = 0;
     tg_f32_dwconv_ukernel_fn fns[256];
     tg_f32_dwconv_nchw_ukernel_fn nchw_fns[256];
@@ -130,6 +132,7 @@ static int fill_dwconv(tg_conv_config* cfg, int isa) {
           rows[q].layout == sh->layout && rows[q].d1 == sh->d1) {
         tiles[n] = rows[q].mr; steps[n] = rows[q].step; fns[n] = rows[q].fn;
         nchw_fns[n] = rows[q].nchw_fn; names[n] = rows[q].name; n++;
+        if (rows[q].out_rows < sh->out_rows) sh->out_rows = rows[q].out_rows;  /* all serve it */
       }
     if (sh->layout) TG_FILL_BY_ROWS(sh, nchw_by_rows, tiles, steps, nchw_fns, names, n);
     else TG_FILL_BY_ROWS(sh, by_rows, tiles, steps, fns, names, n);

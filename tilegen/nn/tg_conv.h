@@ -33,6 +33,7 @@ typedef struct {
 
 typedef struct {
   int kh, kw, stride, layout, d1, mr;  /* d1: unit dilation only (dps unused) */
+  int out_rows;  /* output rows a call may compute (every kernel of the shape takes them) */
   tg_f32_dwconv_ukernel_fn by_rows[TG_CONV_MAX_MR + 1];
   tg_f32_dwconv_nchw_ukernel_fn nchw_by_rows[TG_CONV_MAX_MR + 1];
   int tile_mr[TG_CONV_MAX_MR + 1];

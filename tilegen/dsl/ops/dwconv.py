@@ -30,6 +30,7 @@ from .conv import LAYOUTS, MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES
 from .gemm import FMA_CHAINS, row_addressing
 
 TOKEN = re.compile(r"^dwconv([0-9]+)x([0-9]+)s([0-9]+)$")
+OUT_ROWS = (1, 2)  # output rows a channels-last unit-dilation kernel can compute per call
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class DwconvPlan:
     slide: bool = False        # unit dilation: each input column loaded once per filter row
     pos_bases: Tuple[int, ...] = (0,)
     pos_addr: Tuple[Tuple[int, int], ...] = ((0, 0),)
+    out_rows: int = 1          # unit dilation, stride 1: output rows per call (nrows <= this)
+    hoist: bool = False        # every tap's weights held in registers for the whole call
 
     @property
     def positions(self) -> int:
@@ -85,8 +88,10 @@ class Dwconv(OpFamily):
     vector_dim = "n"
     dtypes = ("f32",)
     fields = {"kh": (1, None), "kw": (1, None), "stride": (1, STRIDES),
-              "layout": ("nhwc", LAYOUTS), "dilation": ("any", ("any", "1"))}
-    c_row_doc = ("X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, MR, NR, "
+              "layout": ("nhwc", LAYOUTS), "dilation": ("any", ("any", "1")),
+              "out_rows": (1, OUT_ROWS)}
+    c_row_doc = ("X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, "
+                 "output rows per call (at most), MR, NR, "
                  "pixel step (a channels-last tile of m pixels reads round_up(m, step); "
                  "channel-first: MR), production, "
                  "channels-last kernel or NULL, channel-first kernel or NULL, \"name\")")
@@ -96,7 +101,8 @@ class Dwconv(OpFamily):
 
     def variant_tokens(self, spec):
         return (["nchw"] if spec.layout == "nchw" else []) + (
-            ["d1"] if spec.dilation == "1" else [])
+            ["d1"] if spec.dilation == "1" else []) + (
+            [f"r{spec.out_rows}"] if spec.out_rows > 1 else [])
 
     def parse_variant(self, variant: str):
         fields = {"layout": "nhwc", "dilation": "any"}
@@ -106,6 +112,9 @@ class Dwconv(OpFamily):
             tokens = tokens[1:]
         if tokens[:1] == ["d1"]:
             fields["dilation"] = "1"
+            tokens = tokens[1:]
+        if tokens[:1] and re.fullmatch(r"r[0-9]+", tokens[0]):
+            fields["out_rows"] = int(tokens[0][1:])
             tokens = tokens[1:]
         return fields, "_".join(tokens)
 
@@ -126,6 +135,9 @@ class Dwconv(OpFamily):
                              "driver splits a strided input into phase planes)")
         if spec.dilation == "1" and spec.layout != "nhwc":
             raise ValueError("dilation: unit-dilation (sliding) dwconv kernels are channels last")
+        if spec.out_rows > 1 and (spec.dilation != "1" or spec.stride != 1):
+            raise ValueError("out_rows: kernels of several output rows are unit dilation "
+                             "(dilation \"1\"), stride 1 (where rows share input rows)")
         self.check_multiple("nr", spec.nr, spec, "NR")
         for f in ("kh", "kw"):
             if getattr(spec, f) > MAX_TAPS_SIDE:
@@ -139,10 +151,12 @@ class Dwconv(OpFamily):
             return RegisterBudget(spec.mr * nv, nv, 1, isa.num_vregs,
                                   input_name="input", broadcast_name="weight broadcast")
         if spec.dilation == "1":
-            # A pixel group's accumulators, a filter row's input columns (each loaded once),
-            # one weight vector.
+            # A pixel group's accumulators (per output row), a filter row's input columns
+            # (each loaded once), one weight vector or (hoisted) every tap's.
             cols = (self.group(spec) - 1) * spec.stride + spec.kw
-            return RegisterBudget(self.group(spec) * nv, cols * nv, nv, isa.num_vregs,
+            acc = spec.out_rows * self.group(spec) * nv
+            weights = spec.kh * spec.kw * nv if self.hoists(spec) else nv
+            return RegisterBudget(acc, cols * nv, weights, isa.num_vregs,
                                   input_name="input column", broadcast_name="weight")
         # A pixel group's NV accumulators each, a tap's NV weight vectors, NV input vectors.
         return RegisterBudget(self.group(spec) * nv, nv, nv, isa.num_vregs,
@@ -152,6 +166,9 @@ class Dwconv(OpFamily):
         lanes = self.lanes(spec)
         if spec.layout == "nchw":
             return f"MR*NR/{lanes} + NR/{lanes} + 1"
+        if spec.dilation == "1":
+            return (f"rows*group*NR/{lanes} + columns*NR/{lanes} + NR/{lanes} (or KH*KW*NR/"
+                    f"{lanes} hoisted; group: pixels per step, <= MR)")
         return f"group*NR/{lanes} + 2*NR/{lanes} (group: pixels per step, <= MR)"
 
     def lower(self, spec) -> DwconvPlan:
@@ -169,15 +186,27 @@ class Dwconv(OpFamily):
             unroll_taps=spec.kh * spec.kw <= MAX_UNROLLED_TAPS, tail=spec.tail,
             row_bases=bases, row_addr=rows, isa=isa, v=v, budget=self.register_budget(spec),
             params_type=f"tg_{spec.dtype}_conv_params", layout=spec.layout, group=group,
-            group_bases=gbases, slide=spec.dilation == "1", pos_bases=pbases, pos_addr=prows)
+            group_bases=gbases, slide=spec.dilation == "1", pos_bases=pbases, pos_addr=prows,
+            out_rows=spec.out_rows, hoist=self.hoists(spec))
 
     @staticmethod
     def group(spec) -> int:
-        """Pixels per step of a channels-last tile: enough accumulators for FMA_CHAINS
-        independent chains, dividing MR."""
+        """Pixels per step of a channels-last tile: enough accumulators (over its output
+        rows) for FMA_CHAINS independent chains, dividing MR."""
         nv = spec.nr // get_isa(spec.isa).lanes(spec.dtype)
-        want = max(1, -(-FMA_CHAINS // nv))
+        want = max(1, -(-FMA_CHAINS // (nv * spec.out_rows)))
         return max(d for d in range(1, spec.mr + 1) if spec.mr % d == 0 and d <= want)
+
+    def hoists(self, spec) -> bool:
+        """Unit-dilation kernels keep every tap's weights in registers when they fit beside
+        the accumulators and a filter row's columns: a weight is loaded once per call, not
+        once per pixel group and row."""
+        if spec.dilation != "1" or spec.layout != "nhwc":
+            return False
+        isa = get_isa(spec.isa)
+        nv = spec.nr // isa.lanes(spec.dtype)
+        cols = (self.group(spec) - 1) * spec.stride + spec.kw
+        return (spec.out_rows * self.group(spec) + cols + spec.kh * spec.kw) * nv <= isa.num_vregs
 
     def pixel_step(self, spec) -> int:
         """What a tile of m < MR computes: channels-last tiles round_up(m, group) pixels (the
@@ -190,13 +219,14 @@ class Dwconv(OpFamily):
             return (f"void {spec.name}(int64_t, int64_t, const {t}* const*, int64_t, "
                     f"const {t}*, {t}*, int64_t, const tg_{spec.dtype}_conv_params*);")
         return (f"void {spec.name}(int64_t, int64_t, const {t}* const*, int64_t, int64_t, "
-                f"const {t}*, {t}*, int64_t, const tg_{spec.dtype}_conv_params*);")
+                f"const {t}*, {t}*, int64_t, int64_t, int64_t, "
+                f"const tg_{spec.dtype}_conv_params*);")
 
     def c_row(self, entry) -> str:
         s = entry.spec
         nchw = s.layout == "nchw"
         return (f"TG_ISA_{s.isa.upper()}, {s.kh}, {s.kw}, {s.stride}, {int(nchw)}, "
-                f"{int(s.dilation == '1')}, {s.mr}, {s.nr}, {self.pixel_step(s)}, "
+                f"{int(s.dilation == '1')}, {s.out_rows}, {s.mr}, {s.nr}, {self.pixel_step(s)}, "
                 f"{int(entry.production)}, {'NULL' if nchw else s.name}, "
                 f"{s.name if nchw else 'NULL'}, \"{s.name}\"")
 

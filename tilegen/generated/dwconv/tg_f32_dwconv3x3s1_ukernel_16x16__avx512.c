@@ -69,9 +69,11 @@ static inline __m512 tg_vsilu(__m512 x) {
 
 void tg_f32_dwconv3x3s1_ukernel_16x16__avx512(
     int64_t m, int64_t n, const float* const* restrict rows, int64_t ps, int64_t dps,
-    const float* restrict w, float* restrict y, int64_t ys,
+    const float* restrict w, float* restrict y, int64_t ys, int64_t nrows, int64_t yrs,
     const tg_f32_conv_params* restrict params)
 {
+  (void) nrows;  /* one output row */
+  (void) yrs;
   const int64_t rsb = 1 * ps * (int64_t) sizeof(float);
   const int64_t dpsb = dps * (int64_t) sizeof(float);
   const int64_t off3 = 3 * rsb;
@@ -273,6 +275,7 @@ void tg_f32_dwconv3x3s1_ukernel_16x16__avx512(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm512_storeu_ps(yg + 0 * ys + 0, vacc0x0);
@@ -297,6 +300,7 @@ void tg_f32_dwconv3x3s1_ukernel_16x16__avx512(
       }
       if (m > i0 + 7) {
         _mm512_storeu_ps(yg + 7 * ys + 0, vacc7x0);
+      }
       }
     }
 } else {
@@ -498,6 +502,7 @@ void tg_f32_dwconv3x3s1_ukernel_16x16__avx512(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm512_mask_storeu_ps(yg + 0 * ys + 0, vmask0, vacc0x0);
@@ -522,6 +527,7 @@ void tg_f32_dwconv3x3s1_ukernel_16x16__avx512(
       }
       if (m > i0 + 7) {
         _mm512_mask_storeu_ps(yg + 7 * ys + 0, vmask0, vacc7x0);
+      }
       }
     }
 }

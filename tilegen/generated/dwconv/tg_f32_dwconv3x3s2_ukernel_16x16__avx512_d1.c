@@ -69,9 +69,11 @@ static inline __m512 tg_vsilu(__m512 x) {
 
 void tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1(
     int64_t m, int64_t n, const float* const* restrict rows, int64_t ps, int64_t dps,
-    const float* restrict w, float* restrict y, int64_t ys,
+    const float* restrict w, float* restrict y, int64_t ys, int64_t nrows, int64_t yrs,
     const tg_f32_conv_params* restrict params)
 {
+  (void) nrows;  /* one output row */
+  (void) yrs;
   const int64_t rsb = 2 * ps * (int64_t) sizeof(float);
   (void) dps;  /* one tap per row, or unit dilation: the taps are the next columns */
   const int64_t psb = ps * (int64_t) sizeof(float);  /* one input column */
@@ -202,6 +204,7 @@ void tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm512_storeu_ps(yg + 0 * ys + 0, vacc0x0);
@@ -226,6 +229,7 @@ void tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1(
       }
       if (m > i0 + 7) {
         _mm512_storeu_ps(yg + 7 * ys + 0, vacc7x0);
+      }
       }
     }
 } else {
@@ -352,6 +356,7 @@ void tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm512_mask_storeu_ps(yg + 0 * ys + 0, vmask0, vacc0x0);
@@ -376,6 +381,7 @@ void tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1(
       }
       if (m > i0 + 7) {
         _mm512_mask_storeu_ps(yg + 7 * ys + 0, vmask0, vacc7x0);
+      }
       }
     }
 }

@@ -69,37 +69,55 @@ static inline __m512 tg_vsilu(__m512 x) {
 
 void tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1(
     int64_t m, int64_t n, const float* const* restrict rows, int64_t ps, int64_t dps,
-    const float* restrict w, float* restrict y, int64_t ys,
+    const float* restrict w, float* restrict y, int64_t ys, int64_t nrows, int64_t yrs,
     const tg_f32_conv_params* restrict params)
 {
+  (void) nrows;  /* one output row */
+  (void) yrs;
   (void) ps;  /* one pixel */
   (void) dps;  /* one tap per row, or unit dilation: the taps are the next columns */
   const int64_t psb = ps * (int64_t) sizeof(float);  /* one input column */
   const __m512 vbias0 = _mm512_loadu_ps(w + 0);
+  const __m512 vw0x0 = _mm512_loadu_ps(w + 16);
+  const __m512 vw1x0 = _mm512_loadu_ps(w + 32);
+  const __m512 vw2x0 = _mm512_loadu_ps(w + 48);
+  const __m512 vw3x0 = _mm512_loadu_ps(w + 64);
+  const __m512 vw4x0 = _mm512_loadu_ps(w + 80);
+  const __m512 vw5x0 = _mm512_loadu_ps(w + 96);
+  const __m512 vw6x0 = _mm512_loadu_ps(w + 112);
+  const __m512 vw7x0 = _mm512_loadu_ps(w + 128);
+  const __m512 vw8x0 = _mm512_loadu_ps(w + 144);
   if (n == 16) {
     for (int64_t i0 = 0; i0 < m; i0 += 1) {
       const int64_t g = 0;
       __m512 vacc0x0 = vbias0;
-      for (int64_t kh = 0; kh < 3; kh++) {
       {
-        const char* ap0 = (const char*) rows[kh] + g;
+        const char* ap0 = (const char*) rows[0] + g;
         const __m512 vx0x0 = _mm512_loadu_ps((const float*) (ap0) + 0);
         const __m512 vx1x0 = _mm512_loadu_ps((const float*) (ap0 + 1 * psb) + 0);
         const __m512 vx2x0 = _mm512_loadu_ps((const float*) (ap0 + 2 * psb) + 0);
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 3) * 16 + 0);
-          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 3) * 16 + 16);
-          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 3) * 16 + 32);
-          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw0, vacc0x0);
-        }
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw0x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw1x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw2x0, vacc0x0);
       }
-}
+      {
+        const char* ap0 = (const char*) rows[1] + g;
+        const __m512 vx0x0 = _mm512_loadu_ps((const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_loadu_ps((const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_loadu_ps((const float*) (ap0 + 2 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw3x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw4x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw5x0, vacc0x0);
+      }
+      {
+        const char* ap0 = (const char*) rows[2] + g;
+        const __m512 vx0x0 = _mm512_loadu_ps((const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_loadu_ps((const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_loadu_ps((const float*) (ap0 + 2 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw6x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw7x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw8x0, vacc0x0);
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const __m512 vzero = _mm512_setzero_ps();
@@ -122,9 +140,11 @@ void tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm512_storeu_ps(yg + 0 * ys + 0, vacc0x0);
+      }
       }
     }
 } else {
@@ -134,26 +154,33 @@ void tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1(
     for (int64_t i0 = 0; i0 < m; i0 += 1) {
       const int64_t g = 0;
       __m512 vacc0x0 = vbias0;
-      for (int64_t kh = 0; kh < 3; kh++) {
       {
-        const char* ap0 = (const char*) rows[kh] + g;
+        const char* ap0 = (const char*) rows[0] + g;
         const __m512 vx0x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0) + 0);
         const __m512 vx1x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 1 * psb) + 0);
         const __m512 vx2x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 2 * psb) + 0);
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 3) * 16 + 0);
-          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 3) * 16 + 16);
-          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 3) * 16 + 32);
-          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw0, vacc0x0);
-        }
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw0x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw1x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw2x0, vacc0x0);
       }
-}
+      {
+        const char* ap0 = (const char*) rows[1] + g;
+        const __m512 vx0x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 2 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw3x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw4x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw5x0, vacc0x0);
+      }
+      {
+        const char* ap0 = (const char*) rows[2] + g;
+        const __m512 vx0x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 2 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw6x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw7x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw8x0, vacc0x0);
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const __m512 vzero = _mm512_setzero_ps();
@@ -176,9 +203,11 @@ void tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm512_mask_storeu_ps(yg + 0 * ys + 0, vmask0, vacc0x0);
+      }
       }
     }
 }

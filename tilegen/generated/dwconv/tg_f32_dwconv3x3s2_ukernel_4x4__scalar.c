@@ -63,9 +63,11 @@ static inline float tg_load_part(const float* p, int64_t count) {
 
 void tg_f32_dwconv3x3s2_ukernel_4x4__scalar(
     int64_t m, int64_t n, const float* const* restrict rows, int64_t ps, int64_t dps,
-    const float* restrict w, float* restrict y, int64_t ys,
+    const float* restrict w, float* restrict y, int64_t ys, int64_t nrows, int64_t yrs,
     const tg_f32_conv_params* restrict params)
 {
+  (void) nrows;  /* one output row */
+  (void) yrs;
   const int64_t rsb = 2 * ps * (int64_t) sizeof(float);
   const int64_t dpsb = dps * (int64_t) sizeof(float);
   const float vbias0 = (*(w + 0));
@@ -278,6 +280,7 @@ void tg_f32_dwconv3x3s2_ukernel_4x4__scalar(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         (*(yg + 0 * ys + 0) = (vacc0x0));
@@ -290,6 +293,7 @@ void tg_f32_dwconv3x3s2_ukernel_4x4__scalar(
         (*(yg + 1 * ys + 1) = (vacc1x1));
         (*(yg + 1 * ys + 2) = (vacc1x2));
         (*(yg + 1 * ys + 3) = (vacc1x3));
+      }
       }
     }
 } else {
@@ -505,6 +509,7 @@ void tg_f32_dwconv3x3s2_ukernel_4x4__scalar(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         (*(ctmp + 0) = (vacc0x0));
@@ -519,6 +524,7 @@ void tg_f32_dwconv3x3s2_ukernel_4x4__scalar(
         (*(ctmp + 2) = (vacc1x2));
         (*(ctmp + 3) = (vacc1x3));
         memcpy(yg + 1 * ys, ctmp, (size_t) n * sizeof(float));
+      }
       }
     }
 }

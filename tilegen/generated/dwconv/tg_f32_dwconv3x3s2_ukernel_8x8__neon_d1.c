@@ -64,9 +64,11 @@ static inline float32x4_t tg_load_part(const float* p, int64_t count) {
 
 void tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1(
     int64_t m, int64_t n, const float* const* restrict rows, int64_t ps, int64_t dps,
-    const float* restrict w, float* restrict y, int64_t ys,
+    const float* restrict w, float* restrict y, int64_t ys, int64_t nrows, int64_t yrs,
     const tg_f32_conv_params* restrict params)
 {
+  (void) nrows;  /* one output row */
+  (void) yrs;
   const int64_t rsb = 2 * ps * (int64_t) sizeof(float);
   (void) dps;  /* one tap per row, or unit dilation: the taps are the next columns */
   const int64_t psb = ps * (int64_t) sizeof(float);  /* one input column */
@@ -197,6 +199,7 @@ void tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         vst1q_f32(yg + 0 * ys + 0, vacc0x0);
@@ -213,6 +216,7 @@ void tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1(
       if (m > i0 + 3) {
         vst1q_f32(yg + 3 * ys + 0, vacc3x0);
         vst1q_f32(yg + 3 * ys + 4, vacc3x1);
+      }
       }
     }
 } else {
@@ -341,6 +345,7 @@ void tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         vst1q_f32(ctmp + 0, vacc0x0);
@@ -361,6 +366,7 @@ void tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1(
         vst1q_f32(ctmp + 0, vacc3x0);
         vst1q_f32(ctmp + 4, vacc3x1);
         memcpy(yg + 3 * ys, ctmp, (size_t) n * sizeof(float));
+      }
       }
     }
 }

@@ -69,9 +69,11 @@ static inline __m512 tg_vsilu(__m512 x) {
 
 void tg_f32_dwconv5x5s1_ukernel_1x16__avx512(
     int64_t m, int64_t n, const float* const* restrict rows, int64_t ps, int64_t dps,
-    const float* restrict w, float* restrict y, int64_t ys,
+    const float* restrict w, float* restrict y, int64_t ys, int64_t nrows, int64_t yrs,
     const tg_f32_conv_params* restrict params)
 {
+  (void) nrows;  /* one output row */
+  (void) yrs;
   (void) ps;  /* one pixel */
   const int64_t dpsb = dps * (int64_t) sizeof(float);
   const __m512 vbias0 = _mm512_loadu_ps(w + 0);
@@ -130,9 +132,11 @@ void tg_f32_dwconv5x5s1_ukernel_1x16__avx512(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm512_storeu_ps(yg + 0 * ys + 0, vacc0x0);
+      }
       }
     }
 } else {
@@ -193,9 +197,11 @@ void tg_f32_dwconv5x5s1_ukernel_1x16__avx512(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm512_mask_storeu_ps(yg + 0 * ys + 0, vmask0, vacc0x0);
+      }
       }
     }
 }

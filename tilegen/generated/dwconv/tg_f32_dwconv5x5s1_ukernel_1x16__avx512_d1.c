@@ -69,49 +69,115 @@ static inline __m512 tg_vsilu(__m512 x) {
 
 void tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1(
     int64_t m, int64_t n, const float* const* restrict rows, int64_t ps, int64_t dps,
-    const float* restrict w, float* restrict y, int64_t ys,
+    const float* restrict w, float* restrict y, int64_t ys, int64_t nrows, int64_t yrs,
     const tg_f32_conv_params* restrict params)
 {
+  (void) nrows;  /* one output row */
+  (void) yrs;
   (void) ps;  /* one pixel */
   (void) dps;  /* one tap per row, or unit dilation: the taps are the next columns */
   const int64_t psb = ps * (int64_t) sizeof(float);  /* one input column */
   const int64_t poff3 = 3 * psb;
   const __m512 vbias0 = _mm512_loadu_ps(w + 0);
+  const __m512 vw0x0 = _mm512_loadu_ps(w + 16);
+  const __m512 vw1x0 = _mm512_loadu_ps(w + 32);
+  const __m512 vw2x0 = _mm512_loadu_ps(w + 48);
+  const __m512 vw3x0 = _mm512_loadu_ps(w + 64);
+  const __m512 vw4x0 = _mm512_loadu_ps(w + 80);
+  const __m512 vw5x0 = _mm512_loadu_ps(w + 96);
+  const __m512 vw6x0 = _mm512_loadu_ps(w + 112);
+  const __m512 vw7x0 = _mm512_loadu_ps(w + 128);
+  const __m512 vw8x0 = _mm512_loadu_ps(w + 144);
+  const __m512 vw9x0 = _mm512_loadu_ps(w + 160);
+  const __m512 vw10x0 = _mm512_loadu_ps(w + 176);
+  const __m512 vw11x0 = _mm512_loadu_ps(w + 192);
+  const __m512 vw12x0 = _mm512_loadu_ps(w + 208);
+  const __m512 vw13x0 = _mm512_loadu_ps(w + 224);
+  const __m512 vw14x0 = _mm512_loadu_ps(w + 240);
+  const __m512 vw15x0 = _mm512_loadu_ps(w + 256);
+  const __m512 vw16x0 = _mm512_loadu_ps(w + 272);
+  const __m512 vw17x0 = _mm512_loadu_ps(w + 288);
+  const __m512 vw18x0 = _mm512_loadu_ps(w + 304);
+  const __m512 vw19x0 = _mm512_loadu_ps(w + 320);
+  const __m512 vw20x0 = _mm512_loadu_ps(w + 336);
+  const __m512 vw21x0 = _mm512_loadu_ps(w + 352);
+  const __m512 vw22x0 = _mm512_loadu_ps(w + 368);
+  const __m512 vw23x0 = _mm512_loadu_ps(w + 384);
+  const __m512 vw24x0 = _mm512_loadu_ps(w + 400);
   if (n == 16) {
     for (int64_t i0 = 0; i0 < m; i0 += 1) {
       const int64_t g = 0;
       __m512 vacc0x0 = vbias0;
-      for (int64_t kh = 0; kh < 5; kh++) {
       {
-        const char* ap0 = (const char*) rows[kh] + g;
+        const char* ap0 = (const char*) rows[0] + g;
         const char* ap3 = ap0 + poff3;
         const __m512 vx0x0 = _mm512_loadu_ps((const float*) (ap0) + 0);
         const __m512 vx1x0 = _mm512_loadu_ps((const float*) (ap0 + 1 * psb) + 0);
         const __m512 vx2x0 = _mm512_loadu_ps((const float*) (ap0 + 2 * psb) + 0);
         const __m512 vx3x0 = _mm512_loadu_ps((const float*) (ap3) + 0);
         const __m512 vx4x0 = _mm512_loadu_ps((const float*) (ap0 + 4 * psb) + 0);
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 5) * 16 + 0);
-          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 5) * 16 + 16);
-          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 5) * 16 + 32);
-          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 5) * 16 + 48);
-          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 5) * 16 + 64);
-          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw0, vacc0x0);
-        }
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw0x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw1x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw2x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw3x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw4x0, vacc0x0);
       }
-}
+      {
+        const char* ap0 = (const char*) rows[1] + g;
+        const char* ap3 = ap0 + poff3;
+        const __m512 vx0x0 = _mm512_loadu_ps((const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_loadu_ps((const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_loadu_ps((const float*) (ap0 + 2 * psb) + 0);
+        const __m512 vx3x0 = _mm512_loadu_ps((const float*) (ap3) + 0);
+        const __m512 vx4x0 = _mm512_loadu_ps((const float*) (ap0 + 4 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw5x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw6x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw7x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw8x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw9x0, vacc0x0);
+      }
+      {
+        const char* ap0 = (const char*) rows[2] + g;
+        const char* ap3 = ap0 + poff3;
+        const __m512 vx0x0 = _mm512_loadu_ps((const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_loadu_ps((const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_loadu_ps((const float*) (ap0 + 2 * psb) + 0);
+        const __m512 vx3x0 = _mm512_loadu_ps((const float*) (ap3) + 0);
+        const __m512 vx4x0 = _mm512_loadu_ps((const float*) (ap0 + 4 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw10x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw11x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw12x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw13x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw14x0, vacc0x0);
+      }
+      {
+        const char* ap0 = (const char*) rows[3] + g;
+        const char* ap3 = ap0 + poff3;
+        const __m512 vx0x0 = _mm512_loadu_ps((const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_loadu_ps((const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_loadu_ps((const float*) (ap0 + 2 * psb) + 0);
+        const __m512 vx3x0 = _mm512_loadu_ps((const float*) (ap3) + 0);
+        const __m512 vx4x0 = _mm512_loadu_ps((const float*) (ap0 + 4 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw15x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw16x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw17x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw18x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw19x0, vacc0x0);
+      }
+      {
+        const char* ap0 = (const char*) rows[4] + g;
+        const char* ap3 = ap0 + poff3;
+        const __m512 vx0x0 = _mm512_loadu_ps((const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_loadu_ps((const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_loadu_ps((const float*) (ap0 + 2 * psb) + 0);
+        const __m512 vx3x0 = _mm512_loadu_ps((const float*) (ap3) + 0);
+        const __m512 vx4x0 = _mm512_loadu_ps((const float*) (ap0 + 4 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw20x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw21x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw22x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw23x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw24x0, vacc0x0);
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const __m512 vzero = _mm512_setzero_ps();
@@ -134,9 +200,11 @@ void tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm512_storeu_ps(yg + 0 * ys + 0, vacc0x0);
+      }
       }
     }
 } else {
@@ -146,37 +214,76 @@ void tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1(
     for (int64_t i0 = 0; i0 < m; i0 += 1) {
       const int64_t g = 0;
       __m512 vacc0x0 = vbias0;
-      for (int64_t kh = 0; kh < 5; kh++) {
       {
-        const char* ap0 = (const char*) rows[kh] + g;
+        const char* ap0 = (const char*) rows[0] + g;
         const char* ap3 = ap0 + poff3;
         const __m512 vx0x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0) + 0);
         const __m512 vx1x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 1 * psb) + 0);
         const __m512 vx2x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 2 * psb) + 0);
         const __m512 vx3x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap3) + 0);
         const __m512 vx4x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 4 * psb) + 0);
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 5) * 16 + 0);
-          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 5) * 16 + 16);
-          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 5) * 16 + 32);
-          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 5) * 16 + 48);
-          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw0, vacc0x0);
-        }
-        {
-          const __m512 vw0 = _mm512_loadu_ps(w + (1 + kh * 5) * 16 + 64);
-          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw0, vacc0x0);
-        }
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw0x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw1x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw2x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw3x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw4x0, vacc0x0);
       }
-}
+      {
+        const char* ap0 = (const char*) rows[1] + g;
+        const char* ap3 = ap0 + poff3;
+        const __m512 vx0x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 2 * psb) + 0);
+        const __m512 vx3x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap3) + 0);
+        const __m512 vx4x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 4 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw5x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw6x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw7x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw8x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw9x0, vacc0x0);
+      }
+      {
+        const char* ap0 = (const char*) rows[2] + g;
+        const char* ap3 = ap0 + poff3;
+        const __m512 vx0x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 2 * psb) + 0);
+        const __m512 vx3x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap3) + 0);
+        const __m512 vx4x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 4 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw10x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw11x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw12x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw13x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw14x0, vacc0x0);
+      }
+      {
+        const char* ap0 = (const char*) rows[3] + g;
+        const char* ap3 = ap0 + poff3;
+        const __m512 vx0x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 2 * psb) + 0);
+        const __m512 vx3x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap3) + 0);
+        const __m512 vx4x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 4 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw15x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw16x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw17x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw18x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw19x0, vacc0x0);
+      }
+      {
+        const char* ap0 = (const char*) rows[4] + g;
+        const char* ap3 = ap0 + poff3;
+        const __m512 vx0x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0) + 0);
+        const __m512 vx1x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 1 * psb) + 0);
+        const __m512 vx2x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 2 * psb) + 0);
+        const __m512 vx3x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap3) + 0);
+        const __m512 vx4x0 = _mm512_maskz_loadu_ps(vmask0, (const float*) (ap0 + 4 * psb) + 0);
+          vacc0x0 = _mm512_fmadd_ps(vx0x0, vw20x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx1x0, vw21x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx2x0, vw22x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx3x0, vw23x0, vacc0x0);
+          vacc0x0 = _mm512_fmadd_ps(vx4x0, vw24x0, vacc0x0);
+      }
   switch (params->act) {
     case TG_ACT_RELU: {
       const __m512 vzero = _mm512_setzero_ps();
@@ -199,9 +306,11 @@ void tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm512_mask_storeu_ps(yg + 0 * ys + 0, vmask0, vacc0x0);
+      }
       }
     }
 }

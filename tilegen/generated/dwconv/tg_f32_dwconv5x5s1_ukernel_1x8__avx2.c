@@ -85,9 +85,11 @@ static inline __m256 tg_load_part(const float* p, int64_t count) {
 
 void tg_f32_dwconv5x5s1_ukernel_1x8__avx2(
     int64_t m, int64_t n, const float* const* restrict rows, int64_t ps, int64_t dps,
-    const float* restrict w, float* restrict y, int64_t ys,
+    const float* restrict w, float* restrict y, int64_t ys, int64_t nrows, int64_t yrs,
     const tg_f32_conv_params* restrict params)
 {
+  (void) nrows;  /* one output row */
+  (void) yrs;
   (void) ps;  /* one pixel */
   const int64_t dpsb = dps * (int64_t) sizeof(float);
   const __m256 vbias0 = _mm256_loadu_ps(w + 0);
@@ -147,9 +149,11 @@ void tg_f32_dwconv5x5s1_ukernel_1x8__avx2(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm256_storeu_ps(yg + 0 * ys + 0, vacc0x0);
+      }
       }
     }
 } else {
@@ -209,10 +213,12 @@ void tg_f32_dwconv5x5s1_ukernel_1x8__avx2(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm256_storeu_ps(ctmp + 0, vacc0x0);
         memcpy(yg + 0 * ys, ctmp, (size_t) n * sizeof(float));
+      }
       }
     }
 }

@@ -64,9 +64,11 @@ static inline float32x4_t tg_load_part(const float* p, int64_t count) {
 
 void tg_f32_dwconv5x5s1_ukernel_1x8__neon(
     int64_t m, int64_t n, const float* const* restrict rows, int64_t ps, int64_t dps,
-    const float* restrict w, float* restrict y, int64_t ys,
+    const float* restrict w, float* restrict y, int64_t ys, int64_t nrows, int64_t yrs,
     const tg_f32_conv_params* restrict params)
 {
+  (void) nrows;  /* one output row */
+  (void) yrs;
   (void) ps;  /* one pixel */
   const int64_t dpsb = dps * (int64_t) sizeof(float);
   const float32x4_t vbias0 = vld1q_f32(w + 0);
@@ -142,10 +144,12 @@ void tg_f32_dwconv5x5s1_ukernel_1x8__neon(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         vst1q_f32(yg + 0 * ys + 0, vacc0x0);
         vst1q_f32(yg + 0 * ys + 4, vacc0x1);
+      }
       }
     }
 } else {
@@ -222,11 +226,13 @@ void tg_f32_dwconv5x5s1_ukernel_1x8__neon(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         vst1q_f32(ctmp + 0, vacc0x0);
         vst1q_f32(ctmp + 4, vacc0x1);
         memcpy(yg + 0 * ys, ctmp, (size_t) n * sizeof(float));
+      }
       }
     }
 }

@@ -85,9 +85,11 @@ static inline __m256 tg_load_part(const float* p, int64_t count) {
 
 void tg_f32_dwconv5x5s2_ukernel_16x8__avx2(
     int64_t m, int64_t n, const float* const* restrict rows, int64_t ps, int64_t dps,
-    const float* restrict w, float* restrict y, int64_t ys,
+    const float* restrict w, float* restrict y, int64_t ys, int64_t nrows, int64_t yrs,
     const tg_f32_conv_params* restrict params)
 {
+  (void) nrows;  /* one output row */
+  (void) yrs;
   const int64_t rsb = 2 * ps * (int64_t) sizeof(float);
   const int64_t dpsb = dps * (int64_t) sizeof(float);
   const int64_t off3 = 3 * rsb;
@@ -229,6 +231,7 @@ void tg_f32_dwconv5x5s2_ukernel_16x8__avx2(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm256_storeu_ps(yg + 0 * ys + 0, vacc0x0);
@@ -253,6 +256,7 @@ void tg_f32_dwconv5x5s2_ukernel_16x8__avx2(
       }
       if (m > i0 + 7) {
         _mm256_storeu_ps(yg + 7 * ys + 0, vacc7x0);
+      }
       }
     }
 } else {
@@ -392,6 +396,7 @@ void tg_f32_dwconv5x5s2_ukernel_16x8__avx2(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm256_storeu_ps(ctmp + 0, vacc0x0);
@@ -424,6 +429,7 @@ void tg_f32_dwconv5x5s2_ukernel_16x8__avx2(
       if (m > i0 + 7) {
         _mm256_storeu_ps(ctmp + 0, vacc7x0);
         memcpy(yg + 7 * ys, ctmp, (size_t) n * sizeof(float));
+      }
       }
     }
 }

@@ -85,9 +85,11 @@ static inline __m256 tg_load_part(const float* p, int64_t count) {
 
 void tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1(
     int64_t m, int64_t n, const float* const* restrict rows, int64_t ps, int64_t dps,
-    const float* restrict w, float* restrict y, int64_t ys,
+    const float* restrict w, float* restrict y, int64_t ys, int64_t nrows, int64_t yrs,
     const tg_f32_conv_params* restrict params)
 {
+  (void) nrows;  /* one output row */
+  (void) yrs;
   const int64_t rsb = 2 * ps * (int64_t) sizeof(float);
   (void) dps;  /* one tap per row, or unit dilation: the taps are the next columns */
   const int64_t psb = ps * (int64_t) sizeof(float);  /* one input column */
@@ -191,6 +193,7 @@ void tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm256_storeu_ps(yg + 0 * ys + 0, vacc0x0);
@@ -203,6 +206,7 @@ void tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1(
       }
       if (m > i0 + 3) {
         _mm256_storeu_ps(yg + 3 * ys + 0, vacc3x0);
+      }
       }
     }
 } else {
@@ -302,6 +306,7 @@ void tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1(
       break;
   }
 
+      {
       float* yg = y + i0 * ys;
       {
         _mm256_storeu_ps(ctmp + 0, vacc0x0);
@@ -318,6 +323,7 @@ void tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1(
       if (m > i0 + 3) {
         _mm256_storeu_ps(ctmp + 0, vacc3x0);
         memcpy(yg + 3 * ys, ctmp, (size_t) n * sizeof(float));
+      }
       }
     }
 }
