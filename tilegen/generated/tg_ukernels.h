@@ -597,8 +597,8 @@ void tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1_r2(int64_t, int64_t, const floa
 void tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1_r2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1_r2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
@@ -613,7 +613,7 @@ void tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float*
 void tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
-void tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1_r2(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
@@ -957,8 +957,8 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 2, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2") \
   X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1") \
   X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 2, 16, 16, 4, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1_r2, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1_r2") \
+  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 2, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1_r2, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1_r2") \
   X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1") \
   X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1") \
   X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512") \
@@ -973,7 +973,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 1, 64, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw") \
   X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 4, 64, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw") \
   X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 1, 64, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1") \
+  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 2, 4, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1_r2") \
   X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1") \
   X(TG_ISA_AVX2, 5, 5, 1, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1") \
   X(TG_ISA_AVX2, 5, 5, 2, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1") \
