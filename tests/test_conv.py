@@ -166,7 +166,8 @@ def test_non_contiguous(layout):
 FORCED = [GRID[i] for i in (0, 3, 5, 7, 9, 11, 14, 17, 19, 22, 27)]
 
 
-@pytest.mark.parametrize("method", ["im2col", "plain", "direct", "gemm", "depthwise"])
+@pytest.mark.parametrize("method", ["im2col", "plain", "direct", "gemm", "depthwise",
+                                    "depthwise-nchw"])
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 def test_every_path(method, layout):
     """The fallbacks, on shapes that normally take a kernel of their own."""
@@ -216,6 +217,30 @@ def test_depthwise_nhwc_at_every_line_offset(threads):
         tg.set_num_threads(old)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_depthwise_nchw_row_tiles(threads):
+    """Channel-first depthwise in row tiles (MR output rows of a channel, each input row's
+    taps from aligned vectors): rows past a multiple of MR, rows longer than a tile (NR) and
+    exactly one, one-pixel rows, no padding, unequal padding, batches, 1 and 2 threads."""
+    rng = np.random.default_rng(23)
+    old = tg.get_num_threads()
+    tg.set_num_threads(threads)
+    try:
+        for n, c, h, w_, pad in ((2, 5, 13, 150, 1), (1, 7, 4, 64, 1), (1, 3, 2, 1, 1),
+                                 (1, 4, 10, 70, 0), (2, 6, 9, 33, (0, 1)), (1, 3, 6, 20, (2, 1)),
+                                 (2, 32, 40, 90, 1)):  # the last: 8.3 MFLOP, threaded
+            x = rng.standard_normal((n, c, h, w_)).astype(np.float32)
+            wt = rng.standard_normal((c, 1, 3, 3)).astype(np.float32)
+            b = rng.standard_normal(c).astype(np.float32)
+            want = torch_conv(x, wt, b, 1, pad, 1, c, "silu")
+            got = tg.conv2d(x, wt, b, padding=pad, groups=c, activation="silu")
+            tol = 2e-6 * 3 * (torch_conv(np.abs(x), np.abs(wt), np.abs(b), 1, pad, 1, c, None) + 1)
+            err = np.abs(got - want)
+            assert np.all(err <= tol), ((n, c, h, w_, pad), float(err.max()))
+    finally:
+        tg.set_num_threads(old)
+
+
 def test_paths_chosen():
     m = lambda *a, **k: conv_method(*a, **k)[0]  # noqa: E731
     assert m((64, 256, 1, 1)) == "direct-nchw"
@@ -226,7 +251,12 @@ def test_paths_chosen():
     # Channel first, a stride is phase planes under a stride-1 kernel.
     assert "3x3s1_ukernel_" in conv_method((32, 3, 3, 3), stride=2, padding=1)[1]
     assert "3x3s1_ukernel_" in conv_method((144, 1, 3, 3), stride=2, padding=1, groups=144)[1]
-    assert m((144, 1, 3, 3), padding=1, groups=144) == "depthwise-nchw"
+    # Depthwise channel first: row tiles at unit stride and dilation where the ISA has them
+    # (AVX-512 in kernels/dwconv.yaml), else channel tiles, which also take any dilation.
+    rows = tg.runtime_info()["kernels"]["dwconv"]["f32"]["isa"] == "avx512"
+    assert m((144, 1, 3, 3), padding=1, groups=144) == (
+        "depthwise-nchw-rows" if rows else "depthwise-nchw")
+    assert m((144, 1, 3, 3), padding=2, dilation=2, groups=144) == "depthwise-nchw"
     assert m((144, 3, 3, 1), padding=1, groups=144, layout="NHWC") == "depthwise"
     # A channel multiplier is a grouped convolution of one input channel per group.
     assert m((288, 3, 3, 1), padding=1, groups=144, layout="NHWC") == "direct"

@@ -25,6 +25,7 @@ from tilegen.dsl import DTYPES, ISAS, KernelSpec, load_registry, registry_path
 from tilegen.dsl.isa import host_arch
 from tilegen.dsl.ops.attention import exp_name, exp_path, work_floats
 from tilegen.dsl.ops.attndecode import decode_work_floats
+from tilegen.dsl.isa import get_isa
 from tilegen.dsl.ops.dwconv import FAMILY as DWCONV
 from tilegen.dsl.ops.gemm import epilogue_flags, pack_path, packa_name, packb_name, packr_name
 from tilegen.dsl.render import GENERATED_RELPATH, kernel_path
@@ -125,7 +126,9 @@ def conv_defines(s: KernelSpec) -> Dict[str, object]:
 def dwconv_defines(s: KernelSpec) -> Dict[str, object]:
     return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride,
             "TG_NCHW": int(s.layout == "nchw"), "TG_D1": int(s.dilation == "1"),
-            "TG_STEP": DWCONV.pixel_step(s), "TG_ROWS": s.out_rows}
+            "TG_STEP": DWCONV.pixel_step(s), "TG_ROWS": s.out_rows,
+            "TG_ROW_TILES": int(s.tiling == "rows"),
+            "TG_REACH": DWCONV.reach_vectors(s) * get_isa(s.isa).lanes(s.dtype)}
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@
  *   -DTG_T=float -DTG_DT=f32 -DTG_UKERNEL=<fn> -DTG_ISA_ID=TG_ISA_<NAME> -DTG_MR=.. -DTG_NR=..
  *   -DTG_KH=.. -DTG_KW=.. -DTG_S=<stride> -DTG_NCHW=0|1 (channel-first kernels: MR channels x
  *   NR pixels, one pointer per tap, channel i at i*cs) -DTG_D1=0|1 (unit dilation only: dps unused)
+ *   -DTG_ROW_TILES=0|1 (channel-first row tiles, "_nchw_rows": MR output rows of one channel)
+ *   -DTG_REACH=<values a row tile reads before its centred input pointer and past NR pixels>
  *   -DTG_STEP=<pixels a channels-last tile computes at a time> -DTG_ROWS=<output rows a
  *   channels-last call may compute ("rN" kernels; 1 otherwise)>
  *
@@ -19,7 +21,11 @@
  * with sentinels between them). Channel-first kernels:
  * each tap's input in its own allocation ending right after the last value of channel m-1 (a
  * kernel must not touch channel m), a prime channel stride whose gap holds NaN, NaN in the odd
- * values of stride-2 rows; the same m, n, output and activation cases.
+ * values of stride-2 rows; the same m, n, output and activation cases. Row tiles: m + KH - 1
+ * input rows of a prime-ish pitch (a whole number of vectors) in one allocation that starts
+ * TG_REACH values before the centred pointer or ends right after the last value the tile may
+ * read, the columns no output pixel q < n uses NaN, the output rows a prime pitch apart with
+ * sentinels between them.
  *
  * Prints "KERNEL <name> CASES <n> FAILED <f>"; exits 0 when all pass, 1 on failure, 77 when the
  * CPU lacks the ISA.
@@ -121,7 +127,56 @@ static void run_case(int m, int n, int d, int act, double scale, int nrows) {
 
 #endif
 
-#if TG_NCHW
+#if TG_NCHW && TG_ROW_TILES
+static void run_rows_case(int m, int n, int act, double scale) {
+  enum { P = TG_KW / 2, RF = TG_REACH };
+  const int64_t cs = (TG_NR + 2 * RF + 16 + 15) / 16 * 16;  /* a pitch with slack columns */
+  const int in_rows = m + TG_KH - 1;
+  const int64_t span = (in_rows - 1) * cs + TG_NR + RF;     /* from x to the last value read */
+  const size_t count = (size_t) (RF + (span + 15) / 16 * 16);
+  region rx, rw, ry;
+  T* buf = guarded(count, &rx);
+  T* x = buf + RF;
+  for (size_t e = 0; e < count; e++) {
+    const int64_t off = (int64_t) e - RF, col = ((off % cs) + cs) % cs;
+    const int64_t c = col >= cs - RF ? col - cs : col;  /* columns just before a row: -RF.. */
+    x[off] = c >= -P && c < n - 1 + TG_KW - P ? (T) (scale * uniform()) : (T) NAN;
+  }
+  const size_t w_count = (size_t) (1 + TG_KH * TG_KW);
+  T* w = guarded(w_count, &rw);
+  for (size_t e = 0; e < w_count; e++) w[e] = (T) uniform();
+  const int64_t ys = next_prime(n + 1);
+  const size_t y_count = (size_t) ((m - 1) * ys + n);
+  T* y = guarded(y_count, &ry);
+  for (size_t e = 0; e < y_count; e++) y[e] = (int64_t) e % ys < n ? (T) NAN : SENTINEL;
+  params_t params;
+  params.act = act;
+  const T* taps[1] = {x};
+  TG_UKERNEL(m, n, taps, cs, w, y, ys, &params);
+  cases++;
+  for (int r = 0; r < m; r++)
+    for (int q = 0; q < ys && (size_t) r * ys + q < y_count; q++) {
+      const size_t idx = (size_t) r * ys + q;
+      if (q >= n) {
+        if (memcmp(&y[idx], &SENTINEL, sizeof(T)) != 0) report(m, n, 1, act, r, q, y[idx], SENTINEL, 0);
+        continue;
+      }
+      double acc = w[0], mag = fabs((double) w[0]);
+      for (int kh = 0; kh < TG_KH; kh++)
+        for (int kw = 0; kw < TG_KW; kw++) {
+          const double p = (double) w[1 + kh * TG_KW + kw] * (double) x[(r + kh) * cs + q + kw - P];
+          acc += p;
+          mag += fabs(p);
+        }
+      const double want = activate(acc, act);
+      const double tol = 1.2 * TOL * sqrt((double) (TG_KH * TG_KW)) * mag + 1e-6 * fabs(want) + 1e-30;
+      if (!(fabs((double) y[idx] - want) <= tol)) report(m, n, 1, act, r, q, y[idx], want, tol);
+    }
+  release(&rx);
+  release(&rw);
+  release(&ry);
+}
+#elif TG_NCHW
 static void run_nchw_case(int m, int n, int act, double scale) {
   enum { TAPS = TG_KH * TG_KW };
   const int64_t span = (int64_t) TG_S * TG_NR, cs = next_prime(span + 1);
@@ -173,7 +228,14 @@ static void run_nchw_case(int m, int n, int act, double scale) {
 
 int main(void) {
   if (!cpu_supported()) return 77;
-#if TG_NCHW
+#if TG_NCHW && TG_ROW_TILES
+  for (int m = 1; m <= TG_MR; m++)
+    for (int n = 1; n <= TG_NR; n++) {
+      guard_alternate();
+      run_rows_case(m, n, (m + n) % 5, 1.0);
+    }
+  for (int act = 0; act < 5; act++) run_rows_case(TG_MR, TG_NR, act, 8.0);
+#elif TG_NCHW
   for (int m = 1; m <= TG_MR; m++)
     for (int n = 1; n <= TG_NR; n++) run_nchw_case(m, n, (m + n) % 5, 1.0);
   for (int act = 0; act < 5; act++) run_nchw_case(TG_MR, TG_NR, act, 8.0);

@@ -123,7 +123,11 @@ typedef void (*tg_f32_dwconv_ukernel_fn)(
 
 /* Channel-first ("_nchw") kernels: y[i*ys + j] = act(w bias[i] + sum_t w(t)[i] *
    taps[t][i*cs + S*j]) for i < m <= MR channels and j < n <= NR pixels; the inputs of all NR
-   pixels are read (S*NR values per tap and channel). w: MR bias values, then MR per tap. */
+   pixels are read (S*NR values per tap and channel). w: MR bias values, then MR per tap.
+   Row tiles ("_nchw_rows", unit stride and dilation) read the same arguments as m <= MR output
+   rows of one channel: y[r*ys + j] = act(w[0] + sum_{kh, kw} w[1 + kh*KW + kw] *
+   x[(r + kh)*cs + j + kw - KW/2]), x = taps[0] on a vector boundary, cs a whole number of
+   vectors; they read a vector before x and past NR pixels on each of the m + KH - 1 rows. */
 typedef void (*tg_f32_dwconv_nchw_ukernel_fn)(
     int64_t m, int64_t n, const float* const* taps, int64_t cs, const float* w,
     float* y, int64_t ys, const tg_f32_conv_params* params);
@@ -609,6 +613,7 @@ void tg_f32_dwconv5x5s1_ukernel_16x16__avx512(int64_t, int64_t, const float* con
 void tg_f32_dwconv5x5s1_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s2_ukernel_16x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s2_ukernel_1x16__avx512(int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, int64_t, int64_t, const tg_f32_conv_params*);
+void tg_f32_dwconv3x3s1_ukernel_3x64__avx512_nchw_rows(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw(int64_t, int64_t, const float* const*, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -951,7 +956,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_CONV_UKERNELS_f32_ANY(X)
 
 /* TG_DWCONV_UKERNELS_<dtype>_<ARCH>(X): every dwconv kernel of that dtype built
-   for that architecture, registry order. X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, output rows per call (at most), MR, NR, pixel step (a channels-last tile of m pixels reads round_up(m, step); channel-first: MR), production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
+   for that architecture, registry order. X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw, 2 nchw row tiles), unit dilation only, output rows per call (at most), MR, NR, pixel step (a channels-last tile of m pixels reads round_up(m, step); channel-first: MR; row tiles: 1), production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
 #define TG_DWCONV_UKERNELS_f32_X86_64(X) \
   X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 2, 16, 16, 4, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1_r2") \
   X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 2, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2") \
@@ -969,6 +974,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512") \
   X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512") \
   X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512") \
+  X(TG_ISA_AVX512, 3, 3, 1, 2, 0, 1, 3, 64, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_3x64__avx512_nchw_rows, "tg_f32_dwconv3x3s1_ukernel_3x64__avx512_nchw_rows") \
   X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 4, 64, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw") \
   X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 1, 64, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw") \
   X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 4, 64, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw") \

@@ -47,9 +47,10 @@ typedef struct {
   int act;
 } geom;
 
-enum { M_GEMM, M_DIRECT, M_NCHW, M_IM2COL, M_DEPTHWISE, M_DW_NCHW, M_PLAIN, M_COUNT };
+enum { M_GEMM, M_DIRECT, M_NCHW, M_IM2COL, M_DEPTHWISE, M_DW_NCHW, M_DW_ROWS, M_PLAIN, M_COUNT };
 static const char* const method_names[M_COUNT] = {"gemm", "direct", "direct-nchw", "im2col",
-                                                  "depthwise", "depthwise-nchw", "plain"};
+                                                  "depthwise", "depthwise-nchw",
+                                                  "depthwise-nchw-rows", "plain"};
 static atomic_int forced_method = -1;  /* a test hook: take this path where it applies */
 
 struct tilegen_conv2d_f32_plan {
@@ -238,6 +239,14 @@ static void plan_method_(tilegen_conv2d_f32_plan* p) {
   p->dw = NULL;
   if (is_depthwise(g)) {
     if (force == M_PLAIN || g->kh > TG_CONV_MAX_KH) return;
+    /* Channel first, unit stride and dilation: row tiles of one channel where the ISA has
+       them (each input row loaded once, as aligned vectors, for every output row it feeds). */
+    if (g->layout == TILEGEN_NCHW && (force < 0 || force == M_DW_ROWS) && g->sh == 1 &&
+        g->sw == 1 && g->dh == 1 && g->dw == 1 &&
+        (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, 1, 2, 0)) != NULL) {
+      p->method = M_DW_ROWS;
+      return;
+    }
     /* Channel first: a stride-1 kernel, a stride splitting the band into phase planes. */
     if (g->layout == TILEGEN_NCHW && (force < 0 || force == M_DW_NCHW) &&
         (p->dw = tg_dwconv_find(cfg, (int) g->kh, (int) g->kw, 1, 1, 0)) != NULL) {
@@ -382,6 +391,10 @@ static int64_t pack_floats(tilegen_conv2d_f32_plan* p) {
     p->panel = p->nr * (1 + g->kh * g->kw);
     return p->nb * p->panel;
   }
+  if (p->method == M_DW_ROWS) {  /* per channel: its bias, then its weight per tap */
+    p->nr = p->cfg->dw_nchw_nr;
+    return g->cin * (1 + g->kh * g->kw);
+  }
   return 0;
 }
 
@@ -392,6 +405,11 @@ static void pack(tilegen_conv2d_f32_plan* p, const float* k, const float* bias) 
     pack_panels(&p->g, k, bias, p->nr, p->wpack);
   else if (p->method == M_DEPTHWISE)
     pack_dw_panels(&p->g, k, bias, p->nr, p->wpack);
+  else if (p->method == M_DW_ROWS)
+    for (int64_t c = 0, taps = p->g.kh * p->g.kw; c < p->g.cin; c++) {
+      p->wpack[c * (1 + taps)] = bias ? bias[c] : 0.0f;
+      memcpy(p->wpack + c * (1 + taps) + 1, k + c * taps, (size_t) taps * sizeof(float));
+    }
 }
 
 /* ---- the row-cache driver (direct, im2col, depthwise) ----
@@ -807,7 +825,7 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
   const tilegen_conv2d_f32_plan* p = jb->p;
   const geom* g = &p->g;
   const tg_conv_shape* sh = p->shape;
-  const int dw = p->method == M_DW_NCHW;
+  const int dw = p->method == M_DW_NCHW || p->method == M_DW_ROWS;
   const int64_t taps = g->kh * g->kw, S = g->sw;
   const int64_t bi = item % jb->nbands, gi = item / jb->nbands % jb->groups;
   const int64_t ni = item / jb->nbands / jb->groups;
@@ -861,6 +879,22 @@ static void band_item(const band_job* jb, float* band, float* obuf, int64_t item
   const tg_f32_conv_params prm = {g->act};
   const float* tp[TG_CONV_MAX_KH * 16];
   const float* wg = p->wpack + (dw ? gi * jb->chans * (1 + taps) : gi * p->gstride);
+  if (p->method == M_DW_ROWS) {
+    /* Row tiles: MR output rows of a channel from its pointer to input row 0 at the centre
+       tap of the tile's first pixel (on a vector: run_bands' lead), the row pitch wq. */
+    const tg_dwconv_shape* ds = p->dw;
+    for (int64_t ci = 0; ci < cg; ci++)
+      for (int64_t o = 0; o < bhr; o += ds->mr) {
+        const int64_t rr = bhr - o < ds->mr ? bhr - o : ds->mr;
+        for (int64_t x0 = 0; x0 < jb->ow; x0 += p->nr) {
+          const int64_t nn = jb->ow - x0 < p->nr ? jb->ow - x0 : p->nr;
+          tp[0] = base + ci * cs + o * jb->wq + x0 + g->kw / 2;
+          ds->nchw_by_rows[rr](rr, nn, tp, jb->wq, wg + ci * (1 + taps),
+                               yg + ci * plane + (oh0 + o) * jb->ow + x0, jb->ow, &prm);
+        }
+      }
+    return;
+  }
   const int64_t per = 1 + taps * cg, mr = dw ? cg : sh->mr;
   /* In place, the kernel reads all nr pixels of a tile: a partial tile at the very end of the
      input would read past it, so it runs on a copy. */
@@ -933,8 +967,9 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   jb.oh = out_size(h, g->kh, g->sh, g->pt, g->pb, g->dh);
   jb.ow = out_size(w, g->kw, g->sw, g->pl, g->pr, g->dw);
   const int64_t S = g->sw, taps = g->kh * g->kw, nr = p->nr;
-  const int dw = p->method == M_DW_NCHW;
-  jb.chans = dw ? p->dw->mr : p->cg;  /* input channels per item (at most) */
+  const int rows = p->method == M_DW_ROWS, dw = p->method == M_DW_NCHW || rows;
+  /* input channels per item (at most): row tiles take a channel's whole plane at a time */
+  jb.chans = rows ? 1 : dw ? p->dw->mr : p->cg;
   jb.groups = dw ? (g->cin + jb.chans - 1) / jb.chans : g->groups;
   jb.wq = (g->pl + w + g->pr + S - 1) / S;
   if (jb.wq < jb.ow) jb.wq = jb.ow;
@@ -945,7 +980,8 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
      short tiles compute only the vectors they need): rows win where the extra pixels cost
      less than the copies, i.e. where a pixel is cheap (depthwise: taps FMAs; else cg * taps). */
   const int64_t pixel_macs = (dw ? 1 : p->cg) * taps, step = dw ? nr : p->cfg->nchw_lanes;
-  jb.tiling = jb.wq == jb.ow ? TILE_FLAT
+  jb.tiling = rows ? TILE_ROWS
+              : jb.wq == jb.ow ? TILE_FLAT
               : (round_up(jb.ow, step) - jb.wq) * pixel_macs <= TG_CONV_COPY_MACS * jb.ow
                   ? TILE_ROWS : TILE_COPY;
   if (jb.tiling == TILE_ROWS) {
@@ -953,6 +989,7 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
        column on a 64-byte line (lead zeros before the padding): the tap that reads it loads
        whole lines. */
     jb.lead = S > 1 ? 0 : (16 - g->pl % 16) % 16;  /* column phases: planes on lines */
+    if (rows) jb.lead = (16 - g->kw / 2 % 16) % 16;  /* the centre tap on a line instead */
     jb.wq = round_up((jb.lead + g->pl + w + g->pr + S - 1) / S, 16);
     jb.wp = S * jb.wq;
   }
@@ -973,7 +1010,7 @@ static int run_bands(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int
   const int64_t q_end = jb.tiling == TILE_ROWS ? (jb.bh - 1) * jb.wq + round_up(jb.ow, nr)
                                                : round_up((jb.bh - 1) * jb.wq + jb.ow, nr);
   const int64_t reach = jb.lead + q_end + ((g->kh - 1) * g->dh / g->sh) * jb.wq +
-                        (g->kw - 1) * g->dw / S;
+                        (g->kw - 1) * g->dw / S + (rows ? 16 : 0);  /* row tiles: + a vector */
   jb.ps = round_up(reach > prows * jb.wq ? reach : prows * jb.wq, 16);
   for (int64_t t = 0; t < taps; t++) {  /* row and column phase, row within it, column */
     const int64_t dy = t / g->kw * g->dh, dx = t % g->kw * g->dw;
@@ -1017,6 +1054,7 @@ static int run_plan(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
       return 0;
     case M_NCHW:
     case M_DW_NCHW:
+    case M_DW_ROWS:
       if (run_bands(p, n, h, w, x, y) == 0) return 0;
       plain_f32(&p->g, n, h, w, x, p->w, p->bias, y);  /* no scratch memory: slow but right */
       return 0;
@@ -1152,7 +1190,8 @@ const char* tilegen_x_conv2d_f32_plan_method(const tilegen_conv2d_f32_plan* plan
                                                      const char** kernel) {
   if (kernel)
     *kernel = plan->method == M_GEMM || plan->method == M_PLAIN ? NULL
-              : plan->method == M_DEPTHWISE || plan->method == M_DW_NCHW ? plan->dw->name
+              : plan->method == M_DEPTHWISE || plan->method == M_DW_NCHW ||
+                        plan->method == M_DW_ROWS ? plan->dw->name
               : plan->shape               ? plan->shape->name
                                           : NULL;
   return method_names[plan->method];

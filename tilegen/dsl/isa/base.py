@@ -104,6 +104,8 @@ class VecOps(_Spellings):
     ``abs`` is |x|, ``select_neg(x, a, b)`` is, per lane, a where x < 0 and b elsewhere (either for x = -0).
     ``store_sum4(p, a, b, c, d)`` is a statement storing the horizontal sums of four vectors to
     p[0..3], in a few shuffles where four ``reduce`` calls would take a full tree each.
+    ``ext(lo, hi, k)`` is lanes k .. k + lanes - 1 of lo followed by hi (0 < k < lanes, a
+    constant): a vector one to lanes - 1 values on from an aligned one, without a load.
     """
 
     ARGS = {
@@ -113,7 +115,7 @@ class VecOps(_Spellings):
         "reduce_max": ("x",), "round": ("x",), "scale2": ("x", "n"), "keep_ge": ("y", "x", "t"),
         "mask": ("n",), "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"), "abs": ("x",),
         "select_neg": ("x", "a", "b"),
-        "store_sum4": ("p", "a", "b", "c", "d"),
+        "store_sum4": ("p", "a", "b", "c", "d"), "ext": ("lo", "hi", "k"),
     }
 
     ctype: str
@@ -138,6 +140,7 @@ class VecOps(_Spellings):
     reduce_: str = "({x})"     # horizontal sum of a vector to a scalar
     reduce_max_: str = "({x})"  # horizontal maximum of a vector to a scalar
     store_sum4_: str = ""
+    ext_: str = ""             # lanes k.. of lo then hi (empty: the ISA has no such op)
     keep_ge_: str = ""         # y where x >= t (or x NaN), else 0
     helpers: str = ""          # C helpers (static inline) the spellings above rely on
     mask_type: str = ""

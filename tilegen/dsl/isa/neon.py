@@ -27,6 +27,7 @@ def _vec_ops(dtype: str) -> VecOps:
         abs_=f"vabsq_{s}({{x}})",
         select_neg_=f"vbslq_{s}(vcltzq_{s}({{x}}), {{a}}, {{b}})",
         reduce_=f"vaddvq_{s}({{x}})",
+        ext_=f"vextq_{s}({{lo}}, {{hi}}, {{k}})",
         reduce_max_=f"vmaxvq_{s}({{x}})",
         store_sum4_=(f"vst1q_{s}({{p}}, vpaddq_{s}(vpaddq_{s}({{a}}, {{b}}), "
                      f"vpaddq_{s}({{c}}, {{d}})))" if dtype == "f32" else

@@ -101,6 +101,8 @@ def vec_ops(bits: int, dtype: str) -> VecOps:
             reduce_max_=f"{w}_reduce_max_{sfx}({{x}})",
             round_=f"{w}_roundscale_{sfx}({{x}}, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)",
             scale2_=f"{w}_scalef_{sfx}({{x}}, {{n}})",
+            ext_=(f"{w}_castsi512_{sfx}({w}_alignr_epi{32 if dtype == 'f32' else 64}("
+                  f"{w}_cast{sfx}_si512({{hi}}), {w}_cast{sfx}_si512({{lo}}), {{k}}))"),
         )
     else:
         neg0 = "-0.0f" if dtype == "f32" else "-0.0"

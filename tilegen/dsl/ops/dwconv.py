@@ -31,6 +31,9 @@ from .gemm import FMA_CHAINS, row_addressing
 
 TOKEN = re.compile(r"^dwconv([0-9]+)x([0-9]+)s([0-9]+)$")
 OUT_ROWS = (1, 2)  # output rows a channels-last unit-dilation kernel can compute per call
+# Channel-first tiles: MR channels of one output row ("channels"), or MR output rows of one
+# channel ("rows", named ..._nchw_rows: rows share input rows, taps come from aligned loads).
+TILINGS = ("channels", "rows")
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class DwconvPlan:
     pos_bases: Tuple[int, ...] = (0,)
     pos_addr: Tuple[Tuple[int, int], ...] = ((0, 0),)
     out_rows: int = 1          # unit dilation, stride 1: output rows per call (nrows <= this)
+    tiling: str = "channels"   # channel first: MR channels, or MR output rows of one channel
     hoist: bool = False        # every tap's weights held in registers for the whole call
 
     @property
@@ -89,18 +93,23 @@ class Dwconv(OpFamily):
     dtypes = ("f32",)
     fields = {"kh": (1, None), "kw": (1, None), "stride": (1, STRIDES),
               "layout": ("nhwc", LAYOUTS), "dilation": ("any", ("any", "1")),
-              "out_rows": (1, OUT_ROWS)}
-    c_row_doc = ("X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw), unit dilation only, "
+              "out_rows": (1, OUT_ROWS), "tiling": ("channels", TILINGS)}
+    c_row_doc = ("X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw, 2 nchw row tiles), "
+                 "unit dilation only, "
                  "output rows per call (at most), MR, NR, "
                  "pixel step (a channels-last tile of m pixels reads round_up(m, step); "
-                 "channel-first: MR), production, "
+                 "channel-first: MR; row tiles: 1), production, "
                  "channels-last kernel or NULL, channel-first kernel or NULL, \"name\")")
 
     def template_for(self, spec) -> str:
-        return "dwconv/ukernel_nchw.c.j2" if spec.layout == "nchw" else self.template
+        if spec.layout == "nchw":
+            return ("dwconv/ukernel_nchw_rows.c.j2" if spec.tiling == "rows"
+                    else "dwconv/ukernel_nchw.c.j2")
+        return self.template
 
     def variant_tokens(self, spec):
         return (["nchw"] if spec.layout == "nchw" else []) + (
+            ["rows"] if spec.tiling == "rows" else []) + (
             ["d1"] if spec.dilation == "1" else []) + (
             [f"r{spec.out_rows}"] if spec.out_rows > 1 else [])
 
@@ -110,6 +119,9 @@ class Dwconv(OpFamily):
         if tokens[:1] == ["nchw"]:
             fields["layout"] = "nchw"
             tokens = tokens[1:]
+            if tokens[:1] == ["rows"]:
+                fields["tiling"] = "rows"
+                tokens = tokens[1:]
         if tokens[:1] == ["d1"]:
             fields["dilation"] = "1"
             tokens = tokens[1:]
@@ -135,6 +147,12 @@ class Dwconv(OpFamily):
                              "driver splits a strided input into phase planes)")
         if spec.dilation == "1" and spec.layout != "nhwc":
             raise ValueError("dilation: unit-dilation (sliding) dwconv kernels are channels last")
+        if spec.tiling == "rows" and spec.layout != "nchw":
+            raise ValueError("tiling: row tiles (\"rows\") are channel-first (nchw) kernels")
+        if spec.tiling == "rows" and not get_isa(spec.isa).vec(spec.dtype).ext_ and \
+                get_isa(spec.isa).lanes(spec.dtype) > 1:
+            raise ValueError(f"tiling: row tiles build shifted taps from aligned vectors, "
+                             f"which {spec.isa} cannot (no lane extract)")
         if spec.out_rows > 1 and (spec.dilation != "1" or spec.stride != 1):
             raise ValueError("out_rows: kernels of several output rows are unit dilation "
                              "(dilation \"1\"), stride 1 (where rows share input rows)")
@@ -146,6 +164,12 @@ class Dwconv(OpFamily):
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
         nv = spec.nr // isa.lanes(spec.dtype)
+        if spec.layout == "nchw" and spec.tiling == "rows":
+            # MR x NV accumulators, an input row's aligned vectors (NV and the neighbours the
+            # shifts reach), every tap's weight, one shifted tap.
+            return RegisterBudget(spec.mr * nv, nv + 2 * self.reach_vectors(spec), 
+                                  spec.kh * spec.kw + 1, isa.num_vregs,
+                                  input_name="input", broadcast_name="weight / tap")
         if spec.layout == "nchw":
             # MR x NV accumulators, a channel's NV pixel vectors, one weight.
             return RegisterBudget(spec.mr * nv, nv, 1, isa.num_vregs,
@@ -187,7 +211,7 @@ class Dwconv(OpFamily):
             row_bases=bases, row_addr=rows, isa=isa, v=v, budget=self.register_budget(spec),
             params_type=f"tg_{spec.dtype}_conv_params", layout=spec.layout, group=group,
             group_bases=gbases, slide=spec.dilation == "1", pos_bases=pbases, pos_addr=prows,
-            out_rows=spec.out_rows, hoist=self.hoists(spec))
+            out_rows=spec.out_rows, hoist=self.hoists(spec), tiling=spec.tiling)
 
     @staticmethod
     def group(spec) -> int:
@@ -196,6 +220,13 @@ class Dwconv(OpFamily):
         nv = spec.nr // get_isa(spec.isa).lanes(spec.dtype)
         want = max(1, -(-FMA_CHAINS // (nv * spec.out_rows)))
         return max(d for d in range(1, spec.mr + 1) if spec.mr % d == 0 and d <= want)
+
+    @staticmethod
+    def reach_vectors(spec) -> int:
+        """Row tiles: vectors on each side of a tile's NV that its taps' shifts reach (tap kw
+        of pixel q reads column q + kw - KW//2 of the centred row)."""
+        lanes = get_isa(spec.isa).lanes(spec.dtype)
+        return -(-(spec.kw // 2) // lanes)
 
     def hoists(self, spec) -> bool:
         """Unit-dilation kernels keep every tap's weights in registers when they fit beside
@@ -211,7 +242,9 @@ class Dwconv(OpFamily):
     def pixel_step(self, spec) -> int:
         """What a tile of m < MR computes: channels-last tiles round_up(m, group) pixels (the
         reach the driver plans its border copies by); channel-first tiles are MR channels."""
-        return spec.mr if spec.layout == "nchw" else self.group(spec)
+        if spec.layout == "nchw":
+            return 1 if spec.tiling == "rows" else spec.mr
+        return self.group(spec)
 
     def c_declaration(self, spec) -> str:
         t = DTYPES[spec.dtype]
@@ -225,7 +258,8 @@ class Dwconv(OpFamily):
     def c_row(self, entry) -> str:
         s = entry.spec
         nchw = s.layout == "nchw"
-        return (f"TG_ISA_{s.isa.upper()}, {s.kh}, {s.kw}, {s.stride}, {int(nchw)}, "
+        layout = 2 if s.tiling == "rows" else int(nchw)
+        return (f"TG_ISA_{s.isa.upper()}, {s.kh}, {s.kw}, {s.stride}, {layout}, "
                 f"{int(s.dilation == '1')}, {s.out_rows}, {s.mr}, {s.nr}, {self.pixel_step(s)}, "
                 f"{int(entry.production)}, {'NULL' if nchw else s.name}, "
                 f"{s.name if nchw else 'NULL'}, \"{s.name}\"")
