@@ -432,6 +432,12 @@ typedef struct {
   int64_t nslot;      /* cached rows per thread */
   int64_t mr;         /* the main tile */
   int64_t t_first, t_last;  /* tiles: [0, t_first), MR at a time to t_last, [t_last, ow) */
+  /* Depthwise with shifted blocks, stride 1: the tiles in [t_wrap, t_last) run a wrap block
+     (the last dw_shift channels of each pixel's left neighbour and the first NR - dw_shift of
+     the pixel, one aligned vector) in place of the head and tail blocks; [t_first, t_wrap)
+     is one tile of the main kernel, before which a pixel's left neighbour is padding. */
+  int64_t t_wrap;
+  int dw_wrap;
   int64_t lda, kdim;  /* im2col: patch row stride and length */
   /* Depthwise: the channel blocks start dw_shift channels before multiples of NR (block 0 is
      the first NR - dw_shift channels), so that in-place loads start on vector boundaries;
@@ -518,7 +524,8 @@ static void row_views(const job* jb, scratch* s, int64_t ni, int64_t oy, int64_t
 
 /* The output pixels of the tile starting at o0. */
 static inline int64_t tile_len(const job* jb, int64_t o0) {
-  const int64_t end = o0 < jb->t_first ? jb->t_first : o0 < jb->t_last ? jb->t_last : jb->ow;
+  const int64_t end = o0 < jb->t_first ? jb->t_first : o0 < jb->t_wrap ? jb->t_wrap
+                      : o0 < jb->t_last ? jb->t_last : jb->ow;
   return end - o0 < jb->mr ? end - o0 : jb->mr;
 }
 
@@ -529,18 +536,30 @@ static inline int64_t tile_len(const job* jb, int64_t o0) {
    last tile. */
 static void plan_tiles(job* jb, const int* tile_mr) {
   const geom* g = &jb->p->g;
-  jb->t_first = 0;
+  jb->t_first = jb->t_wrap = 0;
   jb->t_last = jb->ow;
+  jb->dw_wrap = 0;
   if (jb->p->method != M_DEPTHWISE) return;
+  const tg_dwconv_shape* sh = jb->p->dw;
   const int64_t span = (g->kw - 1) * g->dw, inside = g->pl + jb->w - span;  /* a + span < pl + w */
   int64_t first = (g->pl + g->sw - 1) / g->sw, right = inside <= 0 ? 0 : (inside + g->sw - 1) / g->sw;
   if (first > jb->ow) first = jb->ow;
   if (right > jb->ow) right = jb->ow;
   if (right < first) right = first;
-  int64_t rem = (right - first) % jb->mr;
+  jb->t_first = jb->t_wrap = first;
+  if (jb->dw_shift && g->sw == 1 && jb->p->ps_mult == 1) {
+    /* A wrap tile's first pixel needs its left neighbour in place: o0 - 1 >= pl. */
+    int64_t r = g->pl + 1 - first;
+    while (r > 0 && r < jb->mr && (tile_mr[r] != r || sh->by_rows[r] != sh->by_rows[jb->mr])) r++;
+    if (r < 0) r = 0;
+    if (first + r < right) {
+      jb->dw_wrap = 1;
+      jb->t_wrap = first + r;
+    }
+  }
+  int64_t rem = (right - jb->t_wrap) % jb->mr;
   while (rem > 0 && tile_mr[rem] != rem) rem--;  /* an exact tile: computes no pixel past it */
-  jb->t_first = first;
-  jb->t_last = first + (right - first) / jb->mr * jb->mr + rem;
+  jb->t_last = jb->t_wrap + (right - jb->t_wrap) / jb->mr * jb->mr + rem;
 }
 
 /* Depthwise: nrows output rows (y: the first, channels last), up to DW_TILES tiles at a time,
@@ -555,6 +574,8 @@ static void dw_rows(const job* jb, const row_view* rv, int64_t nrows, float* y) 
   const float* base[DW_TILES][TG_CONV_MAX_KH + TG_CONV_MAX_OUT_ROWS];
   const float* krows[TG_CONV_MAX_KH + TG_CONV_MAX_OUT_ROWS];
   int64_t at[DW_TILES], len[DW_TILES];
+  int wrap[DW_TILES];
+  const int64_t shift = jb->dw_shift, last = jb->dw_nb - 1;
   for (int64_t o0 = 0; o0 < jb->ow;) {
     int nt = 0;
     for (; nt < DW_TILES && o0 < jb->ow; nt++) {
@@ -563,16 +584,30 @@ static void dw_rows(const job* jb, const row_view* rv, int64_t nrows, float* y) 
       for (int64_t ky = 0; ky < in_rows; ky++) base[nt][ky] = tile_row(jb, &rv[ky], a, e);
       at[nt] = o0;
       len[nt] = r;
+      wrap[nt] = jb->dw_wrap && o0 >= jb->t_wrap && o0 + r <= jb->t_last;
       o0 += r;
     }
     for (int64_t b = 0; b < jb->dw_nb; b++) {
-      const int64_t c0 = b == 0 ? 0 : b * p->nr - jb->dw_shift;
-      const int64_t c1 = (b + 1) * p->nr - jb->dw_shift, nn = (c1 < cin ? c1 : cin) - c0;
+      const int64_t c0 = b == 0 ? 0 : b * p->nr - shift;
+      const int64_t c1 = (b + 1) * p->nr - shift, nn = (c1 < cin ? c1 : cin) - c0;
       const float* wp = jb->dw_panels + b * p->panel;
       for (int t = 0; t < nt; t++) {
-        for (int64_t ky = 0; ky < in_rows; ky++) krows[ky] = base[t][ky] + c0;
-        sh->by_rows[len[t]](len[t], nn, krows, ps, dps, wp, y + at[t] * cin + c0, cin, nrows,
-                            jb->ow * cin, &prm);
+        int64_t r = len[t], off = c0, nw = nn;  /* off: from the tile's input pointers */
+        const float* ww = wp;
+        float* yo = y + at[t] * cin + c0;
+        if (wrap[t] && b == 0) {  /* the wrap block: from `shift` channels before each pixel */
+          off = -shift;
+          nw = p->nr;
+          ww = jb->dw_panels + jb->dw_nb * p->panel;
+          yo = y + at[t] * cin - shift;
+        } else if (wrap[t] && b == last) {  /* tails: the next tile's wrap block, but the last */
+          if (at[t] + r != jb->t_last) continue;
+          off = c0 + (r - 1) * ps;
+          yo = y + (at[t] + r - 1) * cin + c0;
+          r = 1;
+        }
+        for (int64_t ky = 0; ky < in_rows; ky++) krows[ky] = base[t][ky] + off;
+        sh->by_rows[r](r, nw, krows, ps, dps, ww, yo, cin, nrows, jb->ow * cin, &prm);
       }
     }
   }
@@ -683,13 +718,15 @@ static int64_t dw_block_shift(const tilegen_conv2d_f32_plan* p, const float* x) 
   return at / (int64_t) sizeof(float);  /* block 0: channels [0, NR - shift) */
 }
 
-/* The plan's depthwise panels re-cut into blocks that start `shift` channels earlier. */
+/* The plan's depthwise panels re-cut into blocks that start `shift` channels earlier, then
+   the wrap block's (lanes j < shift: channel cin - shift + j; then channel j - shift). */
 static void shift_dw_panels(const tilegen_conv2d_f32_plan* p, int64_t shift, int64_t nb, float* dst) {
   const int64_t nr = p->nr, per = p->panel / nr, cin = p->g.cin;
-  for (int64_t b = 0; b < nb; b++)
+  for (int64_t b = 0; b <= nb; b++)
     for (int64_t j = 0; j < nr; j++) {
-      const int64_t c = (b == 0 ? 0 : b * nr - shift) + j;  /* lane j's channel */
-      const int ok = c < (b + 1) * nr - shift && c < cin;
+      const int64_t c = b == nb ? (j < shift ? cin - shift + j : j - shift)  /* lane j's channel */
+                                : (b == 0 ? 0 : b * nr - shift) + j;
+      const int ok = b == nb || (c < (b + 1) * nr - shift && c < cin);
       const float* src = p->wpack + (ok ? c / nr * p->panel + c % nr : 0);
       for (int64_t t = 0; t < per; t++) dst[b * p->panel + t * nr + j] = ok ? src[t * nr] : 0.0f;
     }
@@ -746,7 +783,7 @@ static int run_rows(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
                      (size_t) (jb.mr * jb.lda);
   const size_t zero_floats = (size_t) round_up(jb.lp * g->cin + jb.x_lead, 16);
   jb.dw_nb = jb.dw_shift ? 1 + (g->cin - (p->nr - jb.dw_shift) + p->nr - 1) / p->nr : p->nb;
-  const size_t shifted = jb.dw_shift ? (size_t) (jb.dw_nb * p->panel) : 0;
+  const size_t shifted = jb.dw_shift ? (size_t) ((jb.dw_nb + 1) * p->panel) : 0;
   float* zero = tg_workspace(TG_WS_CONV_ZERO, (zero_floats + shifted) * sizeof(float));
   if (zero == NULL) return -1;
   memset(zero, 0, zero_floats * sizeof(float));
