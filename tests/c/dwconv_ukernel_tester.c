@@ -61,6 +61,22 @@ static void report(int m, int n, int d, int act, int i, int j, double got, doubl
             "(tol %.3g)\n", m, n, d, act, i, j, got, want, tol);
 }
 
+/* count weights U(-1, 1) in a guarded panel. */
+static inline T* random_panel(size_t count, region* r) {
+  T* w = guarded(count, r);
+  for (size_t e = 0; e < count; e++) w[e] = (T) uniform();
+  return w;
+}
+
+/* A guarded output of m rows of n values ys apart: NaN where the kernel must write, the
+   sentinel in the gaps it must not touch. */
+static inline T* sentinel_output(int m, int n, int64_t ys, size_t* count, region* r) {
+  *count = (size_t) ((m - 1) * ys + n);
+  T* y = guarded(*count, r);
+  for (size_t e = 0; e < *count; e++) y[e] = (int64_t) e % ys < n ? (T) NAN : SENTINEL;
+  return y;
+}
+
 #if !TG_NCHW
 #ifndef TG_ROWS
 #define TG_ROWS 1
@@ -81,9 +97,7 @@ static void run_case(int m, int n, int d, int act, double scale, int nrows) {
       x[e] = (int64_t) e % ps < n ? (T) (scale * uniform()) : (T) NAN;
     rows[kh] = xs[kh] = x;
   }
-  const size_t w_count = (size_t) TG_NR * (1 + TG_KH * TG_KW);
-  T* w = guarded(w_count, &rw);
-  for (size_t e = 0; e < w_count; e++) w[e] = (T) uniform();
+  T* w = random_panel((size_t) TG_NR * (1 + TG_KH * TG_KW), &rw);
   const int64_t ys = next_prime(n + 1);
   const size_t row_y = (size_t) ((m - 1) * ys + n);       /* one output row's span */
   const int64_t yrs = next_prime((int64_t) row_y + 2);    /* sentinels between the rows */
@@ -142,13 +156,10 @@ static void run_rows_case(int m, int n, int act, double scale) {
     const int64_t c = col >= cs - RF ? col - cs : col;  /* columns just before a row: -RF.. */
     x[off] = c >= -P && c < n - 1 + TG_KW - P ? (T) (scale * uniform()) : (T) NAN;
   }
-  const size_t w_count = (size_t) (1 + TG_KH * TG_KW);
-  T* w = guarded(w_count, &rw);
-  for (size_t e = 0; e < w_count; e++) w[e] = (T) uniform();
+  T* w = random_panel((size_t) (1 + TG_KH * TG_KW), &rw);
   const int64_t ys = next_prime(n + 1);
-  const size_t y_count = (size_t) ((m - 1) * ys + n);
-  T* y = guarded(y_count, &ry);
-  for (size_t e = 0; e < y_count; e++) y[e] = (int64_t) e % ys < n ? (T) NAN : SENTINEL;
+  size_t y_count;
+  T* y = sentinel_output(m, n, ys, &y_count, &ry);
   params_t params;
   params.act = act;
   const T* taps[1] = {x};
@@ -192,13 +203,10 @@ static void run_nchw_case(int m, int n, int act, double scale) {
     }
     taps[t] = xs[t] = x;
   }
-  const size_t w_count = (size_t) TG_MR * (1 + TAPS);
-  T* w = guarded(w_count, &rw);
-  for (size_t e = 0; e < w_count; e++) w[e] = (T) uniform();
+  T* w = random_panel((size_t) TG_MR * (1 + TAPS), &rw);
   const int64_t ys = next_prime(n + 1);
-  const size_t y_count = (size_t) ((m - 1) * ys + n);
-  T* y = guarded(y_count, &ry);
-  for (size_t e = 0; e < y_count; e++) y[e] = (int64_t) e % ys < n ? (T) NAN : SENTINEL;
+  size_t y_count;
+  T* y = sentinel_output(m, n, ys, &y_count, &ry);
   params_t params;
   params.act = act;
   TG_UKERNEL(m, n, taps, cs, w, y, ys, &params);
