@@ -559,8 +559,10 @@ static void plan_tiles(job* jb, const int* tile_mr) {
       jb->t_first = jb->t_wrap = r;
     }
   }
+  /* The middle's last tile: exact (computes no pixel past it) and the main kernel's (a pixel
+     or two more in the last tile beats a one-pixel kernel call per channel block). */
   int64_t rem = (right - jb->t_wrap) % jb->mr;
-  while (rem > 0 && tile_mr[rem] != rem) rem--;  /* an exact tile: computes no pixel past it */
+  while (rem > 0 && (tile_mr[rem] != rem || sh->by_rows[rem] != sh->by_rows[jb->mr])) rem--;
   jb->t_last = jb->t_wrap + (right - jb->t_wrap) / jb->mr * jb->mr + rem;
 }
 
