@@ -14,6 +14,7 @@ import pytest
 from conftest import reference
 
 import tilegen as tg
+from tilegen.benchops import placed
 from tilegen.nn import _conv
 from tilegen.nn.conv import conv_method
 
@@ -204,10 +205,7 @@ def test_depthwise_nhwc_at_every_line_offset(threads):
             xl, wl = to_layout(x, wt, "NHWC")
             conv = tg.Conv2d(wl, b, padding=pad, groups=c, layout="NHWC", activation="relu")
             for off in range(0, 64, 4):
-                buf = np.empty(xl.size * 4 + 128, np.uint8)
-                start = (off - buf.ctypes.data) % 64
-                xo = buf[start:start + xl.size * 4].view(np.float32).reshape(xl.shape)
-                xo[...] = xl
+                xo = placed(xl, off)
                 assert xo.ctypes.data % 64 == off
                 got = conv(xo).transpose(0, 3, 1, 2)
                 tol = 2e-6 * k * (torch_conv(np.abs(x), np.abs(wt), np.abs(b), 1, pad, 1, c,

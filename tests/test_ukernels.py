@@ -22,10 +22,9 @@ from cprog import SANITIZE, SANITIZE_FLAGS
 
 import tilegen as tg
 from tilegen.dsl import DTYPES, ISAS, KernelSpec, load_registry, registry_path
-from tilegen.dsl.isa import host_arch
+from tilegen.dsl.isa import get_isa, host_arch
 from tilegen.dsl.ops.attention import exp_name, exp_path, work_floats
 from tilegen.dsl.ops.attndecode import decode_work_floats
-from tilegen.dsl.isa import get_isa
 from tilegen.dsl.ops.dwconv import FAMILY as DWCONV
 from tilegen.dsl.ops.gemm import epilogue_flags, pack_path, packa_name, packb_name, packr_name
 from tilegen.dsl.render import GENERATED_RELPATH, kernel_path

@@ -442,9 +442,8 @@ typedef struct {
   /* Depthwise: the channel blocks start dw_shift channels before multiples of NR (block 0 is
      the first NR - dw_shift channels), so that in-place loads start on vector boundaries;
      dw_panels holds their weights (the plan's own panels when the shift is 0). */
-  int64_t dw_shift, dw_nb;
-  int64_t x_lead;     /* floats from a vector boundary to x (0 unless dw_shift): the cached
-                         rows and the zero row start there too, like x's */
+  int64_t dw_shift, dw_nb;  /* dw_shift is also x's floats past a vector boundary: the cached
+                               rows and the zero row start that far in too, like x's */
   int64_t dw_rows;    /* depthwise: output rows per kernel call (1, or the shape's out_rows) */
   const float* dw_panels;
   size_t thread_floats;
@@ -534,7 +533,11 @@ static inline int64_t tile_len(const job* jb, int64_t o0) {
    than a main-kernel tile of 4 whose 6 columns are copied, AMD Zen 4), the middle tiles stop
    where their computed pixels would reach the right padding or past it, and the rest is one
    last tile. */
-static void plan_tiles(job* jb, const int* tile_mr) {
+static int main_kernel_exact(const tg_dwconv_shape* sh, int64_t r) {
+  return sh->tile_mr[r] == r && sh->by_rows[r] == sh->by_rows[sh->mr];
+}
+
+static void plan_tiles(job* jb) {
   const geom* g = &jb->p->g;
   jb->t_first = jb->t_wrap = 0;
   jb->t_last = jb->ow;
@@ -553,7 +556,7 @@ static void plan_tiles(job* jb, const int* tile_mr) {
        columns cached (6 at pad 1, not the one-pixel tile's 3, but no one-pixel kernel calls
        and no tile between: 2% faster at 144 x 56x56, AMD Zen 4). */
     int64_t r = g->pl + 1 > first ? g->pl + 1 : first;
-    while (r < jb->mr && (tile_mr[r] != r || sh->by_rows[r] != sh->by_rows[jb->mr])) r++;
+    while (r < jb->mr && !main_kernel_exact(sh, r)) r++;
     if (r < right) {
       jb->dw_wrap = 1;
       jb->t_first = jb->t_wrap = r;
@@ -562,7 +565,7 @@ static void plan_tiles(job* jb, const int* tile_mr) {
   /* The middle's last tile: exact (computes no pixel past it) and the main kernel's (a pixel
      or two more in the last tile beats a one-pixel kernel call per channel block). */
   int64_t rem = (right - jb->t_wrap) % jb->mr;
-  while (rem > 0 && (tile_mr[rem] != rem || sh->by_rows[rem] != sh->by_rows[jb->mr])) rem--;
+  while (rem > 0 && !main_kernel_exact(sh, rem)) rem--;
   jb->t_last = jb->t_wrap + (right - jb->t_wrap) / jb->mr * jb->mr + rem;
 }
 
@@ -680,8 +683,8 @@ static int setup_scratch(const job* jb, scratch* s) {
                                               (size_t) jb->nslot * sizeof(int64_t));
   if (base == NULL) return -1;
   const tilegen_conv2d_f32_plan* p = jb->p;
-  s->rows = base + jb->x_lead;
-  float* next = base + round_up(jb->nslot * jb->slot_floats + jb->x_lead, 16);
+  s->rows = base + jb->dw_shift;
+  float* next = base + round_up(jb->nslot * jb->slot_floats + jb->dw_shift, 16);
   s->orow = next;
   next += p->g.layout == TILEGEN_NCHW ? round_up(jb->ow * p->g.cout, 16) : 0;
   s->patch = next;
@@ -748,14 +751,13 @@ static int run_rows(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
   jb.ow = out_size(w, g->kw, g->sw, g->pl, g->pr, g->dw);
   jb.x = x; jb.y = y;
   jb.dw_shift = dw_block_shift(p, x);
-  jb.x_lead = jb.dw_shift;
   jb.mr = p->method == M_DEPTHWISE ? p->dw->mr : p->shape->mr;
   const int* tile_mr = p->method == M_DEPTHWISE ? p->dw->tile_mr : p->shape->tile_mr;
   /* The padded columns each tile reads ([a, b]: its kernel reads all its tile's pixels; im2col
      gathers only real ones), the border segments they reach, and the row length. */
   const int64_t span = (g->kw - 1) * g->dw, pl = g->pl;
   int64_t lw = 0, rs = INT64_MAX, lp = pl + w;
-  plan_tiles(&jb, tile_mr);
+  plan_tiles(&jb);
   for (int64_t o0 = 0, r; o0 < jb.ow; o0 += r) {
     r = tile_len(&jb, o0);
     const int64_t t = p->method == M_IM2COL ? r : tile_mr[r];
@@ -782,16 +784,16 @@ static int run_rows(const tilegen_conv2d_f32_plan* p, int64_t n, int64_t h, int6
     jb.lda = round_up(jb.kdim, 16);
     if ((jb.lda * 4) % 4096 == 0) jb.lda += 16;
   }
-  jb.thread_floats = (size_t) round_up(jb.nslot * jb.slot_floats + jb.x_lead, 16) +
+  jb.thread_floats = (size_t) round_up(jb.nslot * jb.slot_floats + jb.dw_shift, 16) +
                      (size_t) (g->layout == TILEGEN_NCHW ? round_up(jb.ow * g->cout, 16) : 0) +
                      (size_t) (jb.mr * jb.lda);
-  const size_t zero_floats = (size_t) round_up(jb.lp * g->cin + jb.x_lead, 16);
-  jb.dw_nb = jb.dw_shift ? 1 + (g->cin - (p->nr - jb.dw_shift) + p->nr - 1) / p->nr : p->nb;
+  const size_t zero_floats = (size_t) round_up(jb.lp * g->cin + jb.dw_shift, 16);
+  jb.dw_nb = jb.dw_shift ? g->cin / p->nr + 1 : p->nb;  /* a shift needs cin % NR == 0 */
   const size_t shifted = jb.dw_shift ? (size_t) ((jb.dw_nb + 1) * p->panel) : 0;
   float* zero = tg_workspace(TG_WS_CONV_ZERO, (zero_floats + shifted) * sizeof(float));
   if (zero == NULL) return -1;
   memset(zero, 0, zero_floats * sizeof(float));
-  jb.zero = zero + jb.x_lead;
+  jb.zero = zero + jb.dw_shift;
   jb.dw_panels = p->wpack;
   if (jb.dw_shift) {
     shift_dw_panels(p, jb.dw_shift, jb.dw_nb, zero + zero_floats);

@@ -65,6 +65,7 @@ class DwconvPlan:
     out_rows: int = 1          # unit dilation, stride 1: output rows per call (nrows <= this)
     tiling: str = "channels"   # channel first: MR channels, or MR output rows of one channel
     hoist: bool = False        # every tap's weights held in registers for the whole call
+    reach: int = 0             # row tiles: aligned vectors each side of NR that taps reach
 
     @property
     def positions(self) -> int:
@@ -167,7 +168,7 @@ class Dwconv(OpFamily):
         if spec.layout == "nchw" and spec.tiling == "rows":
             # MR x NV accumulators, an input row's aligned vectors (NV and the neighbours the
             # shifts reach), every tap's weight, one shifted tap.
-            return RegisterBudget(spec.mr * nv, nv + 2 * self.reach_vectors(spec), 
+            return RegisterBudget(spec.mr * nv, nv + 2 * self.reach_vectors(spec),
                                   spec.kh * spec.kw + 1, isa.num_vregs,
                                   input_name="input", broadcast_name="weight / tap")
         if spec.layout == "nchw":
@@ -175,13 +176,7 @@ class Dwconv(OpFamily):
             return RegisterBudget(spec.mr * nv, nv, 1, isa.num_vregs,
                                   input_name="input", broadcast_name="weight broadcast")
         if spec.dilation == "1":
-            # A pixel group's accumulators (per output row), a filter row's input columns
-            # (each loaded once), one weight vector or (hoisted) every tap's.
-            cols = (self.group(spec) - 1) * spec.stride + spec.kw
-            acc = spec.out_rows * self.group(spec) * nv
-            weights = spec.kh * spec.kw * nv if self.hoists(spec) else nv
-            return RegisterBudget(acc, cols * nv, weights, isa.num_vregs,
-                                  input_name="input column", broadcast_name="weight")
+            return self._slide_budget(spec, self.hoists(spec))
         # A pixel group's NV accumulators each, a tap's NV weight vectors, NV input vectors.
         return RegisterBudget(self.group(spec) * nv, nv, nv, isa.num_vregs,
                               input_name="weight", broadcast_name="input")
@@ -211,7 +206,8 @@ class Dwconv(OpFamily):
             row_bases=bases, row_addr=rows, isa=isa, v=v, budget=self.register_budget(spec),
             params_type=f"tg_{spec.dtype}_conv_params", layout=spec.layout, group=group,
             group_bases=gbases, slide=spec.dilation == "1", pos_bases=pbases, pos_addr=prows,
-            out_rows=spec.out_rows, hoist=self.hoists(spec), tiling=spec.tiling)
+            out_rows=spec.out_rows, hoist=self.hoists(spec), tiling=spec.tiling,
+            reach=self.reach_vectors(spec) if spec.tiling == "rows" else 0)
 
     @staticmethod
     def group(spec) -> int:
@@ -228,16 +224,24 @@ class Dwconv(OpFamily):
         lanes = get_isa(spec.isa).lanes(spec.dtype)
         return -(-(spec.kw // 2) // lanes)
 
+    def _slide_budget(self, spec, hoisted: bool) -> RegisterBudget:
+        """Unit dilation: a pixel group's accumulators (per output row), a filter row's input
+        columns (each loaded once), one weight vector or (hoisted) every tap's."""
+        isa = get_isa(spec.isa)
+        nv = spec.nr // isa.lanes(spec.dtype)
+        cols = (self.group(spec) - 1) * spec.stride + spec.kw
+        return RegisterBudget(spec.out_rows * self.group(spec) * nv, cols * nv,
+                              (spec.kh * spec.kw if hoisted else 1) * nv, isa.num_vregs,
+                              input_name="input column", broadcast_name="weight")
+
     def hoists(self, spec) -> bool:
         """Unit-dilation kernels keep every tap's weights in registers when they fit beside
         the accumulators and a filter row's columns: a weight is loaded once per call, not
         once per pixel group and row."""
         if spec.dilation != "1" or spec.layout != "nhwc":
             return False
-        isa = get_isa(spec.isa)
-        nv = spec.nr // isa.lanes(spec.dtype)
-        cols = (self.group(spec) - 1) * spec.stride + spec.kw
-        return (spec.out_rows * self.group(spec) + cols + spec.kh * spec.kw) * nv <= isa.num_vregs
+        budget = self._slide_budget(spec, True)
+        return budget.used <= budget.available
 
     def pixel_step(self, spec) -> int:
         """What a tile of m < MR computes: channels-last tiles round_up(m, group) pixels (the
