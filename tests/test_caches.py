@@ -59,27 +59,31 @@ def child(**env):
     return json.loads(r.stdout)
 
 
-def expected_blocking(cfg, itemsize, l1d, l2):
-    """The rule of blas/gemm_dispatch.c, restated: A's MR x KC panel in 3/4 of L1 (KC a
-    multiple of 8, between 64 and the table's), the KC x NC block of B in half of L2
-    (NC a multiple of NR, at most 4x the table's)."""
+def expected_blocking(cfg, itemsize, l1d, l2, l3):
+    """The rule of blas/gemm_dispatch.c, restated: A's MR x KC panel in a quarter of L2 (KC a
+    multiple of 8, between 64 and the table's), the KC x NC block of B in the smaller of 4 x L2
+    and L3 / 8, half of L2 without an L3 (NC a multiple of NR, at most 4x the table's)."""
     kc_table, nc_table = BLOCKING[cfg["isa"]]["f32" if itemsize == 4 else "f64"]
-    kc = l1d * 3 // 4 // (cfg["packed"]["mr"] * itemsize) // 8 * 8
+    kc = l2 // 4 // (cfg["packed"]["mr"] * itemsize) // 8 * 8
     kc = min(kc_table, max(64, kc))
-    nc = min(l2 // 2 // (kc * itemsize), 4 * nc_table)
+    b_max = min(4 * l2, l3 // 8) if l3 > 0 else l2 // 2
+    nc = min(b_max // (kc * itemsize), 4 * nc_table)
     nr = cfg["nr"]
     return kc, max(nr, nc // nr * nr)
 
 
-@pytest.mark.parametrize("l1d,l2", [("48K", "1M"), ("32K", "256K"), ("64K", "2M"), ("16K", "96K")])
-def test_blocking_follows_the_caches(l1d, l2):
-    out = child(TILEGEN_L1D_SIZE=l1d, TILEGEN_L2_SIZE=l2)
+@pytest.mark.parametrize("l1d,l2,l3", [("48K", "1M", "32M"), ("32K", "256K", "8M"),
+                                       ("64K", "2M", "96M"), ("16K", "96K", "512K")])
+def test_blocking_follows_the_caches(l1d, l2, l3):
+    out = child(TILEGEN_L1D_SIZE=l1d, TILEGEN_L2_SIZE=l2, TILEGEN_L3_SIZE=l3)
     size = lambda s: int(s[:-1]) << (10 if s[-1] == "K" else 20)  # noqa: E731
     assert out["caches"]["source"] == "TILEGEN_*_SIZE"
     assert (out["caches"]["l1d"], out["caches"]["l2"]) == (size(l1d), size(l2))
+    assert out["caches"]["l3"] == size(l3)
     for dt, itemsize in (("f32", 4), ("f64", 8)):
         cfg = out[dt]
-        assert (cfg["kc"], cfg["nc"]) == expected_blocking(cfg, itemsize, size(l1d), size(l2)), dt
+        assert (cfg["kc"], cfg["nc"]) == expected_blocking(cfg, itemsize, size(l1d), size(l2),
+                                                           size(l3)), dt
 
 
 def test_bad_override_is_ignored():

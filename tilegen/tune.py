@@ -78,9 +78,10 @@ MID_B = tuple(Product(f"{m}x768x3072 (mid B)", m, 768, 3072) for m in (16, 128))
 
 FULL = Plan(
     products=(Product("512x512x512", 512, 512, 512), Product("1024x1024x1024", 1024, 1024, 1024),
+              Product("1024x2048x1024 (deep)", 1024, 2048, 1024),
               Product("16x1024x1024", 16, 1024, 1024),
               Product("512x512x512 (A col-major)", 512, 512, 512, "F")),
-    kc=(128, 192, 256, 320, 384, 512, 768), nc=(256, 512, 1024, 2048, 4096),
+    kc=(128, 256, 384, 512, 768, 1024, 1536, 2048), nc=(256, 512, 1024, 2048, 4096),
     reps=5, target=0.03, refine=True, final_rounds=4, sweep_rounds=2,
     streamed=(Product("4096x4096x16 (A streamed)", 4096, 4096, 16),), streams=(4, 8, 12, 16, 32),
     few_rows=tuple(Product(f"{m}x4096x4096 (big B)", m, 4096, 4096) for m in (16, 32, 64, 128))

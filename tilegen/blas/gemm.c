@@ -23,7 +23,6 @@
                                                 (Zen 3, 4096^2: L1/2 +10-25% over L1/3: longer row streams) */
 #define TG_AXPY_HALF_MIN_ROWS 64      /* x B past the thread threshold: B's rows go in two
                                          halves of at least this many */
-#define TG_B_AHEAD_PANELS 1         /* few rows times a big B: B's panel this far ahead is prefetched */
 #define TG_STACK_PACK_BYTES 32768     /* packing buffers this small live on the stack */
 #define TG_PANEL_BLOCK_MAX_PANELS 2   /* column panels a one-KC-block product runs through panel_block_ */
 #define TG_STREAM_B_MIN_BYTES(cfg) ((cfg)->l2 / 2)  /* few rows times a B this big stream B */

@@ -169,18 +169,24 @@ TG_DEFINE_FILL(f64)
 #undef TG_COLLECT
 #undef TG_COLLECT_GEMV
 
-/* The built-in blocking from this core's caches: the family's KC unless A's MR x KC panel would
-   take more than 3/4 of L1 (the rest for the B slivers streaming past it and C's tile: half of
-   L1 measured 8% slower on float64 2048^3, Xeon family 6 model 167, KC 216 against 256), and the
-   KC x NC block of packed B half of L2 (room for C's rows and the next A panel), at most 4x the
-   table's NC. */
+/* The built-in blocking from this core's caches, below the family's KC and 4x its NC. The
+   kernel's tile does enough arithmetic per operand that A's panel can stream from L2 and the B
+   block from L3 (a 14x16 float64 tile needs 184 bytes a k step, 28 FMA cycles): what the
+   blocks must amortise is C's tile, loaded and stored once per KC block, and A's panel, copied
+   once per NC block. So A's MR x KC panel takes at most a quarter of L2, and the KC x NC block
+   of B the smaller of 4 x L2 and an eighth of L3 (L3 is shared; where none is reported, half of
+   L2). AMD Zen 4 (32 KiB L1d, 1 MiB L2, 32 MiB L3), 1 thread: float32 4096^3 KC 256 NC 512
+   (A in 3/4 of L1, B in half of L2) 101 GFLOP/s, KC 1024 NC 512 108, NC 1024 109; float64
+   2048^3 KC 216 NC 288 49, KC 1024 NC 256 53, NC 512 54. */
 #define TG_DEFINE_CACHE_BLOCKING(DT, IDX, T)                                                \
   static void cache_blocking_##DT(const tg_gemm_config_##DT* cfg, int64_t* kc, int64_t* nc) { \
     const int64_t* d = default_blocking[cfg->isa][IDX], sz = (int64_t) sizeof(T);           \
-    const int64_t kc_l1 = cfg->l1d * 3 / 4 / (cfg->packed.mr * sz) / 8 * 8;                \
-    *kc = kc_l1 >= d[0] ? d[0] : kc_l1 < 64 ? 64 : kc_l1;  /* short k loops cost more */     \
-    const int64_t nc_l2 = cfg->l2 / 2 / (*kc * sz);                                        \
-    *nc = nc_l2 < d[1] * 4 ? nc_l2 : d[1] * 4;                                             \
+    const int64_t kc_l2 = cfg->l2 / 4 / (cfg->packed.mr * sz) / 8 * 8;                     \
+    *kc = kc_l2 >= d[0] ? d[0] : kc_l2 < 64 ? 64 : kc_l2;  /* short k loops cost more */     \
+    const int64_t l3 = tg_caches()->l3;                                                    \
+    const int64_t b_max = l3 <= 0 ? cfg->l2 / 2 : l3 / 8 < 4 * cfg->l2 ? l3 / 8 : 4 * cfg->l2; \
+    const int64_t nc_b = b_max / (*kc * sz);                                               \
+    *nc = nc_b < d[1] * 4 ? nc_b : d[1] * 4;                                               \
   }
 TG_DEFINE_CACHE_BLOCKING(f32, 0, float)
 TG_DEFINE_CACHE_BLOCKING(f64, 1, double)

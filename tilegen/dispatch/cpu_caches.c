@@ -105,6 +105,7 @@ void tg_cache_detect(tg_cpu_caches* out) {
 #endif
   if (out->l1d <= 0) out->l1d = TG_DEFAULT_L1D_BYTES;
   if (out->l2 <= 0) out->l2 = out->l3 > 0 ? out->l3 : TG_DEFAULT_L2_BYTES;  /* no L2: the last level */
-  const int a = override("TILEGEN_L1D_SIZE", &out->l1d), b = override("TILEGEN_L2_SIZE", &out->l2);
-  if (a || b) out->source = "TILEGEN_*_SIZE";
+  const int a = override("TILEGEN_L1D_SIZE", &out->l1d), b = override("TILEGEN_L2_SIZE", &out->l2),
+            c = override("TILEGEN_L3_SIZE", &out->l3);
+  if (a || b || c) out->source = "TILEGEN_*_SIZE";
 }

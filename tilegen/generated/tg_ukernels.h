@@ -528,10 +528,10 @@ typedef void (*tg_f64_packb_fn)(
 #define TG_GEMM_BLOCKING(X) \
   X(TG_ISA_SCALAR, f32, 256, 256) \
   X(TG_ISA_SCALAR, f64, 256, 256) \
-  X(TG_ISA_AVX2, f32, 256, 1024) \
-  X(TG_ISA_AVX2, f64, 256, 512) \
-  X(TG_ISA_AVX512, f32, 256, 1024) \
-  X(TG_ISA_AVX512, f64, 256, 512) \
+  X(TG_ISA_AVX2, f32, 1024, 1024) \
+  X(TG_ISA_AVX2, f64, 1024, 512) \
+  X(TG_ISA_AVX512, f32, 1024, 1024) \
+  X(TG_ISA_AVX512, f64, 1024, 512) \
   X(TG_ISA_NEON, f32, 256, 512) \
   X(TG_ISA_NEON, f64, 256, 256) \
 
