@@ -16,11 +16,23 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 MANIFEST = os.path.join("tilegen", "generated", "build_manifest.json")
-# The C core built for the platform baseline: the op-agnostic dispatcher and runtime, then each
-# op family's driver folder (blas/ for GEMM, nn/, image/...). Every .c file there is compiled,
-# except what Cython generates from a .pyx beside it; adding a family needs no edit here.
-CORE_DIRS = ["tilegen/dispatch", "tilegen/runtime"]
-DRIVER_DIRS = ["tilegen/blas", "tilegen/nn", "tilegen/image"]
+# The C core built for the platform baseline: the op-agnostic dispatcher and runtime, then every
+# op's folder (tilegen/ops/<op>/, found by its op.yaml). Every .c file there is compiled, except
+# what Cython generates from a .pyx beside it; adding an op needs no edit here.
+CORE_DIRS = ["tilegen/core"]
+
+
+def _load_by_path(name, *parts):
+    """A module of the package on its own (importing the package would need the core built)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, *parts))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it executes
+    spec.loader.exec_module(module)
+    return module
+
+
+OPS = _load_by_path("_tilegen_ops", "tilegen", "ops", "__init__.py").load_ops(ROOT)
+DRIVER_DIRS = [os.path.relpath(op.folder, ROOT).replace(os.sep, "/") for op in OPS.values()]
 
 
 def _c_sources(folder):
@@ -50,13 +62,7 @@ LIB_NAME = "tilegen"
 
 
 def _isa_tables():
-    """tilegen/dsl/isa/base.py on its own: importing the package would need the core built."""
-    spec = importlib.util.spec_from_file_location(
-        "_tilegen_isa", os.path.join(ROOT, "tilegen", "dsl", "isa", "base.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while it executes
-    spec.loader.exec_module(module)
-    return module
+    return _load_by_path("_tilegen_isa", "tilegen", "dsl", "isa", "base.py")
 
 
 def _version():
@@ -170,14 +176,15 @@ class BuildExt(build_ext):
         self._write_package_configs(lib_dir)
 
     def _version_script(self):
-        """Exports: the public API (TILEGEN_API, default visibility; everything else is built
-        hidden) under one version node; nothing else, not even the linker's own symbols."""
+        """Exports: the public API (tilegen_*, and the ABIs ops declare in op.yaml's c_exports;
+        everything else is built hidden) under one version node; nothing else, not even the
+        linker's own symbols."""
         path = os.path.join(self.build_temp, "libtilegen.map")
         os.makedirs(self.build_temp, exist_ok=True)
         node = "TILEGEN_" + _version().split(".")[0]
+        names = ["tilegen_*"] + [s for op in OPS.values() for s in op.c_exports]
         with open(path, "w") as f:
-            f.write(f"{node} {{\n  global: tilegen_*; sgemm_; dgemm_; cblas_sgemm; cblas_dgemm; "
-                    "xerbla_; cblas_xerbla;\n  local: *;\n};\n")
+            f.write(f"{node} {{\n  global: {'; '.join(names)};\n  local: *;\n}};\n")
         return path
 
     @staticmethod

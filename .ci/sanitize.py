@@ -26,11 +26,12 @@ FLAGS = [f"-fsanitize={SANITIZERS}", "-fno-omit-frame-pointer", "-fno-sanitize-r
 RUNS = [
     ("C kernel testers", ["tests/test_ukernels.py", "-k", "native"]),
     ("C drivers, BLAS ABIs, netlib programs, pool", [
-        "tests/test_blas_abi.py", "tests/test_blas_conformance.py",
-        "tests/test_gemm_paths.py::test_strided_and_batched_from_c",
+        "tests/ops/gemm/test_blas_abi.py", "tests/ops/gemm/test_blas_conformance.py",
+        "tests/ops/gemm/test_gemm_paths.py::test_strided_and_batched_from_c",
         "tests/test_threads.py", "-k", "not thread] and not fork"]),
     ("matmul/gemm suites through Python", [
-        "tests/test_matmul_numpy.py", "tests/test_gemm_api.py", "tests/test_gemm_paths.py"]),
+        "tests/ops/gemm/test_matmul_numpy.py", "tests/ops/gemm/test_gemm_api.py",
+        "tests/ops/gemm/test_gemm_paths.py"]),
 ]
 
 
@@ -49,7 +50,7 @@ def main() -> int:
         # Kernels of ISAs this CPU lacks never run here: they are built without the sanitizers.
         runnable = set(subprocess.run(
             [sys.executable, "-I", "-c", "import tilegen; print(*(i for i, ok in "
-             "tilegen.blas._core.isas().items() if ok))"],
+             "tilegen.core._core.isas().items() if ok))"],
             capture_output=True, text=True, check=True).stdout.split())
         lib = ScratchLibrary(scratch, load_setup(), FLAGS, flagged_isas=runnable)
         lib.build()

@@ -16,8 +16,8 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tilegen.bench_worker import measure
-from tilegen.benchops.gemm import Case
+from tilegen.tools.bench_worker import measure
+from tilegen.ops.gemm.bench import Case
 
 DEFAULT_SHAPES = ("1x256x256", "1x512x512", "256x256x1", "512x512x1", "16x4096x4096",
                   "1x4096x4096")

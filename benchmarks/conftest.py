@@ -1,4 +1,4 @@
-"""pytest-benchmark suite of tilegen against NumPy over tilegen.benchcases (the `tilegen bench`
+"""pytest-benchmark suite of tilegen against NumPy over tilegen.tools.benchcases (the `tilegen bench`
 case list).
 
     pytest benchmarks/ --benchmark-only                 # time every case, tilegen and numpy
@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from tilegen import benchcases
+from tilegen.tools import benchcases
 
 LIBS = ("tilegen", "numpy")
 
@@ -68,7 +68,7 @@ def threads(request):
 @pytest.fixture
 def bench_call(benchmark, threads):
     """bench_call(case, lib): times lib's call for case, then checks a fresh result."""
-    from tilegen.benchops import gemm
+    from tilegen.ops.gemm import bench as gemm
 
     def run(case, lib):
         operands = case.operands()

@@ -29,7 +29,7 @@ def _run(cmd, **kw) -> str:
 def build(work: Path) -> Dict[str, Path]:
     import tilegen as tg
 
-    isas = ",".join(i for i, ok in tg.blas._core.isas().items() if ok)
+    isas = ",".join(i for i, ok in tg.core._core.isas().items() if ok)
     sdk = work / "sdk"
     _run([sys.executable, "-m", "tilegen", "generate", "--sdk", "--isa", isas, "--ops", "image",
           "--out", sdk], cwd=work)

@@ -53,14 +53,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--reps", type=int, default=15, help="repetitions (default 15)")
     args = ap.parse_args(argv)
 
-    from tilegen import bench_worker
-    from tilegen.blas import _core
+    from tilegen.tools import bench_worker
+    from tilegen.core import _core
+    from tilegen.ops.gemm import _gemm
 
     # The checkout this script sits in, else the installed package (both carry generated/).
     checkout = os.path.dirname(HERE)
     root = checkout if os.path.isfile(registry_path(checkout)) else package_root()
     entries = {e.name: e for e in load_registry(registry_path(root))}
-    names = args.kernel or [_core.gemm_config(dt)["kernel"] for dt in ("float32", "float64")]
+    names = args.kernel or [_gemm.gemm_config(dt)["kernel"] for dt in ("float32", "float64")]
     unknown = [n for n in names if n not in entries]
     if unknown:
         ap.error(f"--kernel: {', '.join(unknown)} not in the registry")

@@ -5,6 +5,7 @@ REPO_ROOT`) supplies the committed registry, templates and generated C that they
 The tuning cache is off for the whole run (TILEGEN_TUNING=off, below).
 """
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,8 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# Each op's tests live in tests/ops/<op>/ and import the helpers here (cprog, npcompat, conftest).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # (isa, run mode) -> {"cases": n, "kernels": n, "skipped": n}, filled by test_ukernels.py.
 UKERNEL_RUNS = pytest.StashKey[dict]()
@@ -83,7 +86,7 @@ def numpy_products_forbidden(monkeypatch):
     """NumPy's product functions raise, and calls into the tilegen C core are counted (proof
     that a case ran on tilegen rather than deferring to NumPy)."""
     import numpy as np
-    from tilegen.blas import _core
+    from tilegen.ops.gemm import _gemm
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a NumPy product function was called: tilegen deferred")
@@ -92,13 +95,13 @@ def numpy_products_forbidden(monkeypatch):
         monkeypatch.setattr(np, name, forbidden)
     calls = []
     for name in ("gemm_into", "gemm_batched_into"):
-        real = getattr(_core, name)
+        real = getattr(_gemm, name)
 
         def spy(*args, _real=real, _name=name, **kwargs):
             calls.append(_name)
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(_core, name, spy)
+        monkeypatch.setattr(_gemm, name, spy)
     return calls
 
 
@@ -110,7 +113,7 @@ def on_a_worker(call, seconds: float = 20.0):
     a worker took part. Fails after `seconds` of trying (at least 200 calls)."""
     import time
 
-    from tilegen.blas import _core
+    from tilegen.core import _core
 
     deadline, tries = time.monotonic() + seconds, 0
     while tries < 200 or time.monotonic() < deadline:
@@ -121,3 +124,13 @@ def on_a_worker(call, seconds: float = 20.0):
             return result
     pytest.fail(f"no worker thread ran a task in {tries} calls ({seconds} s): the product ran "
                 "on one thread")
+
+
+@pytest.fixture(autouse=True)
+def _default_thread_count():
+    """Every test starts from the default thread count: a test that pins one (even to the value
+    it found) must not change what the next test sees as the default."""
+    yield
+    import tilegen
+
+    tilegen.set_num_threads(None)

@@ -18,6 +18,14 @@ import tilegen as tg
 from conftest import RUN_ISA_CAP
 
 C_DIR = Path(__file__).resolve().parent / "c"
+
+
+def c_source(name: str) -> Path:
+    """A C test program: tests/c/<name> (shared) or an op's tests/ops/<op>/c/<name>."""
+    found = [C_DIR / name] if (C_DIR / name).is_file() else sorted(
+        C_DIR.parent.glob(f"ops/*/c/{name}"))
+    assert len(found) == 1, f"{name}: expected one C test program, found {found}"
+    return found[0]
 TIMEOUT = 120
 
 # The sanitizer job (.ci/sanitize.py) sets TILEGEN_TEST_SANITIZE=address,undefined: the C test
@@ -69,9 +77,10 @@ def tilegen_link_args() -> list:
 
 def build(src: str, out: Path, args: Sequence[str] = (), *, link_tilegen: bool = False,
           libs: Sequence[str] = ()) -> Path:
-    """Compiles tests/c/<src> into `out`; fails the test with the compiler's output."""
+    """Compiles the C test program `src` (c_source) into `out`; fails the test with the
+    compiler's output."""
     cmd = [cc(), "-std=gnu11", "-O1", "-g", "-Wall", "-Wno-unused-parameter", *SANITIZE_FLAGS,
-           f"-I{tg.get_include()}", *args, str(C_DIR / src), "-o", str(out)]
+           f"-I{tg.get_include()}", "-I", str(C_DIR), *args, str(c_source(src)), "-o", str(out)]
     if link_tilegen:
         cmd += tilegen_link_args()
     cmd += [*libs, "-lm", "-lpthread", "-ldl"]

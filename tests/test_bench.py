@@ -12,9 +12,9 @@ import pytest
 
 import cprog
 from conftest import REPO_ROOT
-from tilegen import bench, benchcases
-from tilegen.benchops import gemm as gemm_bench
-from tilegen.cli import main
+from tilegen.tools import bench, benchcases
+from tilegen.ops.gemm import bench as gemm_bench
+from tilegen.tools.cli import main
 
 QUICK_IDS = [c.id for c in benchcases.cases("gemm", quick=True)]
 
@@ -219,7 +219,7 @@ def test_ukernel_throughput_script(capsys):
     kernel), and reports GFLOP/s against the FMA-probe peak."""
     import importlib.util
 
-    from tilegen.blas import _core
+    from tilegen.core import _core
 
     path = REPO_ROOT / "benchmarks" / "ukernel_throughput.py"
     spec = importlib.util.spec_from_file_location("ukernel_throughput", path)
@@ -299,7 +299,7 @@ def test_a_worker_that_dies_becomes_error_rows_and_the_run_goes_on():
 def test_conv2d_cases_and_onnx_model():
     """The conv2d plug-in: both layouts of every layer, ids unique and prefixed, ratio_cases
     pairing the layouts, and its hand-encoded ONNX Conv graph giving the reference's answer."""
-    from tilegen.benchops import conv2d as conv_bench
+    from tilegen.ops.conv2d import bench as conv_bench
 
     full = benchcases.cases("conv2d")
     assert len({c.id for c in full}) == len(full) == 8

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 import cprog
-from tilegen.blas import _core
-from tilegen.dsl.ops.gemm import BLOCKING
+from tilegen.core import _core
+from tilegen.ops.gemm import _gemm
+from tilegen.ops.gemm.gemm import BLOCKING
 
 SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 
@@ -47,9 +48,10 @@ def test_caches_match_sysfs():
 
 PROBE = """
 import json, numpy as np, tilegen as tg
-from tilegen.blas import _core
-print(json.dumps({"caches": _core.caches(), "f32": _core.gemm_config(np.float32),
-                  "f64": _core.gemm_config(np.float64)}))
+from tilegen.core import _core
+from tilegen.ops.gemm import _gemm
+print(json.dumps({"caches": _core.caches(), "f32": _gemm.gemm_config(np.float32),
+                  "f64": _gemm.gemm_config(np.float64)}))
 """
 
 

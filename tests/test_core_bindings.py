@@ -1,16 +1,18 @@
-"""The Cython bindings' own checks (tilegen.blas._core.gemm_into / gemm_batched_into), which
+"""The Cython bindings' own checks (tilegen.ops.gemm._gemm.gemm_into / gemm_batched_into), which
 tilegen.numpy_api builds on: they must never write where NumPy would refuse to."""
 import numpy as np
 import pytest
 
-from tilegen.blas import _core
+from tilegen.core import _core
+
+from tilegen.ops.gemm import _gemm
 
 
 def test_gemm_into_rejects_read_only_c():
     a, b = np.ones((3, 2)), np.ones((2, 5))
     base = np.zeros((1, 5))
     with pytest.raises(ValueError, match="read-only"):
-        _core.gemm_into(a, b, np.broadcast_to(base, (3, 5)))
+        _gemm.gemm_into(a, b, np.broadcast_to(base, (3, 5)))
     assert not base.any()
 
 
@@ -18,12 +20,12 @@ def test_gemm_batched_into_rejects_read_only_c():
     a, b = np.ones((4, 3, 2)), np.ones((4, 2, 5))
     base = np.zeros((1, 3, 5))
     with pytest.raises(ValueError, match="read-only"):
-        _core.gemm_batched_into(a, b, np.broadcast_to(base, (4, 3, 5)))
+        _gemm.gemm_batched_into(a, b, np.broadcast_to(base, (4, 3, 5)))
     assert not base.any()
     frozen = np.zeros((4, 3, 5))
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="read-only"):
-        _core.gemm_batched_into(a, b, frozen)
+        _gemm.gemm_batched_into(a, b, frozen)
     assert not frozen.any()
 
 
@@ -43,14 +45,14 @@ def test_gemm_into_blas_rules(dtype):
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     scale = np.abs(a64) @ np.abs(b64)
     c = np.full((9, 11), np.nan, dtype)
-    _core.gemm_into(a, b, c, 1.0, 0.0)            # beta = 0: C is not read
+    _gemm.gemm_into(a, b, c, 1.0, 0.0)            # beta = 0: C is not read
     assert close(c, a64 @ b64, scale, dtype)
     nan_a = np.full_like(a, np.nan)
-    _core.gemm_into(nan_a, b, c, 0.0, 2.0)        # alpha = 0: A is not read
+    _gemm.gemm_into(nan_a, b, c, 0.0, 2.0)        # alpha = 0: A is not read
     assert close(c, 2 * (a64 @ b64), 2 * scale, dtype)
     bias = rng.uniform(-1, 1, 11).astype(dtype)
-    _core.gemm_into(a, b, c, 1.0, 0.0, bias, "relu")
+    _gemm.gemm_into(a, b, c, 1.0, 0.0, bias, "relu")
     want = np.maximum(a64 @ b64 + bias, 0)
     assert close(c, want, scale + np.abs(bias), dtype)
     with pytest.raises(ValueError, match="allowed"):
-        _core.gemm_into(a, b, c, act="tanh")
+        _gemm.gemm_into(a, b, c, act="tanh")

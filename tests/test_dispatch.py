@@ -16,7 +16,8 @@ import pytest
 import cprog
 import tilegen as tg
 from conftest import RUN_ISA_CAP
-from tilegen.blas import _core
+from tilegen.core import _core
+from tilegen.ops.gemm import _gemm
 from tilegen.dsl import FEATURES, ISAS, parse_name
 
 ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}.get(
@@ -326,7 +327,8 @@ RETUNE = textwrap.dedent("""
     import sys, threading, time
     import numpy as np
     import tilegen as tg
-    from tilegen.blas import _core
+    from tilegen.core import _core
+    from tilegen.ops.gemm import _gemm
     names = sys.argv[1:]
     rng = np.random.default_rng(0)
     a = rng.standard_normal((200, 300)).astype(np.float32)
@@ -344,8 +346,8 @@ RETUNE = textwrap.dedent("""
     end = time.monotonic() + 1.0
     while time.monotonic() < end or calls[0] < 50:
         for name in names:
-            _core.set_gemm_kernel(np.float32, name)
-        _core.set_gemm_blocking(np.float32, nc=64 + 64 * (calls[0] % 3), kc=128 + 64 * (calls[0] % 2))
+            _gemm.set_gemm_kernel(np.float32, name)
+        _gemm.set_gemm_blocking(np.float32, nc=64 + 64 * (calls[0] % 3), kc=128 + 64 * (calls[0] % 2))
     done.set()
     t.join()
     print(len(bad), calls[0])

@@ -5,7 +5,7 @@ import pytest
 from conftest import REPO_ROOT  # the source tree: its registry and templates are tested
 
 from tilegen.dsl import (
-    DTYPES, ISAS, OPS, F32, KernelSpec, format_name, gemm, load_registry, parse_name, registry_path,
+    DTYPES, FAMILIES, ISAS, F32, KernelSpec, format_name, gemm, load_registry, parse_name, registry_path,
     spec_from_name,
 )
 from tilegen.dsl.render import render_kernel
@@ -48,7 +48,7 @@ def test_nr_must_be_a_multiple_of_the_vector_width(isa, dtype, nr, lanes):
 
 
 @pytest.mark.parametrize("field, value, allowed", [
-    ("op", "conv9d", OPS), ("dtype", "f16", DTYPES), ("isa", "sse9", ISAS),
+    ("op", "conv9d", FAMILIES), ("dtype", "f16", DTYPES), ("isa", "sse9", ISAS),
 ])
 def test_unknown_values_name_the_field_and_the_allowed_values(field, value, allowed):
     with pytest.raises(ValueError) as err:

@@ -1,7 +1,7 @@
 """`tilegen info` / `tg.show_config()`: the runtime_info() report."""
 import tilegen
-from tilegen.cli import main
-from tilegen.report import format_runtime_info
+from tilegen.tools.cli import main
+from tilegen.tools.report import format_runtime_info
 
 FULL = {
     "version": "0.1.0", "numpy_version": "2.0.0", "arch": "x86_64", "cpu_brand": "Some CPU",

@@ -15,7 +15,7 @@ import cprog
 from conftest import REPO_ROOT, reference
 
 import tilegen as tg
-from tilegen import sdk
+from tilegen.tools import sdk
 from tilegen.dsl.isa import host_arch
 
 CLIENT = REPO_ROOT / "tests" / "sdk" / "gemm_client.c"
@@ -48,7 +48,7 @@ def cmake_build(src: Path, build: Path, *options) -> Path:
 @pytest.fixture(scope="module")
 def sdk_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("sdk") / "tilegen-sdk"
-    isas = ",".join(i for i in ("avx512", "avx2", "neon") if i in tg.blas._core.isas())
+    isas = ",".join(i for i in ("avx512", "avx2", "neon") if i in tg.core._core.isas())
     r = tilegen_cli("generate", "--sdk", "--isa", isas, "--ops", "gemm", "--out", out)
     assert r.returncode == 0, r.stderr
     assert "added scalar" in r.stderr
@@ -121,16 +121,25 @@ def test_bad_isa_or_op_is_one_line_and_exit_2(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
-def test_header_keeps_only_the_chosen_ops():
-    text = "base\n/* @op a: x */\nA\n/* @end a */\nmid\n/* @op b */\nB\n/* @end b */\nend\n"
-    assert sdk.cut_header(text, ["a"]) == "base\nA\nmid\nend\n"
-    assert sdk.cut_header(text, []) == "base\nmid\nend\n"
+def test_header_keeps_only_the_chosen_ops(tmp_path):
+    """tilegen.h holds the core's declarations and the sections of the chosen ops (and of the
+    ops they call), nothing of the others; tilegen_cblas.h comes with the gemm op only."""
+    sdk.build(str(tmp_path / "img"), ["scalar"], ["image"])
+    header = (tmp_path / "img" / "include" / "tilegen.h").read_text()
+    assert "tilegen_gaussian_blur_u8" in header and "tilegen_set_num_threads" in header
+    assert "tilegen_sgemm" not in header and "tilegen_conv2d" not in header
+    assert not (tmp_path / "img" / "include" / "tilegen_cblas.h").exists()
+    notes = sdk.build(str(tmp_path / "conv"), ["scalar"], ["conv2d"])
+    header = (tmp_path / "conv" / "include" / "tilegen.h").read_text()
+    assert "tilegen_conv2d_f32" in header and "tilegen_sgemm_ex" in header
+    assert "added gemm: conv2d calls it" in notes
+    assert (tmp_path / "conv" / "include" / "tilegen_cblas.h").exists()
 
 
 def test_sdk_tree_is_self_contained(sdk_dir):
     names = {p.relative_to(sdk_dir).as_posix() for p in sdk_dir.rglob("*") if p.is_file()}
     assert {"CMakeLists.txt", "README.md", "VERSION", "include/tilegen.h",
-            "src/dispatch/dispatch.c", "src/runtime/threads.c", "src/blas/gemm.c"} <= names
+            "src/core/dispatch.c", "src/core/threads.c", "src/ops/gemm/gemm.c"} <= names
     assert (sdk_dir / "VERSION").read_text().strip() == tg.__version__
     assert not [n for n in names if n.endswith((".py", ".pyx", ".cpp", ".cc", ".j2"))]
     cmake = (sdk_dir / "CMakeLists.txt").read_text()
@@ -157,7 +166,7 @@ def host_build(sdk_dir, tmp_path_factory):
 
 def test_host_build_and_plain_c_client(sdk_dir, host_build, tmp_path):
     build, stdout = host_build
-    check_client(stdout, tg.blas._core.gemm_config(np.float32)["isa"])
+    check_client(stdout, tg.ops.gemm._gemm.gemm_config(np.float32)["isa"])
     nm = subprocess.run(["nm", str(build / "libtilegen.a")], capture_output=True, text=True).stdout
     assert not re.search(r"\b(omp_|GOMP_|__kmpc|_Z\w+)", nm), "OpenMP or C++ symbols in the SDK"
     shared = cmake_build(sdk_dir, tmp_path / "shared", "-DBUILD_SHARED_LIBS=ON")
@@ -241,7 +250,7 @@ def photos(tmp_path_factory):
 @pytest.fixture(scope="module")
 def image_sdk(tmp_path_factory):
     out = tmp_path_factory.mktemp("sdk-image") / "tilegen-sdk"
-    isas = ",".join(i for i in ("avx512", "avx2", "neon") if i in tg.blas._core.isas())
+    isas = ",".join(i for i in ("avx512", "avx2", "neon") if i in tg.core._core.isas())
     r = tilegen_cli("generate", "--sdk", "--isa", isas, "--ops", "gemm,image", "--out", out)
     assert r.returncode == 0, r.stderr
     return out
@@ -335,13 +344,14 @@ def nn_expected(ins):
 
 
 def test_conv_and_attention_through_the_sdk(tmp_path):
-    """The conv2d and attention ops of the SDK (gemm comes with conv2d), built for this machine
+    """The conv2d and paged_attention ops of the SDK (gemm comes with conv2d, attention with
+    paged_attention), built for this machine
     and for aarch64 under qemu: the Python API's results, float within 1e-5."""
     need("cmake")
     sdk = tmp_path / "sdk"
-    isas = ",".join(i for i in ("avx512", "avx2", "neon") if i in tg.blas._core.isas())
-    r = tilegen_cli("generate", "--sdk", "--isa", isas, "--ops", "conv2d,attention", "--out", sdk)
-    assert r.returncode == 0 and "added gemm" in r.stderr, r.stderr
+    isas = ",".join(i for i in ("avx512", "avx2", "neon") if i in tg.core._core.isas())
+    r = tilegen_cli("generate", "--sdk", "--isa", isas, "--ops", "conv2d,paged_attention", "--out", sdk)
+    assert r.returncode == 0 and "added gemm" in r.stderr and "added attention" in r.stderr, r.stderr
     ins = nn_inputs()
     (tmp_path / "in.bin").write_bytes(b"".join(a.tobytes() for a in ins))
     want = nn_expected(ins)
@@ -350,7 +360,7 @@ def test_conv_and_attention_through_the_sdk(tmp_path):
     exe = tmp_path / "nn-host"
     subprocess.run([cprog.cc(), "-std=c11", f"-I{sdk / 'include'}", str(NN_CLIENT),
                     str(host / "libtilegen.a"), "-o", str(exe), "-lpthread", "-lm"], check=True)
-    runs.append(([str(exe)], tg.blas._core.gemm_config(np.float32)["isa"]))
+    runs.append(([str(exe)], tg.ops.gemm._gemm.gemm_config(np.float32)["isa"]))
     if host_arch() != "aarch64":
         need("aarch64-linux-gnu-gcc", "qemu-aarch64")
         toolchain = tmp_path / "aarch64.cmake"

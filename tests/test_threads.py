@@ -363,7 +363,7 @@ def test_callers_while_the_thread_count_changes(threads):
         tol = (1e-5 if a.dtype == np.float32 else 1e-12) * np.sqrt(a.shape[1])
         assert (np.abs(want - ref) <= tol * scale + 1e-30).all(), (a.shape, b.shape, c is None)
     errors, stop = [], threading.Event()
-    workers_before = tg.blas._core._worker_tasks()
+    workers_before = tg.core._core._worker_tasks()
 
     def changer():
         n = 0
@@ -393,7 +393,7 @@ def test_callers_while_the_thread_count_changes(threads):
     ch.join(timeout=10)
     assert not any(t.is_alive() for t in ts), "a caller hung"
     assert not errors, "\n".join(errors[:10])
-    assert tg.blas._core._worker_tasks() > workers_before, "no worker thread ran a task"
+    assert tg.core._core._worker_tasks() > workers_before, "no worker thread ran a task"
 
 
 INTERRUPT = textwrap.dedent("""
@@ -465,12 +465,11 @@ def test_pool_stress(tmp_path, sanitizer):
     """tests/c/threads_stress.c against the pool's source (shipped in the package): concurrent
     regions from several threads, nested regions, thread-count changes; under ThreadSanitizer
     too when the toolchain has it."""
-    runtime_dir = os.path.join(os.path.dirname(tg.__file__), "runtime")
-    source = os.path.join(runtime_dir, "threads.c")
+    core_dir = os.path.join(os.path.dirname(tg.__file__), "core")
+    source = os.path.join(core_dir, "threads.c")
     # The package ships its C sources (pyproject package-data): missing is a packaging bug.
     assert os.path.isfile(source), f"{source} is not installed with the package"
-    dispatch_dir = os.path.join(os.path.dirname(tg.__file__), "dispatch")  # tg_xapi.h
-    args = [f"-I{runtime_dir}", f"-I{dispatch_dir}", source]
+    args = [f"-I{core_dir}", source]
     if sanitizer == "thread":
         probe = tmp_path / "probe.c"
         probe.write_text("int main(void) { return 0; }\n")

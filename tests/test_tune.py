@@ -12,10 +12,11 @@ import yaml
 
 import cprog
 import tilegen
-from tilegen import tuning
-from tilegen.blas import _core
+from tilegen.tools import tuning
+from tilegen.core import _core
+from tilegen.ops.gemm import _gemm
 from tilegen.dsl import load_registry
-from tilegen.report import format_runtime_info
+from tilegen.tools.report import format_runtime_info
 
 PROBE = textwrap.dedent("""
     import json, warnings
@@ -23,13 +24,14 @@ PROBE = textwrap.dedent("""
         warnings.simplefilter("always")
         import tilegen
     import numpy as np
-    from tilegen.blas import _core
-    from tilegen.nn import _attention
-    cfg = {d: _core.gemm_config(t) for d, t in (("f32", np.float32), ("f64", np.float64))}
+    from tilegen.core import _core
+    from tilegen.ops.gemm import _gemm
+    from tilegen.ops.paged_attention import _paged_attention as _attention
+    cfg = {d: _gemm.gemm_config(t) for d, t in (("f32", np.float32), ("f64", np.float64))}
     print(json.dumps({
         "warnings": [f"{w.category.__name__}: {w.message}" for w in caught],
         "tuning": tilegen.runtime_info()["tuning"],
-        "paged": _attention.kernel_name(True),
+        "paged": _attention.kernel_name(),
         "config": {d: {"kc": c["kc"], "nc": c["nc"], "rows": c["rows"]["kernel"],
                        "packed": c["packed"]["kernel"], "isa": c["isa"],
                        "stream_rows": c["stream_rows"], "b_inner_rows": c["b_inner_rows"]}
@@ -55,9 +57,9 @@ def builtin(tmp_path_factory):
 
 
 def builtin_paged():
-    from tilegen.nn import _attention
+    from tilegen.ops.paged_attention import _paged_attention as _attention
 
-    return _attention.kernel_name(True)
+    return _attention.kernel_name()
 
 
 def isa_of(dtype):
@@ -77,9 +79,9 @@ def other_tile(dtype, layout="rows"):
 
 def other_paged():
     """A decode kernel tune may choose that is not the built-in one (None if there is none)."""
-    from tilegen.nn import _attention
+    from tilegen.ops.paged_attention import _paged_attention as _attention
 
-    others = [n for n in _attention.paged_kernels() if n != _attention.kernel_name(True)]
+    others = [n for n in _attention.paged_kernels() if n != _attention.kernel_name()]
     return others[0] if others else None
 
 
@@ -88,8 +90,8 @@ def write_cache(cache_dir, doc=None, **changes):
     if doc is None:
         key = {"brand": tilegen.runtime_info()["cpu_brand"], "arch": tilegen.runtime_info()["arch"],
                "features": tilegen.runtime_info()["features"]["os_enabled"]}
-        nr32 = _core.gemm_config(np.float32)["nr"]
-        nr64 = _core.gemm_config(np.float64)["nr"]
+        nr32 = _gemm.gemm_config(np.float32)["nr"]
+        nr64 = _gemm.gemm_config(np.float64)["nr"]
         gemm = {isa_of("f32"): {"f32": {"kc": 96, "nc": 3 * nr32, "kernel": other_tile("f32"),
                                         "stream_rows": 5, "b_inner_rows": 100}}}
         gemm.setdefault(isa_of("f64"), {})["f64"] = {"kc": 40, "nc": 5 * nr64,
@@ -123,7 +125,7 @@ def test_tune_quick_writes_a_cache_the_next_import_applies(tmp_path, builtin):
     for gflops in entry["measured"]["f32"]["after_gflops"].values():
         assert gflops > 0
     assert all(rate > 0 for rate in entry["measured"]["paged_attention"].values())
-    from tilegen.nn import _attention
+    from tilegen.ops.paged_attention import _paged_attention as _attention
     assert set(entry["measured"]["paged_attention"]) == set(_attention.paged_kernels())
 
     got = probe(cache)
@@ -238,12 +240,13 @@ def test_foreign_cache_warns_and_is_ignored(tmp_path, builtin, change, words):
 
 CHECK = textwrap.dedent("""
     import numpy as np, tilegen
-    from tilegen.blas import _core
+    from tilegen.core import _core
+    from tilegen.ops.gemm import _gemm
     assert tilegen.runtime_info()["tuning"]["status"] == "applied", tilegen.runtime_info()["tuning"]
     rng = np.random.default_rng(5)
     bad = []
     for t, rtol in ((np.float32, 2e-5), (np.float64, 1e-12)):
-        cfg = _core.gemm_config(t)
+        cfg = _gemm.gemm_config(t)
         # 16 x 1100 x 700: few rows times a B beyond L2/2, and 1100 x 700 x 16: an A beyond
         # L2 under few columns (the tuned stream rows: B's sweep depth, A's panel height)
         for m, k, n in ((1, 1, 1), (3, 41, 7), (33, 97, 130), (130, 250, 67), (257, 400, 301),
@@ -317,7 +320,7 @@ def test_report_shows_the_tuning_state():
 
 @pytest.mark.parametrize("argv", [["--dtype", "f16"], ["--quick", "extra"], ["--bogus"]])
 def test_tune_bad_options_are_one_line_errors(capsys, argv):
-    from tilegen.cli import main
+    from tilegen.tools.cli import main
 
     assert main(["tune", *argv]) == 2
     err = capsys.readouterr().err
@@ -326,15 +329,15 @@ def test_tune_bad_options_are_one_line_errors(capsys, argv):
 
 @pytest.mark.parametrize("depth", [-1, 65])
 def test_stream_rows_out_of_range_is_refused(depth):
-    before = _core.gemm_config(np.float32)["stream_rows"]
+    before = _gemm.gemm_config(np.float32)["stream_rows"]
     with pytest.raises(ValueError, match="stream_rows"):
-        _core.set_gemm_stream_rows(np.float32, depth)
-    assert _core.gemm_config(np.float32)["stream_rows"] == before
+        _gemm.set_gemm_stream_rows(np.float32, depth)
+    assert _gemm.gemm_config(np.float32)["stream_rows"] == before
 
 
-@pytest.mark.parametrize("rows", [-1, _core.B_INNER_ROWS_MAX + 1])
+@pytest.mark.parametrize("rows", [-1, _gemm.B_INNER_ROWS_MAX + 1])
 def test_b_inner_rows_out_of_range_is_refused(rows):
-    before = _core.gemm_config(np.float64)["b_inner_rows"]
+    before = _gemm.gemm_config(np.float64)["b_inner_rows"]
     with pytest.raises(ValueError, match="b_inner_rows: rows=.* allowed: 0 to 256"):
-        _core.set_gemm_b_inner_rows(np.float64, rows)
-    assert _core.gemm_config(np.float64)["b_inner_rows"] == before
+        _gemm.set_gemm_b_inner_rows(np.float64, rows)
+    assert _gemm.gemm_config(np.float64)["b_inner_rows"] == before

@@ -25,7 +25,8 @@ def mypy(path: Path, cwd: Path) -> subprocess.CompletedProcess:
 
 def test_package_ships_type_information():
     pkg = Path(tg.__file__).parent
-    assert (pkg / "py.typed").is_file() and (pkg / "blas" / "_core.pyi").is_file()
+    assert (pkg / "py.typed").is_file() and (pkg / "core" / "_core.pyi").is_file()
+    assert (pkg / "ops" / "gemm" / "_gemm.pyi").is_file()
 
 
 def test_user_script_passes_mypy_strict(tmp_path):

@@ -1,5 +1,6 @@
 """Every registry kernel, built from the committed generated C, through its family's C tester
-(tests/c/<op>_ukernel_tester.c, registered in FAMILIES).
+(tilegen/ops/<op>/testers/<family>_ukernel_tester.c, with the -D flags and extra sources its
+family plug-in names: OpFamily.tester_defines / tester_sources).
 
 x86 kernels and the scalar fallback run natively on an x86-64 host; NEON kernels (and the scalar
 fallback once more) are cross-built with aarch64-linux-gnu-gcc -static and run under qemu-aarch64.
@@ -22,17 +23,13 @@ from cprog import SANITIZE, SANITIZE_FLAGS
 
 import tilegen as tg
 from tilegen.dsl import DTYPES, ISAS, KernelSpec, load_registry, registry_path
-from tilegen.dsl.isa import get_isa, host_arch
-from tilegen.dsl.ops.attention import exp_name, exp_path, work_floats
-from tilegen.dsl.ops.attndecode import decode_work_floats
-from tilegen.dsl.ops.dwconv import FAMILY as DWCONV
-from tilegen.dsl.ops.gemm import epilogue_flags, pack_path, packa_name, packb_name, packr_name
+from tilegen.dsl.isa import host_arch
 from tilegen.dsl.render import GENERATED_RELPATH, kernel_path
 
 ENTRIES = load_registry(registry_path(str(REPO_ROOT)))
 SKIP_EXIT = 77
 HOST_ARCH = host_arch()
-HOST_ISAS = tg.blas._core.isas()  # the library's own CPU detection: which ISAs run natively
+HOST_ISAS = tg.core._core.isas()  # the library's own CPU detection: which ISAs run natively
 
 
 @dataclass(frozen=True)
@@ -78,109 +75,35 @@ def targets(spec: KernelSpec) -> List[Target]:
     return out or [Target("not runnable", reason=f"{isa_arch} code cannot run on this {HOST_ARCH} host")]
 
 
-def gemm_defines(s: KernelSpec) -> Dict[str, object]:
-    return {
-        "TG_PACKA": packa_name(s.dtype, s.isa, s.mr), "TG_PACKR": packr_name(s.dtype, s.isa),
-        "TG_PACKB": packb_name(s.dtype, s.isa, s.nr), "TG_MR": s.mr, "TG_NR": s.nr,
-        "TG_UNROLL": s.unroll, "TG_EPI": f"({epilogue_flags(s)})",
-        "TG_ROWS": int(s.a_layout == "rows"),
-    }
-
-
-def gemv_defines(s: KernelSpec) -> Dict[str, object]:
-    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KR": s.kr}
-
-
-def filter_defines(s: KernelSpec) -> Dict[str, object]:
-    return {"TG_KIND": f"TG_FILTER_KIND_{s.kind.upper()}", "TG_MR": s.mr, "TG_NR": s.nr}
-
-
-# The attention exp's error bound in ULPs (templates/attention/exp.j2): 1 with fused
-# multiply-adds, 1.5 on the scalar fallback, whose multiply-adds round twice.
-ATTENTION_EXP_ULP = {"scalar": 1.5}
-
-
-def attention_defines(s: KernelSpec) -> Dict[str, object]:
-    lanes = ISAS[s.isa].lanes(s.dtype)
-    cw = s.pv_vecs * lanes
-    return {"TG_EXP": exp_name(s.dtype, s.isa), "TG_MR": s.mr, "TG_NR": s.nr, "TG_KB": s.kb,
-            "TG_CW": cw, "TG_WORK": work_floats(s.mr, s.kb, cw),
-            "TG_EXP_ULP": ATTENTION_EXP_ULP.get(s.isa, 1.0)}
-
-
-def attndecode_defines(s: KernelSpec) -> Dict[str, object]:
-    lanes = ISAS[s.isa].lanes(s.dtype)
-    cw = s.pv_vecs * lanes
-    fixed, per_slice = decode_work_floats(s)
-    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_CW": cw, "TG_LANES": lanes, "TG_PF": s.prefetch,
-            "TG_WORK": fixed, "TG_SLICE_WORK": per_slice}
-
-
-def conv_defines(s: KernelSpec) -> Dict[str, object]:
-    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride,
-            "TG_FIXED_C": s.kr if s.kr > 1 else 0, "TG_UNROLL": s.unroll,
-            "TG_NCHW": int(s.layout == "nchw")}
-
-
-def dwconv_defines(s: KernelSpec) -> Dict[str, object]:
-    return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride,
-            "TG_NCHW": int(s.layout == "nchw"), "TG_D1": int(s.dilation == "1"),
-            "TG_STEP": DWCONV.pixel_step(s), "TG_ROWS": s.out_rows,
-            "TG_ROW_TILES": int(s.tiling == "rows"),
-            "TG_REACH": DWCONV.reach_vectors(s) * get_isa(s.isa).lanes(s.dtype)}
-
-
-@dataclass(frozen=True)
-class Family:
-    """A kernel family's tester: its C file, its own -D flags and the generated sources it links
-    besides the kernel (see each tester's header comment)."""
-
-    tester: str
-    defines: Callable[[KernelSpec], Dict[str, object]]
-    sources: Callable[[KernelSpec], List[str]] = lambda s: []
-
-
-FAMILIES = {
-    "gemm": Family("gemm_ukernel_tester.c", gemm_defines, lambda s: [pack_path(s.dtype, s.isa)]),
-    "gemv": Family("gemv_ukernel_tester.c", gemv_defines),
-    "filter": Family("filter_ukernel_tester.c", filter_defines),
-
-
-    "attention": Family("attention_ukernel_tester.c", attention_defines,
-                        lambda s: [exp_path(s.dtype, s.isa)]),
-    "attndecode": Family("attndecode_ukernel_tester.c", attndecode_defines),
-    "conv": Family("conv_ukernel_tester.c", conv_defines),
-    "dwconv": Family("dwconv_ukernel_tester.c", dwconv_defines),
-}
-
-CASES = [(e, t) for e in ENTRIES if e.spec.op in FAMILIES for t in targets(e.spec)]
+CASES = [(e, t) for e in ENTRIES for t in targets(e.spec)]
 
 
 def compile_commands(spec: KernelSpec, target: Target, out: Path) -> List[List[str]]:
     """The kernel's translation units with its ISA's flags, each to an object; then the tester
     and the library's CPU detector at the baseline (no ISA flag: the tester must reach its
     feature check on any CPU), linked with them."""
-    family = FAMILIES[spec.op]
+    family = spec.family
     isa = ISAS[spec.isa]
     defines = {
         "TG_T": DTYPES[spec.dtype], "TG_DT": spec.dtype, "TG_UKERNEL": spec.name,
         # Every tester skips itself (exit 77) unless the CPU has all of this ISA's features.
         "TG_ISA_ID": f"TG_ISA_{spec.isa.upper()}",
-        **family.defines(spec),
+        **family.tester_defines(spec),
     }
     # The sanitizer job's flags (cprog.SANITIZE_FLAGS) for native builds; emulated ones are static.
     sanitize = [] if target.runner else SANITIZE_FLAGS
     base = [*target.cc, "-std=c99", "-O2", "-Wall", "-Werror", *sanitize,
-            "-I", str(REPO_ROOT / GENERATED_RELPATH), "-I", str(REPO_ROOT / "tilegen" / "dispatch")]
+            "-I", str(REPO_ROOT / GENERATED_RELPATH), "-I", str(REPO_ROOT / "tilegen" / "core"),
+            "-I", str(REPO_ROOT / "tests" / "c")]
     commands, objects = [], []
-    for i, src in enumerate([kernel_path(spec), *family.sources(spec)]):
+    for i, src in enumerate([kernel_path(spec), *family.tester_sources(spec)]):
         obj = out.with_name(f"{out.name}.{i}.o")
         commands.append([*base, *isa.cflags, "-c", str(REPO_ROOT / src), "-o", str(obj)])
         objects.append(str(obj))
     commands.append([
         *base, *(f"-D{k}={v}" for k, v in defines.items()),
-        str(REPO_ROOT / "tests" / "c" / family.tester),
-        str(REPO_ROOT / "tilegen" / "dispatch" / "cpu_features.c"), *objects,
+        str(REPO_ROOT / family.tester),
+        str(REPO_ROOT / "tilegen" / "core" / "cpu_features.c"), *objects,
         "-o", str(out), "-lm",
     ])
     return commands
@@ -241,10 +164,9 @@ def outcomes(request, tmp_path_factory):
 
 
 def test_every_kernel_family_has_a_tester():
-    untested = sorted({e.spec.op for e in ENTRIES} - set(FAMILIES))
-    assert not untested, (
-        f"registry kernels of {untested} have no C tester: add tests/c/<op>_ukernel_tester.c "
-        "and its entry in FAMILIES")
+    untested = sorted({e.spec.family.tester for e in ENTRIES
+                       if not (REPO_ROOT / e.spec.family.tester).is_file()})
+    assert not untested, f"kernel families without their C tester: {untested}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)

@@ -5,31 +5,33 @@
     tg.show_config()       # CPU features, the ISA cap, the kernels chosen, threads
 
 Importing tilegen initialises the kernel dispatch: an invalid TILEGEN_ISA raises ImportError.
-It then applies the block sizes and tiles `tilegen tune` stored for this machine, if any
-(tilegen/tuning.py; TILEGEN_TUNING=off skips them).
+It then applies what `tilegen tune` stored for this machine, if anything (tilegen/tools/tuning.py;
+TILEGEN_TUNING=off skips it). Each op's Python API (tilegen/ops/<op>/, declared in its op.yaml)
+is exported here, through the generated _ops_api.py.
 """
 from ._version import __version__
-from ._load import load_core as _load_core
+from ._load import _is_cli as _load_is_cli, load_core as _load_core
+
+__all__ = ["__version__"]
 
 _core = _load_core()  # None only for the `tilegen` command, which reports the error itself
 if _core is not None:
     from ._load import check_environment as _check_environment
     _check_environment(_core.MAX_THREADS)
-    from . import tuning as _tuning
+    from .core._core import set_num_threads, get_num_threads
+    from .tools.info import (get_cmake_dir, get_include, get_library, get_pkgconfig_dir,
+                             runtime_info, show_config)
+    __all__ += ["get_cmake_dir", "get_include", "get_library", "get_num_threads",
+                "get_pkgconfig_dir", "runtime_info", "set_num_threads", "show_config"]
+    try:
+        from ._ops_api import *  # noqa: F401,F403  tg.matmul, tg.conv2d, tg.image... (op.yaml)
+        from . import _ops_api
+        __all__ += _ops_api.__all__
+    except ModuleNotFoundError as _e:  # a tree not generated yet: `tilegen generate` writes it
+        if _e.name != f"{__name__}._ops_api" or not _load_is_cli():
+            raise
+    from .tools import tuning as _tuning
     _tuning.apply_cache()  # the `tilegen tune` cache, if this machine has one
-    from .blas._core import matmul, set_num_threads, get_num_threads
-    from .numpy_api import dot, gemm
-    from .nn._attention import attention, paged_attention
-    from .nn.conv import Conv2d, conv2d
-    from .runtime import (get_cmake_dir, get_include, get_library, get_pkgconfig_dir,
-                          runtime_info, show_config)
     from . import _threadpoolctl
-    from . import image  # tg.image.filter2d, gaussian_blur, box_blur, unsharp_mask
 
     _threadpoolctl.register()
-
-__all__ = [
-    "__version__", "Conv2d", "attention", "conv2d", "dot", "gemm", "get_cmake_dir", "get_include",
-    "get_library", "get_num_threads", "get_pkgconfig_dir", "matmul", "paged_attention",
-    "runtime_info", "set_num_threads", "show_config",
-]

@@ -1,6 +1,6 @@
 """`python -m tilegen`: the same as the `tilegen` command."""
 import sys
 
-from .cli import main
+from .tools.cli import main
 
 sys.exit(main())

@@ -30,7 +30,7 @@ def _not_built(package_dir: str) -> bool:
     from importlib.machinery import EXTENSION_SUFFIXES
 
     return os.path.isfile(os.path.join(os.path.dirname(package_dir), "setup.py")) and not any(
-        os.path.isfile(os.path.join(package_dir, "blas", "_core" + sfx))
+        os.path.isfile(os.path.join(package_dir, "core", "_core" + sfx))
         for sfx in EXTENSION_SUFFIXES)
 
 
@@ -38,7 +38,7 @@ def load_core() -> Optional[ModuleType]:
     global CORE_ERROR
     package_dir = os.path.dirname(os.path.abspath(__file__))
     try:
-        from .blas import _core
+        from .core import _core
     except ImportError as e:
         if _not_built(package_dir):
             message = (
@@ -74,3 +74,4 @@ def check_environment(max_threads: int) -> None:
     elif n > max_threads:
         warnings.warn(f"TILEGEN_NUM_THREADS={n} is over the limit of {max_threads} threads; "
                       f"tilegen uses {max_threads}", RuntimeWarning, stacklevel=3)
+

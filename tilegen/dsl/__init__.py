@@ -7,18 +7,25 @@ Pure Python (jinja2 and pyyaml only); it never imports the compiled runtime.
     >>> k.name
     'tg_f32_gemm_ukernel_14x32__avx512'
 """
-from .builder import F32, F64, KernelBuilder, gemm, op
+import functools
+
+from .builder import F32, F64, KernelBuilder, op
 from .isa import DTYPES, FEATURES, FLOAT_DTYPES, ISAS, IntOps, Isa, VecOps, get_isa
 from .lowering import lower, register_budget
-from .ops import FAMILIES, OpFamily, get_family
+from .family import FAMILIES, OpFamily, get_family
 from .registry import Entry, load_registry, registry_path, select
 from .spec import KernelSpec, format_name, parse_name, parse_tile, spec_from_name
 
-OPS = FAMILIES  # the op families by name
+def __getattr__(name: str):
+    """tilegen.dsl.<family>(dtype): the builder of any family (``gemm(F32).tile(...)``)."""
+    if not name.startswith("_") and name in FAMILIES:
+        return functools.partial(op, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
-    "DTYPES", "F32", "F64", "FAMILIES", "FEATURES", "FLOAT_DTYPES", "ISAS", "OPS", "Entry",
-    "IntOps", "Isa", "KernelBuilder", "KernelSpec", "OpFamily", "VecOps", "format_name", "gemm",
+    "DTYPES", "F32", "F64", "FAMILIES", "FEATURES", "FLOAT_DTYPES", "ISAS", "Entry",
+    "IntOps", "Isa", "KernelBuilder", "KernelSpec", "OpFamily", "VecOps", "format_name",
     "get_family", "get_isa", "load_registry", "lower", "op", "parse_name", "parse_tile",
     "register_budget", "registry_path", "select", "spec_from_name",
 ]

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Dict
 
-from .ops import FAMILIES
+from .family import FAMILIES
+from .render import render_kernel
 from .spec import KernelSpec
 
 F32 = "f32"
@@ -76,14 +77,11 @@ class KernelBuilder:
         return self.spec.name
 
     def render(self) -> str:
-        return self.spec.render()
+        spec = self.spec
+        return render_kernel(spec, note=f"not in the registry; built from the spec of {spec.name}")
 
 
 def op(name: str, dtype: str) -> KernelBuilder:
-    """A builder for any family: op("gemm", F32).tile(...)..."""
+    """A builder for any family: op(<family>, F32).tile(...)...; tilegen.dsl.<family>(F32) is
+    the same (tilegen/dsl/__init__.py)."""
     return KernelBuilder(op=name, dtype=dtype)
-
-
-def gemm(dtype: str) -> KernelBuilder:
-    """C[m, n] += A[m, k] * B[k, n], n along the SIMD lanes."""
-    return op("gemm", dtype)

@@ -1,15 +1,18 @@
-"""The YAML kernel registry (kernels/<family>.yaml): loading, validation and derived views."""
+"""The YAML kernel registry: loading, validation and derived views.
+
+Each family's entries are one file in its op's folder, tilegen/ops/<op>/<family>.yaml (the
+families an op has are listed in its op.yaml)."""
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .ops import FAMILIES, REGISTRY_DIR
+from .family import FAMILIES
 from .spec import COMMON_FIELDS, KernelSpec, parse_tile
 
-REGISTRY_RELPATH = os.path.join(*REGISTRY_DIR.split("/"))
-# Entry keys every family accepts; a family adds its own fields (ops/<family>.py).
+REGISTRY_RELPATH = os.path.join("tilegen", "ops")
+# Entry keys every family accepts; a family adds its own fields (its module).
 _COMMON_KEYS = {"op", "dtype", "isa", "tile", "production"} | (set(COMMON_FIELDS) - {"kr"})
 
 
@@ -38,8 +41,25 @@ def package_root() -> str:
 
 
 def registry_path(root: Optional[str] = None) -> str:
-    """The registry folder (kernels/, one YAML file per family) under a checkout or install."""
+    """The folder of the ops, whose family files make up the registry, under a checkout or
+    install."""
     return os.path.join(root or package_root(), REGISTRY_RELPATH)
+
+
+def registry_files(ops_dir: str) -> List[str]:
+    """The family files of every op folder under ops_dir (those its op.yaml lists), in family
+    order."""
+    from tilegen.ops import DECLARATION, load_op
+
+    found = []
+    for d in sorted(os.listdir(ops_dir)):
+        folder = os.path.join(ops_dir, d)
+        if os.path.isfile(os.path.join(folder, DECLARATION)):
+            for family in load_op(folder).families:
+                path = os.path.join(folder, f"{family}.yaml")
+                if os.path.isfile(path):
+                    found.append((family, path))
+    return [path for _, path in sorted(found)]
 
 
 def parse_entry(raw: dict, where: str = "registry", family: Optional[str] = None) -> Entry:
@@ -51,7 +71,7 @@ def parse_entry(raw: dict, where: str = "registry", family: Optional[str] = None
         raise ValueError(f"{where}: missing field 'op'")
     if family is not None and op != family:
         raise ValueError(f"{where}: op {op!r} in the {family} registry file; "
-                         f"move it to kernels/{op}.yaml")
+                         f"move it to {op}.yaml in its op's folder")
     if op not in FAMILIES:
         raise ValueError(f"{where}: op: {op!r} is not supported; allowed values: "
                          f"{', '.join(FAMILIES)}")
@@ -88,13 +108,13 @@ def _load_file(path: str) -> List[Entry]:
 
 
 def load_registry(path: Optional[str] = None) -> List[Entry]:
-    """Every entry of a registry folder (each family's file, in family order), or of one file."""
+    """Every entry of the ops under a folder (registry_path(): each family's file, in family
+    order), or of one family file."""
     path = path or registry_path()
     if os.path.isdir(path):
         entries: List[Entry] = []
-        for name in sorted(os.listdir(path)):
-            if name.endswith(".yaml"):
-                entries += _load_file(os.path.join(path, name))
+        for name in registry_files(path):
+            entries += _load_file(name)
     else:
         entries = _load_file(path)
     validate(entries, path)

@@ -11,7 +11,7 @@ import re
 from typing import Any, Dict, Mapping, Tuple
 
 from .isa import DTYPES, ISAS, get_isa
-from .ops import FAMILIES, OpFamily, family_of_token, get_family
+from .family import FAMILIES, OpFamily, family_of_token, get_family
 
 MAX_UNROLL = 16
 
@@ -178,11 +178,6 @@ class KernelSpec:
 
     def replace(self, **changes: Any) -> "KernelSpec":
         return KernelSpec(**{**self.as_dict(), **changes})
-
-    def render(self) -> str:
-        from .render import render_kernel
-
-        return render_kernel(self, note=f"not in the registry; built from the spec of {self.name}")
 
 
 def format_name(spec: KernelSpec) -> str:

@@ -1,3 +1,4 @@
+/* Copied by `tilegen generate` from tilegen/ops/gemm/tilegen_cblas.h -- DO NOT EDIT. */
 /*
  * tilegen_cblas.h -- the standard BLAS ABIs that libtilegen exports, for programs that call them
  * through libtilegen: Fortran sgemm_/dgemm_ and CBLAS cblas_sgemm/cblas_dgemm (LP64: 32-bit

@@ -1,0 +1,1 @@
+"""The C core: dispatch, thread pool, workspace (C), and their bindings (_core)."""

@@ -1,0 +1,1 @@
+"""The attention op (op.yaml declares it)."""

@@ -1,0 +1,1 @@
+"""The conv2d op (op.yaml declares it)."""

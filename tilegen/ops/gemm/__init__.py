@@ -1,0 +1,1 @@
+"""The gemm op (op.yaml declares it)."""

@@ -1,0 +1,59 @@
+/* The standard BLAS ABIs libtilegen also exports (Fortran sgemm_/dgemm_, CBLAS cblas_sgemm/
+   cblas_dgemm, xerbla_) are declared in tilegen_cblas.h, not here, so that this header can sit
+   beside any <cblas.h>. */
+
+/*
+ * C = alpha * op(A) * op(B) + beta * C, then C = act(C + bias) when bias/act are given.
+ * Reference-BLAS rules: beta == 0 means C is not read (NaN in C does not propagate);
+ * alpha == 0 or k == 0 means A and B are not read; m == 0 or n == 0 returns at once.
+ * bias has n elements (one per column of C), or is NULL.
+ * Returns 0, or -p when parameter p (1-based, in this signature's order) is invalid.
+ */
+TILEGEN_API int tilegen_sgemm_ex(tilegen_layout layout, tilegen_transpose trans_a,
+                                 tilegen_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                 float alpha, const float* a, int64_t lda, const float* b,
+                                 int64_t ldb, float beta, float* c, int64_t ldc,
+                                 const float* bias, tilegen_activation act);
+TILEGEN_API int tilegen_dgemm_ex(tilegen_layout layout, tilegen_transpose trans_a,
+                                 tilegen_transpose trans_b, int64_t m, int64_t n, int64_t k,
+                                 double alpha, const double* a, int64_t lda, const double* b,
+                                 int64_t ldb, double beta, double* c, int64_t ldc,
+                                 const double* bias, tilegen_activation act);
+
+/*
+ * The general form: element (i, j) of A is a[i*rs_a + j*cs_a], and likewise for B and C, with
+ * any strides (negative and zero strides included; C must not overlap A, B or itself).
+ * bias[j*bias_stride] is added to column j. Returns 0 or -p as above.
+ */
+TILEGEN_API int tilegen_sgemm_strided(int64_t m, int64_t n, int64_t k, float alpha,
+                                      const float* a, int64_t rs_a, int64_t cs_a,
+                                      const float* b, int64_t rs_b, int64_t cs_b, float beta,
+                                      float* c, int64_t rs_c, int64_t cs_c, const float* bias,
+                                      int64_t bias_stride, tilegen_activation act);
+TILEGEN_API int tilegen_dgemm_strided(int64_t m, int64_t n, int64_t k, double alpha,
+                                      const double* a, int64_t rs_a, int64_t cs_a,
+                                      const double* b, int64_t rs_b, int64_t cs_b, double beta,
+                                      double* c, int64_t rs_c, int64_t cs_c, const double* bias,
+                                      int64_t bias_stride, tilegen_activation act);
+
+/*
+ * A stack of products C[idx] = alpha * A[idx] * B[idx] + beta * C[idx] over a batch of
+ * `batch_ndim` dimensions of extents batch_shape[]: matrix idx of A starts at
+ * a + sum_d idx[d]*batch_stride_a[d] (a zero stride broadcasts), and likewise for B and C.
+ * Threads split the batch when the matrices are small.
+ */
+TILEGEN_API int tilegen_sgemm_batched(int64_t batch_ndim, const int64_t* batch_shape,
+                                      const int64_t* batch_stride_a,
+                                      const int64_t* batch_stride_b,
+                                      const int64_t* batch_stride_c, int64_t m, int64_t n,
+                                      int64_t k, float alpha, const float* a, int64_t rs_a,
+                                      int64_t cs_a, const float* b, int64_t rs_b, int64_t cs_b,
+                                      float beta, float* c, int64_t rs_c, int64_t cs_c);
+TILEGEN_API int tilegen_dgemm_batched(int64_t batch_ndim, const int64_t* batch_shape,
+                                      const int64_t* batch_stride_a,
+                                      const int64_t* batch_stride_b,
+                                      const int64_t* batch_stride_c, int64_t m, int64_t n,
+                                      int64_t k, double alpha, const double* a, int64_t rs_a,
+                                      int64_t cs_a, const double* b, int64_t rs_b, int64_t cs_b,
+                                      double beta, double* c, int64_t rs_c, int64_t cs_c);
+

@@ -1,0 +1,325 @@
+"""The gemm op's API: numpy.matmul's and numpy.dot's semantics on tilegen's kernels
+(tg.matmul, tg.dot), and BLAS's gemm with a fused epilogue (tg.gemm).
+
+Rule of the module: whatever tilegen computes, it computes exactly as NumPy defines it (shapes,
+broadcasting, 1-D promotion, dtype promotion, `out=` casting); whatever it does not compute
+(other dtypes, array subclasses, invalid arguments) goes to NumPy itself, which then gives NumPy's
+result or raises NumPy's exception, message included.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+import numpy.typing as npt
+
+from tilegen.core._core import ACTIVATIONS
+
+from . import _gemm
+from ._gemm import matmul
+
+__all__ = ["dot", "gemm", "kernel_info", "matmul"]
+
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_SCALARS = (int, float, bool, complex, np.generic)
+
+
+def _plain(x) -> bool:
+    """Inputs NumPy would turn into a base-class ndarray (no subclass, no __array_ufunc__)."""
+    return type(x) is np.ndarray or isinstance(x, (list, tuple) + _SCALARS)
+
+
+def _ready(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """x as an aligned, native-order array of `dtype` (a copy only when needed)."""
+    if x.dtype != dtype or not x.flags.aligned or not x.dtype.isnative:
+        x = x.astype(dtype.newbyteorder("="), order="K")
+    return x
+
+
+def _overlaps(out: np.ndarray, *inputs: np.ndarray) -> bool:
+    return any(x is not None and np.may_share_memory(out, x) for x in inputs)
+
+
+def _no_self_overlap(x: np.ndarray) -> bool:
+    """True when no two elements of x share memory (a sufficient test on shape and strides)."""
+    if x.flags.c_contiguous or x.flags.f_contiguous or x.size == 0:
+        return True
+    span = x.itemsize
+    for stride, n in sorted((abs(s), n) for s, n in zip(x.strides, x.shape) if n > 1):
+        if stride < span:
+            return False
+        span += stride * (n - 1)
+    return True
+
+
+def _kernel_dtype(x: np.ndarray, y: np.ndarray):
+    """The float32/float64 dtype NumPy computes x * y in, or None (another dtype, or none)."""
+    try:
+        dt = np.promote_types(x.dtype, y.dtype)
+    except TypeError:
+        return None
+    return dt if dt in _KERNEL_DTYPES else None
+
+
+def _matmul_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
+    """c = a2 @ b2 for (..., m, k) @ (..., k, n) -> c (..., m, n), batch dims broadcast."""
+    if c.ndim == 2:
+        _gemm.gemm_into(a2, b2, c)
+        return
+    batch = c.shape[:-2]
+    _gemm.gemm_batched_into(np.broadcast_to(a2, batch + a2.shape[-2:]),
+                            np.broadcast_to(b2, batch + b2.shape[-2:]), c)
+
+
+# numpy.matmul's ufunc keywords that tilegen computes with (the rest go to NumPy).
+_MATMUL_KEYWORDS = {"dtype": None, "casting": "same_kind", "order": "K", "subok": True}
+
+
+def _matmul_keywords(a, b, out, kw):
+    """numpy.matmul(a, b, out=out, **kw) with ufunc keywords: dtype, casting and order are
+    applied around tilegen's product; anything else (axes, axis, keepdims, signature, subok with
+    a subclass, an unknown keyword, a cast the casting rule forbids) is numpy.matmul's to
+    compute or reject."""
+    if not set(kw) <= set(_MATMUL_KEYWORDS) or kw.get("subok", True) is not True and not (
+            _plain(a) and _plain(b)):
+        return np.matmul(a, b, out=out, **kw)
+    dtype, casting, order = kw.get("dtype"), kw.get("casting", "same_kind"), kw.get("order", "K")
+    if not (_plain(a) and _plain(b)) or not (out is None or type(out) is np.ndarray) or \
+            not isinstance(casting, str) or order not in ("K", "A", "C", "F"):
+        return np.matmul(a, b, out=out, **kw)
+    A, B = np.asarray(a), np.asarray(b)
+    try:
+        dt = np.dtype(dtype) if dtype is not None else np.result_type(A, B)
+        castable = all(np.can_cast(x.dtype, dt, casting=casting) for x in (A, B)) and (
+            out is None or np.can_cast(dt, out.dtype, casting=casting))
+    except (TypeError, ValueError):
+        return np.matmul(a, b, out=out, **kw)  # NumPy's error for a bad dtype or casting
+    if dt not in _KERNEL_DTYPES or not castable or A.ndim == 0 or B.ndim == 0:
+        return np.matmul(a, b, out=out, **kw)
+    result = matmul_general(A.astype(dt, copy=False), B.astype(dt, copy=False))
+    if out is not None:
+        if out.shape != np.shape(result) or not out.flags.writeable:
+            return np.matmul(a, b, out=out, **kw)  # NumPy broadcasts into out, or raises
+        np.copyto(out, result, casting=casting)
+        return out
+    fortran = order == "F" or order == "A" and all(
+        x.flags.f_contiguous and not x.flags.c_contiguous for x in (A, B))
+    if fortran and np.ndim(result) >= 2:
+        return np.asfortranarray(result)
+    return result
+
+
+def matmul_general(a, b, out=None, **kwargs):
+    """numpy.matmul(a, b, out=out, **kwargs) for any input; float32/float64 on tilegen's kernels.
+
+    tilegen.matmul's own fast path serves aligned 2-D arrays of one float dtype; everything else
+    comes here. Inputs NumPy computes in float32/float64 (lists, mixed dtypes, stacks, 1-D
+    operands, any strides or byte order) run on the kernels; other dtypes, array subclasses and
+    array-likes, and every call NumPy rejects go to numpy.matmul itself.
+    """
+    if kwargs:
+        return _matmul_keywords(a, b, out, kwargs)
+    if not (_plain(a) and _plain(b)) or not (out is None or type(out) is np.ndarray):
+        return np.matmul(a, b, out=out)
+    A, B = np.asarray(a), np.asarray(b)
+    dt = None if A.ndim == 0 or B.ndim == 0 else _kernel_dtype(A, B)
+    if dt is None:
+        return np.matmul(a, b, out=out)
+    A2 = A[np.newaxis, :] if A.ndim == 1 else A
+    B2 = B[:, np.newaxis] if B.ndim == 1 else B
+    if A2.shape[-1] != B2.shape[-2]:
+        return np.matmul(a, b, out=out)  # NumPy raises its core-dimension ValueError
+    try:
+        batch = np.broadcast_shapes(A2.shape[:-2], B2.shape[:-2])
+    except ValueError:
+        return np.matmul(a, b, out=out)
+    m, n = A2.shape[-2], B2.shape[-1]
+    shape = batch + ((m,) if A.ndim > 1 else ()) + ((n,) if B.ndim > 1 else ())
+    if out is not None and (
+        out.shape != shape or not out.flags.writeable
+        or not np.can_cast(dt, out.dtype, casting="same_kind")
+    ):
+        return np.matmul(a, b, out=out)  # NumPy broadcasts into out, or raises its error
+    A2, B2 = _ready(A2, dt), _ready(B2, dt)
+
+    def full_view(x):  # the (..., m, n) view of an array of the result's shape
+        if A.ndim == 1:
+            return x[..., np.newaxis, :] if B.ndim > 1 else x[np.newaxis, np.newaxis]
+        return x[..., np.newaxis] if B.ndim == 1 else x
+
+    if out is not None and out.dtype == dt and out.flags.aligned and out.dtype.isnative \
+            and not _overlaps(out, A2, B2) and _no_self_overlap(out):
+        _matmul_into(A2, B2, full_view(out))
+        return out
+    result = np.empty(shape, dtype=dt)
+    _matmul_into(A2, B2, full_view(result))
+    if out is None:
+        return result[()] if result.ndim == 0 else result  # NumPy returns a scalar for 1-D @ 1-D
+    np.copyto(out, result, casting="same_kind")
+    return out
+
+
+def dot(a: npt.ArrayLike, b: npt.ArrayLike, out: Optional[np.ndarray] = None) -> Any:
+    """numpy.dot(a, b, out=out); float32/float64 products run on tilegen's kernels.
+
+    dot sums over the last axis of a and the second-to-last axis of b (the only axis of a 1-D
+    b): the result has shape a.shape[:-1] + b.shape[:-2] + b.shape[-1:], computed as one GEMM
+    (b 1-D or 2-D) or a stack of GEMMs sharing a (b N-D). 0-d operands multiply. As in NumPy,
+    out= must be C-contiguous, aligned, writeable and of the result's exact dtype and shape;
+    it may overlap a or b. 1-D . 1-D gives a NumPy scalar (even with out=). Other dtypes,
+    subclasses, array-likes and invalid calls go to numpy.dot itself.
+    """
+    if not (_plain(a) and _plain(b)) or not (out is None or type(out) is np.ndarray):
+        return np.dot(a, b, out=out)
+    A, B = np.asarray(a), np.asarray(b)
+    dt = None if A.ndim == 0 or B.ndim == 0 else _kernel_dtype(A, B)  # 0-d: multiplication
+    k_axis_b = 0 if B.ndim == 1 else B.ndim - 2
+    if dt is None or A.shape[-1] != B.shape[k_axis_b]:
+        return np.dot(a, b, out=out)
+    shape = A.shape[:-1] + B.shape[:k_axis_b] + B.shape[k_axis_b + 1:]
+    if out is not None and not (out.dtype == dt and out.shape == shape and out.flags.c_contiguous
+                                and out.flags.aligned and out.flags.writeable):
+        return np.dot(a, b, out=out)  # NumPy raises "output array is not acceptable" or similar
+    k, n = A.shape[-1], 1 if B.ndim == 1 else B.shape[-1]
+    p, q = math.prod(A.shape[:-1]), math.prod(B.shape[:-2])
+    A2 = _ready(A.reshape(p, k), dt)            # (P, K)
+    B3 = _ready(B.reshape(q, k, n), dt)         # (Q, K, N)
+    direct = out is not None and not _overlaps(out, A2, B3)
+    target = out if direct else np.empty(shape, dtype=dt)
+    c3 = target.reshape(p, q, n).transpose(1, 0, 2)  # (Q, P, N) view; memory order (P, Q, N)
+    if q == 1:
+        _gemm.gemm_into(A2, B3[0], c3[0])
+    else:
+        _gemm.gemm_batched_into(np.broadcast_to(A2, (q,) + A2.shape), B3, c3)
+    if out is not None and not direct:
+        np.copyto(out, target)
+    result = target if out is None else out
+    return result[()] if result.ndim == 0 else result
+
+
+_ALLOWED_ACTIVATIONS = ", ".join(repr(x) for x in ACTIVATIONS)
+_REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def _gemm_operand(name, x, ndim):
+    """x as an ndarray of a real dtype with `ndim` dims; TypeError/ValueError naming `name`."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"gemm: {name} has dtype {arr.dtype}; allowed: float32, float64 (bool, "
+                        "integer and float16 inputs are converted)")
+    if arr.ndim != ndim:
+        raise ValueError(f"gemm: {name} must be {ndim}-D, got shape {arr.shape}")
+    return arr
+
+
+def _gemm_scalar(name, x) -> float:
+    v = x[()] if type(x) is np.ndarray and x.ndim == 0 else x
+    if not isinstance(v, _REAL_SCALARS):
+        raise TypeError(f"gemm: {name} must be a real number, got {type(x).__name__}")
+    return float(v)
+
+
+def _gemm_flag(name, x) -> bool:
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"gemm: {name} must be a bool, got {type(x).__name__}")
+    return bool(x)
+
+
+def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, *,
+         alpha: float = 1.0, beta: float = 0.0, trans_a: bool = False, trans_b: bool = False,
+         bias: Optional[npt.ArrayLike] = None, activation: Optional[str] = None,
+         out: Optional[np.ndarray] = None, overwrite_c: bool = False) -> np.ndarray:
+    """act(alpha * op(a) @ op(b) + beta * c + bias), BLAS semantics with a fused epilogue.
+
+    op(x) is x.T when trans_x. beta == 0 means c is not read (NaN in c does not propagate);
+    alpha == 0 means a and b are not read. bias has one value per column (length N);
+    activation is one of None, "relu", "relu6", "gelu" (the exact erf form), "silu". The result
+    goes to `out` (which may be `c`, for an in-place update, or overlap any input) or to a new
+    array. The computation dtype is float32 or float64: NumPy's promotion of a, b, c and bias
+    together, where integer and bool compute in float64 and float16 in float32.
+
+    `c` is only read: like SciPy's BLAS wrappers (scipy.linalg.blas.sgemm) and NumPy, gemm
+    returns a new array unless told where to write. ``overwrite_c=True`` updates c in place (the
+    BLAS way; c must then be an ndarray that can take the result, as `out` must) and returns it;
+    it is the same as ``out=c``.
+
+    Raises TypeError (naming the argument) for a wrong type: a non-real dtype, a non-real
+    alpha/beta, a non-bool trans_a/trans_b, a non-str activation, an out that is not an
+    ndarray or cannot take the result with same_kind casting. Raises ValueError for a wrong
+    value: a/b/c not 2-D or of mismatched shapes, a bias that is not of length N, beta != 0
+    without c, an unknown activation (the message lists the allowed ones), a read-only out.
+    """
+    if not isinstance(overwrite_c, (bool, np.bool_)):
+        raise TypeError(f"gemm: overwrite_c must be a bool, got {type(overwrite_c).__name__}")
+    if overwrite_c:
+        if c is None:
+            raise ValueError("gemm: overwrite_c=True needs c")
+        if out is not None and out is not c:
+            raise ValueError("gemm: overwrite_c=True writes into c; do not also give another out")
+        if type(c) is not np.ndarray:
+            raise TypeError(f"gemm: overwrite_c=True needs c to be a numpy.ndarray, got "
+                            f"{type(c).__name__}")
+        out = c
+    if activation is not None and not isinstance(activation, str):
+        raise TypeError(f"gemm: activation must be a str or None, got "
+                        f"{type(activation).__name__}; allowed: {_ALLOWED_ACTIVATIONS}")
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"gemm: activation={activation!r} is not supported; allowed: "
+                         f"{_ALLOWED_ACTIVATIONS}")
+    alpha, beta = _gemm_scalar("alpha", alpha), _gemm_scalar("beta", beta)
+    trans_a, trans_b = _gemm_flag("trans_a", trans_a), _gemm_flag("trans_b", trans_b)
+    A, B = _gemm_operand("a", a, 2), _gemm_operand("b", b, 2)
+    A = A.T if trans_a else A
+    B = B.T if trans_b else B
+    m, k = A.shape
+    if B.shape[0] != k:
+        raise ValueError(f"gemm: shapes {A.shape} (op(a)) and {B.shape} (op(b)) do not align: "
+                         f"{k} != {B.shape[0]}")
+    n = B.shape[1]
+    C = None
+    if c is not None:
+        C = _gemm_operand("c", c, 2)
+        if C.shape != (m, n):
+            raise ValueError(f"gemm: c has shape {C.shape}; expected {(m, n)}")
+    elif beta != 0:
+        raise ValueError(f"gemm: beta={beta} needs c")
+    bias_v = None
+    if bias is not None:
+        bias_v = _gemm_operand("bias", bias, 1)
+        if bias_v.shape != (n,):
+            raise ValueError(f"gemm: bias has shape {bias_v.shape}; expected ({n},)")
+    dt = np.result_type(*(x for x in (A, B, C, bias_v) if x is not None))
+    dt = np.dtype(np.float32) if dt == np.float16 else dt
+    dt = dt if dt in _KERNEL_DTYPES else np.dtype(np.float64)
+    if out is not None:
+        if type(out) is not np.ndarray:
+            raise TypeError(f"gemm: out must be a numpy.ndarray, got {type(out).__name__}")
+        if not np.can_cast(dt, out.dtype, casting="same_kind"):
+            raise TypeError(f"gemm: cannot cast the {dt} result to out's {out.dtype} "
+                            "(same_kind casting)")
+        if out.shape != (m, n):
+            raise ValueError(f"gemm: out has shape {out.shape}; expected {(m, n)}")
+        if not out.flags.writeable:
+            raise ValueError("gemm: out is read-only")
+    A, B = _ready(A, dt), _ready(B, dt)
+    bias_v = None if bias_v is None else _ready(bias_v, dt)
+    use_c = C is not None and beta != 0
+    direct = (out is not None and out.dtype == dt and out.flags.aligned and out.dtype.isnative
+              and _no_self_overlap(out) and not _overlaps(out, A, B, bias_v)
+              and (not use_c or C is out or not np.may_share_memory(out, C)))
+    target = out if direct else np.empty((m, n), dtype=dt)
+    if use_c and C is not target:
+        np.copyto(target, C, casting="unsafe")
+    _gemm.gemm_into(A, B, target, alpha=alpha, beta=beta if use_c else 0.0, bias=bias_v,
+                    act=activation)
+    if out is None or direct:
+        return target
+    np.copyto(out, target, casting="same_kind")
+    return out
+
+
+def kernel_info() -> dict:
+    """runtime_info()["kernels"]["gemm"]: per dtype, the ISA, blocking, kernel sets and GEMV
+    kernels in force (tilegen info shows them)."""
+    return {"f32": _gemm.gemm_config(np.float32), "f64": _gemm.gemm_config(np.float64)}

@@ -1,0 +1,227 @@
+"""`tilegen bench --op gemm`: products C (M x N) = A (M x K) @ B (K x N) against NumPy's BLAS,
+SciPy's BLAS, torch and cython-blis.
+
+A case is one product: its dtype, its M x K x N shape, its form (2-D @ 2-D, or a GEMV with a 1-D
+operand) and whether the timed call allocates its output (the whole Python call, like
+``np.matmul(a, b)``) or writes into a preallocated ``out=``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Tuple
+
+from tilegen.ops.plugins import LINE_OFFSET, case_dict, placed
+
+NAME = "gemm"
+LIBS = ("tilegen", "numpy", "scipy", "torch", "blis")
+RATIO_VS = ("numpy",)
+UNIT, UNIT_SCALE = "GFLOP/s", 1e9
+PLOT_XLABEL = "M = K = N (float32; <=64: whole call, allocating)"
+DTYPES = {"f32": "float32", "f64": "float64"}
+GROUPS = ("small", "square", "skinny", "gemv", "stacked", "f64")
+# Libraries whose bench call takes a stack of matrices in one call (the others skip those cases).
+STACKING_LIBS = ("tilegen", "numpy", "torch")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmarked product C (M x N) = A (M x K) @ B (K x N)."""
+
+    group: str           # one of GROUPS
+    dtype: str           # f32 | f64
+    m: int
+    k: int
+    n: int
+    form: str = "mm"     # mm: 2-D @ 2-D; vm: x @ A with 1-D x (M = 1); mv: A @ x with 1-D x (N = 1)
+    alloc: bool = False  # True: the timed call allocates its result; False: out= preallocated
+    batch: int = 0       # > 0: a stack of `batch` products, (batch, M, K) @ (batch, K, N)
+
+    @property
+    def id(self) -> str:
+        tail = {"mm": "", "vm": "-xA", "mv": "-Ax"}[self.form] + ("-call" if self.alloc else "")
+        stack = f"{self.batch}of" if self.batch else ""
+        return f"{self.dtype}-{stack}{self.m}x{self.k}x{self.n}{tail}"
+
+    @property
+    def label(self) -> str:
+        tail = {"mm": "", "vm": " x@A", "mv": " A@x"}[self.form] + (" call" if self.alloc else "")
+        stack = f"{self.batch} x " if self.batch else ""
+        return f"{self.dtype} {stack}{self.m}x{self.k}x{self.n}{tail}"
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.k * self.n * max(self.batch, 1)
+
+    work = flops
+
+    def runs_on(self, lib: str) -> bool:
+        return not self.batch or lib in STACKING_LIBS
+
+    @property
+    def size(self) -> Optional[int]:
+        """The side of a square 2-D case (for plots), else None."""
+        square = self.form == "mm" and not self.batch and self.m == self.k == self.n
+        return self.m if square else None
+
+    def as_dict(self) -> dict:
+        return case_dict(self)
+
+    # ---------------------------------------------------------------- operands and checks
+
+    def operands(self, seed: int = 0, offset: int = LINE_OFFSET):
+        """(a, b, out): C-ordered inputs in U(-1, 1) and, unless the case allocates, a touched
+        (page-faulted) output array; 1-D x for the GEMV forms. Each starts `offset` bytes past
+        a cache line, by default as NumPy's large arrays usually do (malloc's 16-byte
+        alignment): where an array starts changes in-place reads by up to 2x, so it is fixed,
+        not left to the allocator of each worker process."""
+        import numpy as np
+
+        rng = np.random.default_rng(seed)
+        dt = np.dtype(DTYPES[self.dtype])
+        a_shape = (self.k,) if self.form == "vm" else (self.m, self.k)
+        b_shape = (self.k,) if self.form == "mv" else (self.k, self.n)
+        c_shape = {"mm": (self.m, self.n), "vm": (self.n,), "mv": (self.m,)}[self.form]
+        if self.batch:
+            stack = (self.batch,)
+            a_shape, b_shape, c_shape = stack + a_shape, stack + b_shape, stack + c_shape
+        a = placed(rng.uniform(-1, 1, a_shape).astype(dt), offset)
+        b = placed(rng.uniform(-1, 1, b_shape).astype(dt), offset)
+        out = None
+        if not self.alloc:
+            out = placed(np.zeros(c_shape, dt), offset)  # touched: no first-call page faults
+        return a, b, out
+
+    def check(self, operands, result) -> Optional[str]:
+        """None when `result` is a @ b to the dtype's accuracy, else what is wrong.
+
+        The reference is float64 NumPy over a subset of rows (at most 32), so it stays cheap at
+        4096; the bound is DESIGN's: relative ~1e-5 * sqrt(K) for f32, ~1e-12 for f64."""
+        import numpy as np
+
+        a, b = operands[:2]
+        want_shape = {"mm": (self.m, self.n), "vm": (self.n,), "mv": (self.m,)}[self.form]
+        result = np.asarray(result)
+        if self.batch:
+            if result.shape != (self.batch,) + want_shape:
+                return f"shape {result.shape}, expected {(self.batch,) + want_shape}"
+            for i in sorted({0, self.batch // 2, self.batch - 1}):  # a few matrices of the stack
+                problem = Case(self.group, self.dtype, self.m, self.k, self.n).check(
+                    (a[i], b[i]), result[i])
+                if problem is not None:
+                    return f"matrix {i} of the stack: {problem}"
+            return None
+        if result.shape != want_shape:
+            return f"shape {result.shape}, expected {want_shape}"
+        if result.dtype != np.dtype(DTYPES[self.dtype]):
+            return f"dtype {result.dtype}, expected {DTYPES[self.dtype]}"
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        if self.form == "vm":
+            got, want, scale = result, a64 @ b64, np.abs(a64) @ np.abs(b64)
+        else:
+            rows = np.unique(np.linspace(0, self.m - 1, min(self.m, 32)).astype(np.intp))
+            got, want = result[rows], a64[rows] @ b64
+            scale = np.abs(a64[rows]) @ np.abs(b64)
+        if not np.all(np.isfinite(got)):
+            return "non-finite values in the result"
+        tol = (1e-5 if self.dtype == "f32" else 1e-12) * math.sqrt(self.k)
+        err = np.abs(got.astype(np.float64) - want)
+        bad = err > tol * (scale + 1.0)
+        if bad.any():
+            i = np.unravel_index(np.argmax(err - tol * (scale + 1.0)), err.shape)
+            return (f"{int(bad.sum())} of {bad.size} checked values off (worst at {tuple(map(int, i))}: "
+                    f"{float(got[i]):.6g} vs {float(want[i]):.6g})")
+        return None
+
+
+def cases(quick: bool = False) -> List[Case]:
+    """The full list, or the small quick subset (seconds; CI's harness check)."""
+    if quick:
+        return [
+            Case("small", "f32", 16, 16, 16, alloc=True),
+            Case("small", "f32", 64, 64, 64, alloc=True),
+            Case("square", "f32", 128, 128, 128),
+            Case("square", "f32", 256, 256, 256),
+            Case("skinny", "f32", 16, 256, 256),
+            Case("gemv", "f32", 1, 256, 256, form="vm"),
+            Case("gemv", "f32", 256, 256, 1, form="mv"),
+            Case("stacked", "f32", 16, 16, 16, alloc=True, batch=8),
+            Case("f64", "f64", 128, 128, 128),
+        ]
+    cases = [Case("small", "f32", s, s, s, alloc=True) for s in (8, 16, 32, 64)]
+    cases += [Case("square", "f32", s, s, s) for s in (128, 256, 512, 1024, 2048, 4096)]
+    cases += [Case("skinny", "f32", 16, 4096, 4096), Case("skinny", "f32", 4096, 4096, 16),
+              Case("skinny", "f32", 4096, 16, 4096)]
+    cases += [Case("gemv", "f32", 1, 4096, 4096, form="vm"),
+              Case("gemv", "f32", 4096, 4096, 1, form="mv")]
+    # Stacks: many tiny products, and attention-sized ones (12 heads x 8 sequences, head dim 64).
+    cases += [Case("stacked", "f32", 8, 8, 8, alloc=True, batch=100),
+              Case("stacked", "f32", 64, 64, 64, alloc=True, batch=64),
+              Case("stacked", "f32", 128, 64, 128, batch=96)]
+    cases += [Case("f64", "f64", s, s, s) for s in (1024, 2048)]
+    return cases
+
+
+def _bound(f, *args, **kwargs) -> Callable[[], object]:
+    """A zero-argument call with the least overhead Python allows for f(*args, **kwargs)."""
+    if kwargs:
+        return lambda: f(*args, **kwargs)
+    return lambda: f(*args)
+
+
+def make_call(lib: str, case: Case, operands, threads: int = 1
+              ) -> Tuple[Callable[[], object], Callable[[object], object]]:
+    """(call, to_numpy): the timed call of `lib` for `case` on operands made by
+    case.operands(), and how to turn its return value into the NumPy array to check.
+    Everything (transposed views, tensors) is prepared here, outside the timing."""
+    a, b, out = operands
+    same = lambda r: r  # noqa: E731
+    if lib in ("tilegen", "numpy"):
+        if lib == "tilegen":
+            import tilegen
+            f = tilegen.matmul
+        else:
+            import numpy
+            f = numpy.matmul
+        return (_bound(f, a, b) if out is None else _bound(f, a, b, out=out)), same
+    if lib == "scipy":
+        from scipy.linalg import blas
+        p = "s" if case.dtype == "f32" else "d"
+        if case.form == "mm":  # row-major C = A @ B is column-major C^T = B^T A^T: no copies
+            gemm = getattr(blas, p + "gemm")
+            if out is None:
+                return _bound(gemm, 1.0, b.T, a.T), lambda r: r.T
+            return _bound(gemm, 1.0, b.T, a.T, beta=0.0, c=out.T, overwrite_c=1), lambda r: r.T
+        gemv = getattr(blas, p + "gemv")
+        if case.form == "vm":  # y = x @ A = (A^T) x, A^T is A.T in column-major
+            return _bound(gemv, 1.0, b.T, a, beta=0.0, y=out, overwrite_y=1), same
+        return _bound(gemv, 1.0, a.T, b, beta=0.0, y=out, overwrite_y=1, trans=1), same
+    if lib == "torch":
+        import torch
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        if out is None:
+            return _bound(torch.matmul, ta, tb), lambda r: r.numpy()
+        tc = torch.from_numpy(out)
+        if case.form == "vm":  # torch.matmul(x, A, out=y) wants a (1, N) out; mv is its GEMV
+            return _bound(torch.mv, tb.T, ta, out=tc), lambda r: r.numpy()
+        if case.form == "mv":
+            return _bound(torch.mv, ta, tb, out=tc), lambda r: r.numpy()
+        return _bound(torch.matmul, ta, tb, out=tc), lambda r: r.numpy()
+    if lib == "blis":
+        import blis.py as bp  # cython-blis: C = alpha A B + beta C, beta defaults to 1
+        if case.form == "mm":
+            if out is None:
+                return _bound(bp.gemm, a, b, beta=0.0), same
+            return _bound(bp.gemm, a, b, out=out, beta=0.0), same
+        if case.form == "vm":
+            return _bound(bp.gemv, b, a, trans1=True, beta=0.0, out=out), same
+        return _bound(bp.gemv, a, b, beta=0.0, out=out), same
+    raise ValueError(f"lib: {lib!r} does not run {NAME}; allowed: {', '.join(LIBS)}")
+
+
+def shape_note() -> Tuple[str, ...]:
+    return ("shapes are MxKxN",
+            "'call': the whole call allocates its output, like np.matmul(a, b); "
+            "otherwise out= is preallocated",
+            "x@A: 1-D x times a matrix (M=1); A@x: a matrix times 1-D x (N=1)",
+            "B x MxKxN: a stack of B products in one call (libraries without stacked calls: -)")

@@ -1,0 +1,96 @@
+"""GEMV, matrix-vector products, in two forms named by the tile (both share GEMM's parameter
+block; the GEMM driver selects them):
+
+- dot form, tile MRx1cKR: y[i] = alpha * dot(A[i, :k], x) + beta * y[i] for MR rows of A. Rows
+  of A and x are contiguous along k, so k runs along the lanes: KR k values (a multiple of the
+  vector width) per step. For y = A x.
+- axpy form, tile 1xNRcKR: y[:n] = alpha * sum_r x[r] * A[r, :n] + beta * y[:n]. Rows of A are
+  contiguous along n, so n runs along the lanes: each pass sweeps KR rows of A at once (KR
+  memory streams) across all n columns, NR (a multiple of the vector width) per step, y staying
+  in L1. For y = x A with A row-major, the GEMM form with one row of C.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilegen.dsl.isa import DTYPES, Isa, VecOps, get_isa
+from tilegen.dsl.lowering import VectorPlan
+from tilegen.dsl.family import OpFamily, RegisterBudget
+
+
+@dataclass(frozen=True)
+class GemvPlan(VectorPlan):
+    kr: int                    # k values per step (axpy form: rows of A per pass)
+    kv: int                    # dot form: vectors per row per step
+    nv: int                    # axpy form: vectors of y per step
+    params_type: str
+
+
+class Gemv(OpFamily):
+    name = "gemv"
+    template = "gemv/ukernel.c.j2"
+    types_template = "gemv/types.h.j2"
+    vector_dim = "k"
+    c_row_doc = "X(isa id, MR, NR, KR, production, kernel, \"name\")"
+
+    @staticmethod
+    def axpy(spec) -> bool:
+        """The axpy form (one row of C, NR columns along the lanes)."""
+        return spec.nr > 1
+
+    def template_for(self, spec) -> str:
+        return "gemv/ukernel_axpy.c.j2" if self.axpy(spec) else self.template
+
+    def check(self, spec) -> None:
+        if self.axpy(spec):
+            if spec.mr != 1:
+                raise ValueError(f"mr: axpy-form gemv kernels (NR > 1) compute one row of C "
+                                 f"(MR=1), got MR={spec.mr}; the dot form is MRx1cKR")
+            self.check_multiple("nr", spec.nr, spec, "NR")
+            return
+        self.check_multiple("kr", spec.kr, spec, "KR")
+
+    def register_budget(self, spec) -> RegisterBudget:
+        isa = get_isa(spec.isa)
+        lanes = isa.lanes(spec.dtype)
+        if self.axpy(spec):
+            # NR/lanes partial sums of y, one A load, KR broadcast x values held for the pass.
+            return RegisterBudget(spec.nr // lanes, 1, spec.kr, isa.num_vregs,
+                                  input_name="A load", broadcast_name="x broadcast")
+        kv = spec.kr // lanes
+        # MR x KR/lanes partial sums, one x vector per lane group, one A load.
+        return RegisterBudget(spec.mr * kv, kv, 1, isa.num_vregs, input_name="x",
+                              broadcast_name="A load")
+
+    def budget_rule(self, spec) -> str:
+        lanes = self.lanes(spec)
+        if self.axpy(spec):
+            return f"NR/{lanes} + 1 + KR"
+        return f"MR*KR/{lanes} + KR/{lanes} + 1"
+
+    def lower(self, spec) -> GemvPlan:
+        isa = get_isa(spec.isa)
+        v = isa.vec(spec.dtype)
+        return GemvPlan(
+            name=spec.name, dtype=spec.dtype, ctype=v.ctype, mr=spec.mr, nr=spec.nr, kr=spec.kr,
+            lanes=v.lanes, kv=spec.kr // v.lanes, nv=spec.nr // v.lanes, tail=spec.tail, isa=isa,
+            v=v,
+            budget=self.register_budget(spec), params_type=f"tg_{spec.dtype}_gemm_params",
+        )
+
+    def c_declaration(self, spec) -> str:
+        t = DTYPES[spec.dtype]
+        return (f"void {spec.name}(int64_t, int64_t, const {t}*, int64_t, const {t}*, {t}*, "
+                f"int64_t, const tg_{spec.dtype}_gemm_params*);")
+
+    def c_row(self, entry) -> str:
+        s = entry.spec
+        return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {s.kr}, {int(entry.production)}, {s.name}, "
+                f"\"{s.name}\"")
+
+
+    def tester_defines(self, s):
+        return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KR": s.kr}
+
+
+FAMILY = Gemv()

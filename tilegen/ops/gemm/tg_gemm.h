@@ -1,0 +1,24 @@
+/* The GEMM driver's internal entry points (one per dtype), used by the public API and BLAS ABIs. */
+#ifndef TG_GEMM_H
+#define TG_GEMM_H
+
+#include <stdint.h>
+
+#include "tilegen.h"
+
+
+/* C = act(alpha*A*B + beta*C + bias) with general element strides; arguments already checked.
+   bias element for column j is bias[j*bias_stride]. */
+void tg_gemm_f32(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t rs_a,
+                 int64_t cs_a, const float* b, int64_t rs_b, int64_t cs_b, float beta, float* c,
+                 int64_t rs_c, int64_t cs_c, const float* bias, int64_t bias_stride, int act);
+void tg_gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t rs_a,
+                 int64_t cs_a, const double* b, int64_t rs_b, int64_t cs_b, double beta,
+                 double* c, int64_t rs_c, int64_t cs_c, const double* bias, int64_t bias_stride,
+                 int act);
+
+/* Converts (layout, trans, ld) into element strides of the logical rows x cols matrix.
+   Returns 0, or -1 for an invalid layout/trans value. */
+int tg_strides_from_blas(int layout, int trans, int64_t ld, int64_t* rs, int64_t* cs);
+
+#endif

@@ -1,0 +1,1 @@
+"""The image op (op.yaml declares it)."""

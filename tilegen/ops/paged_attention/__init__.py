@@ -1,0 +1,1 @@
+"""The paged_attention op (op.yaml declares it)."""

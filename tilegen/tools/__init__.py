@@ -1,0 +1,1 @@
+"""The tools on top of the ops: CLI, bench and tune harnesses, the tuning cache, reports, SDK."""
