@@ -14,6 +14,7 @@ cdef extern from "tilegen.h" nogil:
     const char* tilegen_init_error()
     void tilegen_set_num_threads(int n)
     int tilegen_get_num_threads()
+    const char* tilegen_isa_name()
 
 cdef extern from "dispatch.h" nogil:
     uint32_t tilegen_x_features_reported()
@@ -76,6 +77,11 @@ def isas():
 
 def isa_cap():
     return _s(tilegen_x_isa_cap())
+
+
+def isa_in_use():
+    """The best ISA in force (usable here, within the cap): where every op starts its choice."""
+    return _s(tilegen_isa_name())
 
 
 def choices():

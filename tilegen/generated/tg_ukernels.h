@@ -556,7 +556,15 @@ typedef void (*tg_f64_gemv_ukernel_fn)(
 #if TG_BUILD_ARCH == TG_ARCH_X86_64
 void tg_f32_attention_ukernel_32x12__avx512(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_ukernel_32x12__avx512_temp(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_32x12__avx512_kb96(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_32x12__avx512_kb24(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_48x8__avx512(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_16x24__avx512(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_32x12__avx512_pv8x2(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_ukernel_16x6__avx2_pv4x2(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_16x6__avx2_kb96_pv4x2(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_8x12__avx2_pv4x2(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_24x4__avx2_pv4x2(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_exp__avx2(int64_t, const float*, float*);
 void tg_f32_attention_exp__avx512(int64_t, const float*, float*);
 void tg_f32_attndecode_ukernel_4x64__avx512_pfl2(int64_t, const tg_f32_attndecode_args*);
@@ -731,6 +739,8 @@ double tg_f64_fma_probe__avx512(int64_t iters);
 
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
 void tg_f32_attention_ukernel_16x6__neon(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_16x6__neon_kb96(int64_t, const tg_f32_attention_args*);
+void tg_f32_attention_ukernel_8x12__neon(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_exp__neon(int64_t, const float*, float*);
 void tg_f32_attndecode_ukernel_4x64__neon(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_conv1x1s1_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -856,10 +866,20 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 #define TG_ATTENTION_UKERNELS_f32_X86_64(X) \
   X(TG_ISA_AVX512, 32, 12, 48, 64, 4640, 1, tg_f32_attention_ukernel_32x12__avx512, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512") \
   X(TG_ISA_AVX512, 32, 12, 48, 64, 4640, 0, tg_f32_attention_ukernel_32x12__avx512_temp, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_temp") \
+  X(TG_ISA_AVX512, 32, 12, 96, 64, 9248, 0, tg_f32_attention_ukernel_32x12__avx512_kb96, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_kb96") \
+  X(TG_ISA_AVX512, 32, 12, 24, 64, 2336, 0, tg_f32_attention_ukernel_32x12__avx512_kb24, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_kb24") \
+  X(TG_ISA_AVX512, 48, 8, 48, 64, 5424, 0, tg_f32_attention_ukernel_48x8__avx512, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_48x8__avx512") \
+  X(TG_ISA_AVX512, 16, 24, 48, 64, 3856, 0, tg_f32_attention_ukernel_16x24__avx512, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_16x24__avx512") \
+  X(TG_ISA_AVX512, 32, 12, 48, 32, 3104, 0, tg_f32_attention_ukernel_32x12__avx512_pv8x2, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_pv8x2") \
   X(TG_ISA_AVX2, 16, 6, 48, 16, 1552, 1, tg_f32_attention_ukernel_16x6__avx2_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_16x6__avx2_pv4x2") \
+  X(TG_ISA_AVX2, 16, 6, 96, 16, 3088, 0, tg_f32_attention_ukernel_16x6__avx2_kb96_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_16x6__avx2_kb96_pv4x2") \
+  X(TG_ISA_AVX2, 8, 12, 48, 16, 1160, 0, tg_f32_attention_ukernel_8x12__avx2_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_8x12__avx2_pv4x2") \
+  X(TG_ISA_AVX2, 24, 4, 48, 16, 1944, 0, tg_f32_attention_ukernel_24x4__avx2_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_24x4__avx2_pv4x2") \
 
 #define TG_ATTENTION_UKERNELS_f32_AARCH64(X) \
   X(TG_ISA_NEON, 16, 6, 48, 16, 1552, 1, tg_f32_attention_ukernel_16x6__neon, tg_f32_attention_exp__neon, "tg_f32_attention_ukernel_16x6__neon") \
+  X(TG_ISA_NEON, 16, 6, 96, 16, 3088, 0, tg_f32_attention_ukernel_16x6__neon_kb96, tg_f32_attention_exp__neon, "tg_f32_attention_ukernel_16x6__neon_kb96") \
+  X(TG_ISA_NEON, 8, 12, 48, 16, 1160, 0, tg_f32_attention_ukernel_8x12__neon, tg_f32_attention_exp__neon, "tg_f32_attention_ukernel_8x12__neon") \
 
 #define TG_ATTENTION_UKERNELS_f32_ANY(X) \
   X(TG_ISA_SCALAR, 4, 2, 16, 2, 100, 1, tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2, tg_f32_attention_exp__scalar, "tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2") \

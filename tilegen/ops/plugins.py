@@ -29,8 +29,55 @@ with their name), ``label``, ``group``, ``dtype`` (a key of the peak table: f32 
 ``runs_on(lib)``, ``operands(seed)`` (a tuple), ``check(operands, result)`` (None or what is
 wrong, against an independent reference) and ``as_dict()`` (``case_dict`` below). Pure Python plus NumPy: nothing here
 imports the compiled core, so the CLI lists cases without loading it.
+
+Tune plug-ins: each op's tune.py (`tilegen tune --op NAME`), run by tilegen/tools/tune.py, which
+knows no op. It defines
+
+    apply(values)             make `values` (the op's cache entry: knob key -> value) this
+                              process's configuration, every key left out at its built-in
+                              value; ValueError for an unknown key or a value this build
+                              cannot take (`import tilegen` then ignores the cache, warning)
+    knobs(quick)              the Knobs to search, in order (below): each later knob is
+                              searched with the earlier ones' choices in force
+    check() (optional)        raise RuntimeError if the configuration in force computes wrong
+                              answers (run before anything is stored)
+
+The harness times each knob's candidates in interleaved rounds on the knob's cases, measures
+its own noise (the spread of the built-in's rounds) and keeps a candidate only if it beats the
+built-in by more than that noise (and 3%) without slowing any case by as much.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Optional, Sequence
+
+
+@dataclass(frozen=True)
+class TuneCase:
+    """A representative call: `make()` builds its operands and returns the timed zero-argument
+    call; the rate is work / seconds / 1e9 in `unit` (GFLOP/s, GB/s)."""
+
+    label: str
+    work: float
+    make: Callable[[], Callable[[], object]]
+    unit: str = "GFLOP/s"
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One choice an op leaves to the machine (a tile, a block size, a method, a prefetch
+    distance...): stored under `key` in the op's cache entry. `candidates(chosen)` gives the
+    values to try given the earlier knobs' choices (a dict key -> value, None for built-in);
+    None, the built-in, is always tried too. `apply(value)` puts one value in force in this
+    process (None: the built-in)."""
+
+    key: str
+    label: str
+    candidates: Callable[[Dict[str, Any]], Sequence[Any]]
+    apply: Callable[[Any], None]
+    cases: Sequence[TuneCase]
+    show: Callable[[Any], str] = field(default=str)
+    builtin_label: Optional[str] = None  # how the built-in value is shown ("built-in")
 
 LINE_OFFSET = 16  # bytes from a 64-byte boundary to the start of every operand
 

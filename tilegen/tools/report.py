@@ -84,16 +84,28 @@ def _kernel_rows(kernels: Mapping[str, Any]) -> List[Tuple[str, str]]:
     return rows
 
 
-def _tuning(t: Any) -> str:
-    """runtime_info()["tuning"]: whether the `tilegen tune` cache was applied, and from where."""
+def _tuning(t: Any) -> List[str]:
+    """runtime_info()["tuning"]: whether the `tilegen tune` cache was applied, from where, and
+    what each op's knobs were set to, with the gain tune measured over the built-in choice."""
     if not isinstance(t, Mapping):
-        return _words(t)
+        return [_words(t)]
     state, detail, path = t.get("status", "?"), t.get("detail"), t.get("file")
     if state == "applied":
-        return f"{detail or 'applied'} from {path}"
+        lines = [f"{detail or 'applied'} from {path}"]
+        measured = t.get("measured") or {}
+        for op, values in (t.get("chosen") or {}).items():
+            for key, value in values.items():
+                m = measured.get(op, {}).get("knobs", {}).get(key, {})
+                rates, why = m.get("rates", {}), ""
+                base = next((k for k in rates if k.endswith("(built-in)")), None)
+                if base and m.get("chosen") in rates and rates[base]:
+                    gain = 100 * (rates[m["chosen"]] / rates[base] - 1)
+                    why = f" ({gain:+.1f}% over {base}, noise {100 * m.get('noise', 0):.1f}%)"
+                lines.append(f"{op} {key} = {value}{why}")
+        return lines
     if state == "ignored":
-        return f"ignored {path}: {detail}"
-    return f"{state} ({detail})" if detail else str(state)
+        return [f"ignored {path}: {detail}"]
+    return [f"{state} ({detail})" if detail else str(state)]
 
 
 def _size(n: int) -> str:
@@ -150,7 +162,10 @@ def format_runtime_info(info: Mapping[str, Any]) -> str:
     elif threads is not None:
         rows.append(("threads", str(threads)))
     add("library", "library")
-    add("tuning", "tuning", _tuning)
+    if "tuning" in info:
+        first, *more = _tuning(info["tuning"])
+        rows.append(("tuning", first))
+        rows += [("", line) for line in more]
     for key in sorted(set(info) - _KNOWN):
         rows.append((key, _words(info[key])))
 

@@ -4,42 +4,37 @@ The cache is one small YAML file, ``tuning.yaml`` in the platform's cache folder
 (``$TILEGEN_CACHE_DIR``, else ``$XDG_CACHE_HOME/tilegen`` or ``~/.cache/tilegen`` on Linux,
 ``~/Library/Caches/tilegen`` on macOS, ``%LOCALAPPDATA%\\tilegen\\Cache`` on Windows). It is keyed
 by the CPU (brand, architecture, usable features) and the tilegen version, and holds one entry
-per ISA (so tuning under ``TILEGEN_ISA=avx2`` does not replace the AVX-512 entry)::
+per ISA (so tuning under ``TILEGEN_ISA=avx2`` does not replace the AVX-512 entry), in which each
+op's tune plug-in (tilegen/ops/<op>/tune.py) keeps the knobs it chose::
 
-    format: 1
+    format: 2
     tilegen_version: 0.1.0
     cpu: {brand: ..., arch: x86_64, features: [sse2, avx, fma, avx2, ...]}
     isa:
       avx512:
         written: 2026-01-01T00:00:00+00:00
-        gemm:
-          f32: {kc: 256, nc: 1024, kernel: null, stream_rows: null,  # null = the built-in
-                b_inner_rows: null}
-          f64: {kc: 256, nc: 512, kernel: null}
-        paged_attention:                           # optional
-          f32: {kernel: null}                      # the decode kernel; null = the built-in
-        measured: {...}                            # tune's before/after GFLOP/s, for people
+        ops:                                  # only the knobs that beat the built-in choice
+          <op>: {<knob key>: <value>, ...}
+        measured: {<op>: {...}}               # tune's before/after rates, for people
 
 `import tilegen` calls apply_cache() once: it returns at once when TILEGEN_TUNING=off or no file
-exists (no YAML import, nothing allocated); otherwise it reads the file and applies the entry of
-the ISA in use through set_gemm_kernel / set_gemm_blocking. A file that cannot be read, or was
-written on another CPU, for another ISA or by another tilegen version, is ignored with a
-TuningWarning. status() says what happened (runtime_info()["tuning"]).
+exists (no YAML import, nothing allocated); otherwise it reads the file and hands each op's
+entry for the ISA in use to that op's plug-in (`apply`). A file that cannot be read, was written
+on another CPU, for another ISA or by another tilegen version, or holds a value this build
+cannot take, is ignored whole with a TuningWarning. status() says what happened
+(runtime_info()["tuning"]).
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import warnings
+from types import ModuleType
 from typing import Any, Dict, Optional
 
-FORMAT = 1
+FORMAT = 2
 FILE_NAME = "tuning.yaml"
-DTYPES = ("f32", "f64")
-MAX_KC = 1 << 16  # the C core's limits (tilegen_x_set_gemm_blocking)
-MAX_NC = 1 << 24
-MAX_STREAM_ROWS = 64
-MAX_B_INNER_ROWS = 256  # TG_B_INNER_ROWS_MAX
 OFF_VALUES = ("off", "0", "no", "false", "none")
 
 
@@ -52,7 +47,6 @@ class CacheError(ValueError):
 
 
 _status: Dict[str, Any] = {"status": "not read", "applied": False, "file": None}
-_defaults: Dict[str, Dict[str, Any]] = {}  # per dtype: the configuration before apply_cache
 
 
 def cache_dir() -> str:
@@ -85,12 +79,6 @@ def status() -> Dict[str, Any]:
     return dict(_status)
 
 
-def _dtype(name: str):
-    import numpy as np
-
-    return np.float32 if name == "f32" else np.float64
-
-
 def cpu_key() -> Dict[str, Any]:
     """This machine as the cache knows it: CPU brand, architecture, usable features."""
     import platform
@@ -102,66 +90,34 @@ def cpu_key() -> Dict[str, Any]:
     return {"brand": _cpu_brand(), "arch": platform.machine(), "features": list(_core.features()[1])}
 
 
-def isa_in_use(dtype: str) -> str:
-    from tilegen.ops.gemm import _gemm as _core
+def isa_in_use() -> str:
+    """The ISA whose entry applies: the best one in force (every op starts its choice there)."""
+    from tilegen.core import _core
 
-    return _core.gemm_config(_dtype(dtype))["isa"]
-
-
-def current(dtype: str) -> Dict[str, Any]:
-    """The GEMM configuration in force for a dtype, in the cache's terms."""
-    from tilegen.ops.gemm import _gemm as _core
-
-    c = _core.gemm_config(_dtype(dtype))
-    return {"isa": c["isa"], "kc": int(c["kc"]), "nc": int(c["nc"]),
-            "rows": c["rows"]["kernel"], "packed": c["packed"]["kernel"],
-            "stream_rows": int(c["stream_rows"]), "b_inner_rows": int(c["b_inner_rows"])}
+    return _core.isa_in_use()
 
 
-def defaults(dtype: str) -> Dict[str, Any]:
-    """The configuration tilegen chose before the cache was applied (the built-in one)."""
-    return dict(_defaults.get(dtype) or current(dtype))
+def plugin(op: str) -> Optional[ModuleType]:
+    """The op's tune plug-in (tilegen/ops/<op>/tune.py), or None when it has none."""
+    from tilegen.ops import OPS
+
+    if op not in OPS or not os.path.isfile(OPS[op].path("tune.py")):
+        return None
+    return importlib.import_module(f"{OPS[op].package}.tune")
 
 
-def apply(dtype: str, kc: int, nc: int, kernel: Optional[str],
-          stream_rows: Optional[int] = None, b_inner_rows: Optional[int] = None) -> None:
-    """Makes (kc, nc, main tile, stream rows, b-inner rows) the GEMM configuration of `dtype`.
-    kernel=None restores the built-in main tiles of both A layouts (the largest of the ISA),
-    stream_rows / b_inner_rows = None the built-in values."""
-    from tilegen.ops.gemm import _gemm as _core
+def plugins() -> Dict[str, ModuleType]:
+    """Every op's tune plug-in, in op order."""
+    from tilegen.ops import OPS
 
-    dt = _dtype(dtype)
-    base = defaults(dtype)
-    _core.set_gemm_kernel(dt, kernel or base["rows"] or base["packed"])
-    _core.set_gemm_blocking(dt, int(kc), int(nc))
-    _core.set_gemm_stream_rows(dt, int(stream_rows or 0))
-    _core.set_gemm_b_inner_rows(dt, int(b_inner_rows or 0))
-
-
-def restore_defaults(dtype: str) -> None:
-    d = defaults(dtype)
-    apply(dtype, d["kc"], d["nc"], None)
-    if dtype == "f32":
-        apply_paged(None)
-
-
-def apply_paged(kernel: Optional[str]) -> None:
-    """Makes `kernel` paged attention's float32 decode kernel (None: the built-in one)."""
-    from tilegen.ops.paged_attention import _paged_attention
-
-    _paged_attention.set_paged_kernel(kernel)
+    return {name: m for name in OPS for m in [plugin(name)] if m is not None}
 
 
 # -------------------------------------------------------------------------------- the file
 
-def _check_int(value, what: str, limit: int) -> int:
-    if type(value) is not int or not 0 < value <= limit:
-        raise CacheError(f"{what} is {value!r}; expected an integer in 1..{limit}")
-    return value
-
-
 def validate(doc: Any) -> Dict[str, Any]:
-    """Returns `doc` if it is a well-formed tuning cache; raises CacheError naming the problem."""
+    """Returns `doc` if it is a well-formed tuning cache; raises CacheError naming the problem.
+    (Whether an op can take its values is the op's to say, when they are applied.)"""
     if not isinstance(doc, dict):
         raise CacheError("not a YAML mapping")
     if doc.get("format") != FORMAT:
@@ -177,25 +133,17 @@ def validate(doc: Any) -> Dict[str, Any]:
     if not isinstance(isas, dict) or not isas:
         raise CacheError("isa must map ISA names to entries")
     for isa, entry in isas.items():
-        gemm = entry.get("gemm") if isinstance(entry, dict) else None
-        if not isinstance(isa, str) or not isinstance(gemm, dict):
-            raise CacheError(f"isa {isa!r}: no gemm mapping")
-        for dtype, cfg in gemm.items():
-            where = f"isa {isa}, gemm {dtype}"
-            if dtype not in DTYPES or not isinstance(cfg, dict):
-                raise CacheError(f"{where}: expected one of {', '.join(DTYPES)} with kc, nc, kernel")
-            _check_int(cfg.get("kc"), f"{where}: kc", MAX_KC)
-            _check_int(cfg.get("nc"), f"{where}: nc", MAX_NC)
-            if cfg.get("kernel") is not None and not isinstance(cfg["kernel"], str):
-                raise CacheError(f"{where}: kernel must be a kernel name or null")
-            for key, limit in (("stream_rows", MAX_STREAM_ROWS), ("b_inner_rows", MAX_B_INNER_ROWS)):
-                if cfg.get(key) is not None:
-                    _check_int(cfg[key], f"{where}: {key}", limit)
-        paged = entry.get("paged_attention", {})
-        cfg = paged.get("f32", {}) if isinstance(paged, dict) else None
-        if (not isinstance(cfg, dict) or set(paged) - {"f32"}
-                or not isinstance(cfg.get("kernel"), (str, type(None)))):
-            raise CacheError(f"isa {isa}, paged_attention: expected f32 with a kernel name or null")
+        ops = entry.get("ops") if isinstance(entry, dict) else None
+        if not isinstance(isa, str) or not isinstance(ops, dict):
+            raise CacheError(f"isa {isa!r}: no ops mapping")
+        for op, values in ops.items():
+            if not isinstance(op, str) or not isinstance(values, dict):
+                raise CacheError(f"isa {isa}, op {op!r}: expected a mapping of knobs to values")
+            for key, value in values.items():
+                if not isinstance(key, str) or not isinstance(value, (int, str)) \
+                        or isinstance(value, bool):
+                    raise CacheError(f"isa {isa}, op {op}: {key!r} must be a name with an "
+                                     f"integer or string value, got {value!r}")
     return doc
 
 
@@ -240,6 +188,12 @@ def _ignore(path: str, why: str) -> None:
                   f"rewrite it (TILEGEN_TUNING=off skips the cache)", TuningWarning, stacklevel=3)
 
 
+def restore_builtins() -> None:
+    """Every op's built-in configuration (what an untuned machine runs)."""
+    for hook in plugins().values():
+        hook.apply({})
+
+
 def apply_cache() -> None:
     """Called once by `import tilegen`: applies the cache entry of the ISA in use, if any."""
     if not enabled():
@@ -260,40 +214,33 @@ def apply_cache() -> None:
     if why:
         _ignore(path, why)
         return
-    plan = {}
-    for dtype in DTYPES:
-        isa = isa_in_use(dtype)
-        cfg = doc["isa"].get(isa, {}).get("gemm", {}).get(dtype)
-        if cfg is not None:
-            plan[dtype] = (isa, cfg)
-    if not plan:
-        wanted = sorted({isa_in_use(d) for d in DTYPES})
+    isa = isa_in_use()
+    if isa not in doc["isa"]:
         _ignore(path, f"it holds tuning for ISA {', '.join(doc['isa'])}, not for the ISA in use "
-                      f"({', '.join(wanted)}; TILEGEN_ISA={os.environ.get('TILEGEN_ISA', '')!r})")
+                      f"({isa}; TILEGEN_ISA={os.environ.get('TILEGEN_ISA', '')!r})")
         return
+    entry = doc["isa"][isa]["ops"]
     applied = []
-    for dtype, (isa, cfg) in plan.items():
-        _defaults[dtype] = current(dtype)
-        try:
-            apply(dtype, cfg["kc"], cfg["nc"], cfg.get("kernel"), cfg.get("stream_rows"),
-                  cfg.get("b_inner_rows"))
-            if dtype == "f32":
-                paged = doc["isa"][isa].get("paged_attention", {}).get("f32", {})
-                apply_paged(paged.get("kernel"))
-        except ValueError as e:  # a kernel this build does not have: undo everything
-            for done in list(_defaults):
-                restore_defaults(done)
-            _defaults.clear()
-            _ignore(path, f"its {isa} {dtype} entry does not fit this build ({e})")
-            return
-        applied.append(f"{dtype} ({isa})")
-    _set_status("applied", path, "applied " + ", ".join(applied), dtypes=sorted(plan))
+    try:
+        for op, values in entry.items():
+            hook = plugin(op)
+            if hook is None:
+                raise ValueError(f"this build has no op {op!r} to tune")
+            hook.apply(values)
+            applied.append(op)
+    except ValueError as e:  # a value this build cannot take: undo everything
+        restore_builtins()
+        _ignore(path, f"its {isa} entry does not fit this build ({e})")
+        return
+    _set_status("applied", path, f"applied {isa}: " + (", ".join(applied) or "built-ins kept"),
+                isa=isa, chosen=entry, measured=doc["isa"][isa].get("measured", {}))
 
 
 def write(isa_entries: Dict[str, Dict[str, Any]], path: Optional[str] = None) -> str:
-    """Writes (merges) entries {isa: {"gemm": {...}, ...}} into the cache for this machine and
-    tilegen version; entries of other ISAs are kept when the file has the same key, otherwise
-    the file is replaced. Atomic (a temporary file renamed over it). Returns the path."""
+    """Writes (merges) entries {isa: {"ops": {...}, "measured": {...}}} into the cache for this
+    machine and tilegen version; the ops an entry names replace theirs in the file, entries of
+    other ISAs and other ops are kept when the file has the same key, otherwise the file is
+    replaced. Atomic (a temporary file renamed over it). Returns the path."""
     import datetime
 
     import yaml
@@ -312,7 +259,9 @@ def write(isa_entries: Dict[str, Dict[str, Any]], path: Optional[str] = None) ->
             pass
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     for isa, entry in isa_entries.items():
-        doc["isa"][isa] = dict(entry, written=now)
+        old = doc["isa"].get(isa, {})
+        doc["isa"][isa] = {"written": now, "ops": {**old.get("ops", {}), **entry["ops"]},
+                           "measured": {**old.get("measured", {}), **entry.get("measured", {})}}
     validate(doc)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"

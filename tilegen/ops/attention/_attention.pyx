@@ -31,6 +31,8 @@ cdef extern from "tilegen.h" nogil:
 cdef extern from "tg_attention.h" nogil:
     const char* tilegen_x_attention_kernel()
     void tilegen_x_attention_force_plain(int on)
+    int tilegen_x_set_attention_kernel(const char* name)
+    const char* tilegen_x_attention_kernel_name(int i)
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -39,6 +41,27 @@ def kernel_name():
     """The float32 fused-attention kernel in use."""
     cdef const char* p = tilegen_x_attention_kernel()
     return None if p == NULL else p.decode()
+
+
+def kernels():
+    """The registered float32 kernels of the ISA attention runs on (the built-in one and the
+    others `tilegen tune` may choose)."""
+    out = []
+    cdef const char* p = tilegen_x_attention_kernel_name(0)
+    while p != NULL:
+        out.append(p.decode())
+        p = tilegen_x_attention_kernel_name(len(out))
+    return out
+
+
+def set_kernel(name=None):
+    """Makes `name` (one of kernels()) attention's float32 kernel; None restores the built-in."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a kernel name or None, not {type(name).__name__}")
+    cdef bytes b = (name or "").encode()
+    if tilegen_x_set_attention_kernel(b) != 0:
+        raise ValueError(f"name: {name!r} is not an attention kernel of this ISA "
+                         f"(one of {', '.join(kernels())})")
 
 
 def _force_plain(bint on):

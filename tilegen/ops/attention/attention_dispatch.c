@@ -27,6 +27,11 @@ static void publish(const tg_attention_config* c) {
     c.cw = (CW); c.work = (WORK); c.name = NAME;                                           \
   }
 
+static void report(const tg_attention_config* c) {
+  tg_dispatch_report("attention", NULL, "f32", c->isa, c->name);
+  tg_dispatch_report("attention", NULL, "f64", TG_ISA_SCALAR, "plain C (libm exp)");
+}
+
 void tg_attention_select(void) {
   int order[TG_ISA_COUNT];
   const int n = tg_isa_candidates(order);
@@ -37,11 +42,41 @@ void tg_attention_select(void) {
     TG_FOREACH_ATTENTION_UKERNEL_f32(TG_COLLECT_ATTN)
   }
   publish(&c);
-  tg_dispatch_report("attention", NULL, "f32", c.isa, c.name);
-  tg_dispatch_report("attention", NULL, "f64", TG_ISA_SCALAR, "plain C (libm exp)");
+  report(&c);
   if (tg_dispatch_verbose())
     fprintf(stderr, "tilegen: f32 attention: %s, %s (%dx%d, %d keys per call)\n",
             tg_isa_name_of(c.isa), c.name, c.mr, c.nr, c.kb);
+}
+
+int tilegen_x_set_attention_kernel(const char* name) {
+  const int builtin = name == NULL || name[0] == '\0';
+  tg_dispatch_lock();
+  tg_attention_config c = *atomic_load(&current);
+  const int isa = c.isa;
+  /* TG_COLLECT_ATTN takes the first match: the first production kernel, or the named one. */
+#define TG_PICK_ATTN(ISA, MR, NR, KB, CW, WORK, PROD, FN, EXP, NAME)                         \
+  if (builtin || strcmp(NAME, name) == 0)                                                  \
+    TG_COLLECT_ATTN(ISA, MR, NR, KB, CW, WORK, (PROD) || !builtin, FN, EXP, NAME)
+  c.fn = NULL;
+  TG_FOREACH_ATTENTION_UKERNEL_f32(TG_PICK_ATTN)
+#undef TG_PICK_ATTN
+  const int found = c.fn != NULL;
+  if (found) {
+    publish(&c);
+    report(&c);
+  }
+  tg_dispatch_unlock();
+  return found ? 0 : -1;
+}
+
+const char* tilegen_x_attention_kernel_name(int i) {
+  const int isa = tg_attention_cfg()->isa;
+  const char* out = NULL;
+#define TG_NTH_ATTN(ISA, MR, NR, KB, CW, WORK, PROD, FN, EXP, NAME) \
+  if ((ISA) == isa && i-- == 0) out = NAME;
+  TG_FOREACH_ATTENTION_UKERNEL_f32(TG_NTH_ATTN)
+#undef TG_NTH_ATTN
+  return out;
 }
 
 const tg_attention_config* tg_attention_cfg(void) {

@@ -27,9 +27,14 @@ const tg_attention_config* tg_attention_cfg(void);
 /* The family's select function (TG_FOREACH_FAMILY_SELECT). */
 void tg_attention_select(void);
 
-/* ---- test hooks ---- */
+/* ---- tuning and test hooks ---- */
 /* The float32 kernel in use, or NULL. */
 TG_XAPI_FN(const char*, tilegen_x_attention_kernel, (void))
+/* The float32 kernel: `name`, a registered kernel of the ISA it selected (tilegen tune's
+   choice), or the built-in one for NULL or ""; 0, or -1 for no such kernel. */
+TG_XAPI_FN(int, tilegen_x_set_attention_kernel, (const char* name))
+/* The i-th registered kernel of that ISA, or NULL past the last. */
+TG_XAPI_FN(const char*, tilegen_x_attention_kernel_name, (int i))
 /* 1: every call runs the plain C path (the allocation-free fallback), 0: the kernels. */
 TG_XAPI_FN(void, tilegen_x_attention_force_plain, (int on))
 int tg_attention_plain_forced(void);

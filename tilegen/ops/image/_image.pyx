@@ -37,6 +37,8 @@ cdef extern from "tilegen.h" nogil:
 
 cdef extern from "tg_filter.h" nogil:
     const char* tilegen_x_filter_kernel(int kind)
+    int tilegen_x_set_filter_isa(const char* isa)
+    const char* tilegen_x_filter_isa(int i)
 
 # TILEGEN_BORDER_* of tilegen.h.
 BORDERS = {"reflect101": 0, "replicate": 1, "constant": 2}
@@ -49,6 +51,27 @@ KINDS = ("vfilt", "vsum", "hfilt", "hsum", "filt2d", "tof32", "fround", "sharpen
 def kernel_names():
     """The kernel serving each pass, {kind: name} (tests, tilegen info)."""
     return {k: tilegen_x_filter_kernel(i).decode() for i, k in enumerate(KINDS)}
+
+
+def kernel_isas():
+    """The usable ISAs with a kernel for every pass, best first (the first is the built-in
+    choice; `tilegen tune` may pick another)."""
+    out = []
+    cdef const char* p = tilegen_x_filter_isa(0)
+    while p != NULL:
+        out.append(p.decode())
+        p = tilegen_x_filter_isa(len(out))
+    return out
+
+
+def set_kernel_isa(isa=None):
+    """Run the filters on `isa`'s kernel set (one of kernel_isas()); None restores the best."""
+    if isa is not None and not isinstance(isa, str):
+        raise TypeError(f"isa must be an ISA name or None, not {type(isa).__name__}")
+    cdef bytes b = (isa or "").encode()
+    if tilegen_x_set_filter_isa(b) != 0:
+        raise ValueError(f"isa: {isa!r} has no complete filter kernel set here "
+                         f"(one of {', '.join(kernel_isas())})")
 
 
 def _border(border):

@@ -36,28 +36,59 @@ static int fill(tg_filter_config* cfg, int isa) {
   return 1;
 }
 
-void tg_filter_select(void) {
+/* Makes *c current (caller holds the dispatch lock); the first table needs no allocation. */
+static void publish(const tg_filter_config* c) {
+  const tg_filter_config* p = tg_intern(&interned, c, sizeof(*c));
+  if (p == NULL) {
+    if (atomic_load(&current) != NULL) return;
+    first = *c;
+    p = &first;
+  }
+  atomic_store_explicit(&current, p, memory_order_release);
+  tg_dispatch_report("image", NULL, "u8", c->isa, c->name[TG_FILTER_KIND_HFILT]);
+  tg_dispatch_report("image", NULL, "f32", c->isa, c->name[TG_FILTER_KIND_FILT2D]);
+}
+
+/* The i-th usable ISA (best first) with a production kernel of every pass, into *c; 0 past
+   the last. */
+static int nth_complete(int i, tg_filter_config* c) {
   int order[TG_ISA_COUNT];
   const int n = tg_isa_candidates(order);
+  for (int j = 0; j < n; j++)
+    if (fill(c, order[j]) && i-- == 0) return 1;
+  return 0;
+}
+
+void tg_filter_select(void) {
   tg_filter_config c;
-  for (int i = 0; i < n; i++) {
-    if (!fill(&c, order[i])) continue;
-    const tg_filter_config* p = tg_intern(&interned, &c, sizeof(c));
-    if (p == NULL) {
-      if (atomic_load(&current) != NULL) return;
-      first = c;
-      p = &first;
-    }
-    atomic_store_explicit(&current, p, memory_order_release);
-    tg_dispatch_report("image", NULL, "u8", c.isa, c.name[TG_FILTER_KIND_HFILT]);
-    tg_dispatch_report("image", NULL, "f32", c.isa, c.name[TG_FILTER_KIND_FILT2D]);
-    if (tg_dispatch_verbose())
-      fprintf(stderr, "tilegen: image filters: %s, u8 %s / %s / %s / %s, f32 %s\n",
-              tg_isa_name_of(c.isa), c.name[TG_FILTER_KIND_VFILT], c.name[TG_FILTER_KIND_HFILT],
-              c.name[TG_FILTER_KIND_VSUM], c.name[TG_FILTER_KIND_HSUM],
-              c.name[TG_FILTER_KIND_FILT2D]);
-    return;
-  }
+  if (!nth_complete(0, &c)) return;
+  publish(&c);
+  if (tg_dispatch_verbose())
+    fprintf(stderr, "tilegen: image filters: %s, u8 %s / %s / %s / %s, f32 %s\n",
+            tg_isa_name_of(c.isa), c.name[TG_FILTER_KIND_VFILT], c.name[TG_FILTER_KIND_HFILT],
+            c.name[TG_FILTER_KIND_VSUM], c.name[TG_FILTER_KIND_HSUM],
+            c.name[TG_FILTER_KIND_FILT2D]);
+}
+
+int tilegen_x_set_filter_isa(const char* isa) {
+  tg_dispatch_init();
+  tg_dispatch_lock();
+  tg_filter_config c;
+  int found = 0;
+  for (int i = 0; !found && nth_complete(i, &c); i++)
+    found = isa == NULL || isa[0] == '\0' || strcmp(tg_isa_name_of(c.isa), isa) == 0;
+  if (found) publish(&c);
+  tg_dispatch_unlock();
+  return found ? 0 : -1;
+}
+
+const char* tilegen_x_filter_isa(int i) {
+  tg_dispatch_init();
+  tg_dispatch_lock();
+  tg_filter_config c;
+  const char* out = nth_complete(i, &c) ? tg_isa_name_of(c.isa) : NULL;
+  tg_dispatch_unlock();
+  return out;
 }
 
 const tg_filter_config* tg_filter_cfg(void) {

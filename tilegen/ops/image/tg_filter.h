@@ -33,5 +33,10 @@ void tg_filter_select(void);
 
 /* The kernel serving pass `kind` (TG_FILTER_KIND_*), for tests and `tilegen info`. */
 TG_XAPI_FN(const char*, tilegen_x_filter_kernel, (int kind))
+/* The ISA whose kernel set the filters run: `isa`, one of tilegen_x_filter_isa's (tilegen
+   tune's choice), or the built-in (the best) for NULL or ""; 0, or -1 when it is not one. */
+TG_XAPI_FN(int, tilegen_x_set_filter_isa, (const char* isa))
+/* The i-th usable ISA, best first, with every pass; NULL past the last. */
+TG_XAPI_FN(const char*, tilegen_x_filter_isa, (int i))
 
 #endif
