@@ -24,7 +24,7 @@ if _core is not None:
     __all__ += ["get_cmake_dir", "get_include", "get_library", "get_num_threads",
                 "get_pkgconfig_dir", "runtime_info", "set_num_threads", "show_config"]
     try:
-        from ._ops_api import *  # noqa: F401,F403  tg.matmul, tg.conv2d, tg.image... (op.yaml)
+        from ._ops_api import *  # noqa: F401,F403  each op's API (op.yaml: python)
         from . import _ops_api
         __all__ += _ops_api.__all__
     except ModuleNotFoundError as _e:  # a tree not generated yet: `tilegen generate` writes it

@@ -177,7 +177,7 @@ static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent
 
 /* Runs at dlclose (and at exit): the workers execute this library's code, so they must be gone
    before it is unmapped -- a worker still spinning after a region would jump into unmapped
-   memory. A region running on another thread (exit() racing a GEMM) is left alone: then the
+   memory. A region running on another thread (exit() racing a product) is left alone: then the
    process is ending anyway and nothing is unmapped under it. Priority 200: before the
    workspace key goes (workspace.c, 101), so the workers' exits still free their buffers. */
 __attribute__((destructor(200))) static void pool_shutdown(void) {

@@ -1,11 +1,8 @@
 """tilegen.dsl: describe micro-kernels, check them against the hardware, render them to C.
 
-Pure Python (jinja2 and pyyaml only); it never imports the compiled runtime.
-
-    >>> from tilegen.dsl import gemm, F32
-    >>> k = gemm(F32).tile(m=14, n=32).vectorize("n").unroll("k", 4).target("avx512")
-    >>> k.name
-    'tg_f32_gemm_ukernel_14x32__avx512'
+Pure Python (jinja2 and pyyaml only); it never imports the compiled runtime. Each kernel family
+(a plug-in in its op's folder, tilegen/ops/<op>/<family>.py) gets a builder here,
+``tilegen.dsl.<family>(dtype)``, with the schedule verbs of builder.py (the README shows one).
 """
 import functools
 
@@ -17,7 +14,7 @@ from .registry import Entry, load_registry, registry_path, select
 from .spec import KernelSpec, format_name, parse_name, parse_tile, spec_from_name
 
 def __getattr__(name: str):
-    """tilegen.dsl.<family>(dtype): the builder of any family (``gemm(F32).tile(...)``)."""
+    """tilegen.dsl.<family>(dtype): the builder of any family (``<family>(F32).tile(...)``)."""
     if not name.startswith("_") and name in FAMILIES:
         return functools.partial(op, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """The fluent schedule builder: the same verbs as a registry entry, written as code.
 
-    gemm(F32).tile(m=14, n=32).vectorize("n").unroll("k", 4).epilogue("bias", "relu")
-             .target("avx512")
+    op(<family>, F32).tile(m=14, n=32).vectorize("n").unroll("k", 4).epilogue("bias", "relu")
+                      .target("avx512")
 
 Each verb returns a new builder; `.spec` validates and builds the KernelSpec.
 """

@@ -40,15 +40,6 @@ class RegisterBudget:
     def used(self) -> int:
         return self.accumulators + self.inputs + self.broadcasts
 
-    # The GEMM field names, kept for the callers that read them.
-    @property
-    def b_vectors(self) -> int:
-        return self.inputs
-
-    @property
-    def a_broadcasts(self) -> int:
-        return self.broadcasts
-
 
 class OpFamily:
     """The interface every family implements (defaults suit a simple family)."""
@@ -63,7 +54,7 @@ class OpFamily:
     # Family schedule fields: name -> (default, allowed values or None for "positive int").
     fields: Mapping[str, Tuple[Any, Optional[Tuple[Any, ...]]]] = {}
     # The C function the dispatcher calls (under its lock) to fill this family's tables,
-    # or None when another family of the op selects these kernels too (GEMV with GEMM).
+    # or None when another family of the op selects these kernels too.
     c_select: Optional[str] = None
     # X-macro row documentation: X(<this>) in the generated header.
     c_row_doc: str = ""
@@ -117,7 +108,7 @@ class OpFamily:
         """Rules across one family's entries (sets that must share an NR, say)."""
 
     def extra_files(self, entries: Sequence["Entry"], env) -> List["ExtraFile"]:
-        """Generated files beyond one per kernel (GEMM's packing routines)."""
+        """Generated files beyond one per kernel (packing routines, say)."""
         return []
 
     def c_constants(self) -> str:
@@ -214,7 +205,8 @@ def get_family(name: str) -> OpFamily:
 
 
 def family_of_token(token: str) -> Tuple[OpFamily, Dict[str, Any]]:
-    """The family an op token (``gemm``, ``conv3x3s2``...) names, and the fields it encodes."""
+    """The family an op token names, and the fields it encodes (a token may carry some, such as
+    a kernel size and stride)."""
     for family in FAMILIES.values():
         fields = family.parse_op_token(token)
         if fields is not None:

@@ -2,7 +2,7 @@
 
 A name is ``tg_<dtype>_<op token>[_<epilogue>...]_ukernel_<MR>x<NR>[c<KR>]__<isa>[_<variant>]``;
 `format_name` and `parse_name` are the only code that knows that spelling. The op token is the
-family's (``gemm``, or ``conv3x3s2`` carrying a filter size and stride), and so are the leading
+family's (its name, or a token carrying fields such as a kernel size and stride), and so are the leading
 variant tokens (``rows``): each family encodes and decodes its own fields.
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ class KernelSpec:
     """What to generate: an op family on a dtype, its register tile and its schedule.
 
     ``KernelSpec(op, dtype, isa, mr, nr, **fields)`` takes the common fields (COMMON_FIELDS)
-    and the family's own (``a_layout`` for gemm, ``kh``/``stride`` for conv...), read back as
+    and the family's own (its `fields`: an operand layout, a kernel size...), read back as
     attributes. Constructing a spec validates it completely, register budget included, so an
     invalid kernel can never reach a template. Specs are immutable and compare by value.
     """

@@ -1,6 +1,6 @@
 """The ops: one folder each (tilegen/ops/<op>/), declared by its op.yaml.
 
-An op is what a user calls (gemm, conv2d, attention, paged_attention, image); its one name is
+An op is what a user calls (one per folder here); its one name is
 the folder, `tilegen bench --op`, `tilegen tune --op`, the SDK op, the runtime_info() key and
 the C prefix. The folder owns every level of the op:
 

@@ -23,8 +23,8 @@ tilegen/models/bert.py, works the same), found by tilegen/tools/benchcases.py. T
                               layout, so tilegen meets each peer at its best
     PLOT_XLABEL (optional)    the --plot x axis, for the cases whose ``size`` is set
 
-and its cases are frozen objects with ``id`` (unique across ops: ops other than gemm prefix it
-with their name), ``label``, ``group``, ``dtype`` (a key of the peak table: f32 | f64),
+and its cases are frozen objects with ``id`` (unique across ops: an op prefixes it with its name,
+except the first op's own), ``label``, ``group``, ``dtype`` (a key of the peak table: f32 | f64),
 ``work`` (flops, or bytes for a bandwidth op), ``size`` (an int for the plot's x axis, or None),
 ``runs_on(lib)``, ``operands(seed)`` (a tuple), ``check(operands, result)`` (None or what is
 wrong, against an independent reference) and ``as_dict()`` (``case_dict`` below). Pure Python plus NumPy: nothing here

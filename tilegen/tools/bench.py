@@ -106,7 +106,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         + ")")
     p.add_argument("--json", metavar="FILE", help="write every raw result to FILE")
     p.add_argument("--plot", metavar="FILE",
-                   help="draw the rate against size for the cases that have one, e.g. GEMM's "
+                   help="draw the rate against size for the cases that have one, e.g. a product's "
                         "squares (needs matplotlib)")
     p.add_argument("--peak", action="store_true",
                    help="only measure and print the FMA peak per usable ISA and dtype")
@@ -701,7 +701,7 @@ def format_report(report: dict) -> str:
 # -------------------------------------------------------------------------------- plot
 
 def plotted_sizes(cases: Sequence[dict]) -> Dict[str, int]:
-    """Case id -> x, for the plot's cases: the float32 ones with a size (GEMM: single squares)."""
+    """Case id -> x, for the plot's cases: the float32 ones with a size (one size per case)."""
     return {c["id"]: c["size"] for c in cases if c.get("size") and c["dtype"] == "f32"}
 
 

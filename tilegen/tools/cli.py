@@ -66,8 +66,8 @@ class GenerateCommand:
                        help="write a self-contained C library (CMake, plain C) to --out instead")
         p.add_argument("--isa", help="with --sdk: comma-separated ISAs to ship, e.g. neon,scalar "
                        f"(allowed: {', '.join(ISAS)}; scalar is always added)")
-        p.add_argument("--ops", help="with --sdk: comma-separated ops, e.g. gemm,image (allowed: "
-                       "the families' SDK ops, see `tilegen list`)")
+        p.add_argument("--ops", help="with --sdk: comma-separated ops (allowed: the folders of "
+                       "tilegen/ops/; `tilegen list --op OP` lists an op's kernels)")
         p.add_argument("--out", help="with --sdk: the folder to write (created)")
 
     @staticmethod
@@ -177,7 +177,7 @@ class EmitCommand:
         p.add_argument("--tail", choices=("mask", "temp"),
                        help="edge-tile strategy (default: the ISA's: mask where it has masked "
                             "loads and stores, else temp)")
-        p.add_argument("--kloop", help="k loop: c (intrinsics) or asm (inline assembly, x86 GEMM) "
+        p.add_argument("--kloop", help="k loop: c (intrinsics) or asm (inline assembly, x86) "
                        "(default c)")
         p.add_argument("--variant", help="name suffix (default none)")
         for name, (allowed, fams) in _family_fields().items():

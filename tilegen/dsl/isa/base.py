@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Tuple
 
-# Element types: name -> C type. Float types have VecOps; integer types (image filters: uint8
+# Element types: name -> C type. Float types have VecOps; integer types (8-bit kernels: uint8
 # pixels with 16/32-bit intermediates) have IntOps.
 DTYPES: Mapping[str, str] = {
     "f32": "float", "f64": "double", "u8": "uint8_t", "i16": "int16_t", "i32": "int32_t",
@@ -147,7 +147,7 @@ class VecOps(_Spellings):
     mask_: str = ""
     load_mask_: str = ""
     store_mask_: str = ""
-    asm: Optional[AsmOps] = None   # set when the ISA can run a GEMM k loop in inline assembly
+    asm: Optional[AsmOps] = None   # set when the ISA can run a k loop in inline assembly
 
     # Explicit methods where the argument names differ from the positional order.
     def zero(self) -> str:
@@ -171,7 +171,7 @@ class IntOps(_Spellings):
       srai(x, n)     arithmetic shift right by the constant n
     Lane order is preserved by every conversion.
 
-    Image filters' extras (empty where a table has no spelling):
+    The 8-bit kernels' extras (empty where a table has no spelling):
       i16: mulhi_u16(a, b)  the high 16 bits of the unsigned 16 x 16-bit products
            srl(x, n)        logical shift right by a run-time count n
       i32: mac2(lo, hi, x, y, k)  a statement: the products of two i16 vectors x and y (one full
