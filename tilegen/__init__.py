@@ -27,9 +27,13 @@ if _core is not None:
         from ._ops_api import *  # noqa: F401,F403  each op's API (op.yaml: python)
         from . import _ops_api
         __all__ += _ops_api.__all__
-    except ModuleNotFoundError as _e:  # a tree not generated yet: `tilegen generate` writes it
-        if _e.name != f"{__name__}._ops_api" or not _load_is_cli():
+    except ImportError as _e:
+        # An op added but not built (or a tree not generated): the `tilegen` command still
+        # generates code, and reports this for the subcommands that need the compiled core.
+        if not _load_is_cli():
             raise
+        from . import _load
+        _load.CORE_ERROR = f"an op's compiled module is missing ({_e}); rebuild: pip install ."
     from .tools import tuning as _tuning
     _tuning.apply_cache()  # the `tilegen tune` cache, if this machine has one
     from . import _threadpoolctl

@@ -7,6 +7,7 @@ from .ops.conv2d.api import conv2d, Conv2d
 from .ops.attention._attention import attention
 from .ops.paged_attention._paged_attention import paged_attention
 from .ops.image import api as image
+from .ops.rmsnorm._rmsnorm import rmsnorm
 
 __all__ = [
     "matmul",
@@ -17,6 +18,7 @@ __all__ = [
     "attention",
     "paged_attention",
     "image",
+    "rmsnorm",
 ]
 # `import tilegen.image` finds the op's module too.
 sys.modules[f"{__package__}.image"] = image

@@ -302,4 +302,8 @@ def generate(root: Optional[str] = None, check: bool = False) -> GenerateReport:
             else:
                 os.remove(os.path.join(root, rel))
                 report.removed.append(rel)
+                folder = os.path.dirname(os.path.join(root, rel))
+                while folder != os.path.join(root, GENERATED_RELPATH) and not os.listdir(folder):
+                    os.rmdir(folder)  # a family's folder, emptied
+                    folder = os.path.dirname(folder)
     return report

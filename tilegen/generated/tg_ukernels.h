@@ -553,6 +553,18 @@ typedef void (*tg_f64_gemv_ukernel_fn)(
     double* y, int64_t inc_y, const tg_f64_gemm_params* params);
 
 
+/* ======== rmsnorm ======== */
+/* One row: y[j] = x[j] * w[j] / sqrt(sum_j x[j]^2 / n + eps) for j < n (w NULL: no weight);
+   n >= 1; x, w and y contiguous, y may be x. */
+typedef void (*tg_f32_rmsnorm_ukernel_fn)(
+    int64_t n, const float* x, const float* w, float eps, float* y);
+
+/* One row: y[j] = x[j] * w[j] / sqrt(sum_j x[j]^2 / n + eps) for j < n (w NULL: no weight);
+   n >= 1; x, w and y contiguous, y may be x. */
+typedef void (*tg_f64_rmsnorm_ukernel_fn)(
+    int64_t n, const double* x, const double* w, double eps, double* y);
+
+
 #if TG_BUILD_ARCH == TG_ARCH_X86_64
 void tg_f32_attention_ukernel_32x12__avx512(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_ukernel_32x12__avx512_temp(int64_t, const tg_f32_attention_args*);
@@ -731,6 +743,13 @@ void tg_f32_gemv_ukernel_1x64c8__avx512(int64_t, int64_t, const float*, int64_t,
 void tg_f64_gemv_ukernel_1x32c8__avx512(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x32c8__avx2(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_1x16c8__avx2(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f32_rmsnorm_ukernel_1x64__avx512(int64_t, const float*, const float*, float, float*);
+void tg_f32_rmsnorm_ukernel_1x32__avx512(int64_t, const float*, const float*, float, float*);
+void tg_f32_rmsnorm_ukernel_1x128__avx512(int64_t, const float*, const float*, float, float*);
+void tg_f64_rmsnorm_ukernel_1x32__avx512(int64_t, const double*, const double*, double, double*);
+void tg_f32_rmsnorm_ukernel_1x32__avx2(int64_t, const float*, const float*, float, float*);
+void tg_f32_rmsnorm_ukernel_1x16__avx2(int64_t, const float*, const float*, float, float*);
+void tg_f64_rmsnorm_ukernel_1x16__avx2(int64_t, const double*, const double*, double, double*);
 double tg_f32_fma_probe__avx2(int64_t iters);
 double tg_f64_fma_probe__avx2(int64_t iters);
 double tg_f32_fma_probe__avx512(int64_t iters);
@@ -807,6 +826,9 @@ void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, co
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_1x8c8__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f32_rmsnorm_ukernel_1x16__neon(int64_t, const float*, const float*, float, float*);
+void tg_f32_rmsnorm_ukernel_1x32__neon(int64_t, const float*, const float*, float, float*);
+void tg_f64_rmsnorm_ukernel_1x8__neon(int64_t, const double*, const double*, double, double*);
 double tg_f32_fma_probe__neon(int64_t iters);
 double tg_f64_fma_probe__neon(int64_t iters);
 #endif
@@ -857,6 +879,8 @@ void tg_f32_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const float*, int64_t, 
 void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_f32_rmsnorm_ukernel_1x4__scalar(int64_t, const float*, const float*, float, float*);
+void tg_f64_rmsnorm_ukernel_1x4__scalar(int64_t, const double*, const double*, double, double*);
 double tg_f32_fma_probe__scalar(int64_t iters);
 double tg_f64_fma_probe__scalar(int64_t iters);
 #endif
@@ -1227,6 +1251,42 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_IF_BUILT_AARCH64(TG_GEMV_UKERNELS_f64_AARCH64(X)) \
   TG_GEMV_UKERNELS_f64_ANY(X)
 
+/* TG_RMSNORM_UKERNELS_<dtype>_<ARCH>(X): every rmsnorm kernel of that dtype built
+   for that architecture, registry order. X(isa id, NR, production, kernel, "name") */
+#define TG_RMSNORM_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, 64, 1, tg_f32_rmsnorm_ukernel_1x64__avx512, "tg_f32_rmsnorm_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX512, 32, 0, tg_f32_rmsnorm_ukernel_1x32__avx512, "tg_f32_rmsnorm_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 128, 0, tg_f32_rmsnorm_ukernel_1x128__avx512, "tg_f32_rmsnorm_ukernel_1x128__avx512") \
+  X(TG_ISA_AVX2, 32, 1, tg_f32_rmsnorm_ukernel_1x32__avx2, "tg_f32_rmsnorm_ukernel_1x32__avx2") \
+  X(TG_ISA_AVX2, 16, 0, tg_f32_rmsnorm_ukernel_1x16__avx2, "tg_f32_rmsnorm_ukernel_1x16__avx2") \
+
+#define TG_RMSNORM_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, 16, 1, tg_f32_rmsnorm_ukernel_1x16__neon, "tg_f32_rmsnorm_ukernel_1x16__neon") \
+  X(TG_ISA_NEON, 32, 0, tg_f32_rmsnorm_ukernel_1x32__neon, "tg_f32_rmsnorm_ukernel_1x32__neon") \
+
+#define TG_RMSNORM_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 1, tg_f32_rmsnorm_ukernel_1x4__scalar, "tg_f32_rmsnorm_ukernel_1x4__scalar") \
+
+#define TG_FOREACH_RMSNORM_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_RMSNORM_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_RMSNORM_UKERNELS_f32_AARCH64(X)) \
+  TG_RMSNORM_UKERNELS_f32_ANY(X)
+
+#define TG_RMSNORM_UKERNELS_f64_X86_64(X) \
+  X(TG_ISA_AVX512, 32, 1, tg_f64_rmsnorm_ukernel_1x32__avx512, "tg_f64_rmsnorm_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX2, 16, 1, tg_f64_rmsnorm_ukernel_1x16__avx2, "tg_f64_rmsnorm_ukernel_1x16__avx2") \
+
+#define TG_RMSNORM_UKERNELS_f64_AARCH64(X) \
+  X(TG_ISA_NEON, 8, 1, tg_f64_rmsnorm_ukernel_1x8__neon, "tg_f64_rmsnorm_ukernel_1x8__neon") \
+
+#define TG_RMSNORM_UKERNELS_f64_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 1, tg_f64_rmsnorm_ukernel_1x4__scalar, "tg_f64_rmsnorm_ukernel_1x4__scalar") \
+
+#define TG_FOREACH_RMSNORM_UKERNEL_f64(X) \
+  TG_IF_BUILT_X86_64(TG_RMSNORM_UKERNELS_f64_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_RMSNORM_UKERNELS_f64_AARCH64(X)) \
+  TG_RMSNORM_UKERNELS_f64_ANY(X)
+
 /* TG_FOREACH_FAMILY_SELECT(X): X(fn) for each family whose driver fills dispatch tables;
    the dispatcher calls every fn() once it knows the usable ISAs (and again on re-selection). */
 #define TG_FOREACH_FAMILY_SELECT(X) \
@@ -1235,6 +1295,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(tg_conv_select) \
   X(tg_filter_select) \
   X(tg_gemm_select) \
+  X(tg_rmsnorm_select) \
 
 /* TG_FMA_PROBES_<ARCH>(X): X(isa id, dtype index (0 f32, 1 f64), probe, flops per iteration) */
 #define TG_FMA_PROBES_X86_64(X) \

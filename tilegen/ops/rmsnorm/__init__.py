@@ -1,0 +1,1 @@
+"""The rmsnorm op (op.yaml declares it)."""
