@@ -29,6 +29,7 @@ PROBE = textwrap.dedent("""
     import numpy as np
     from tilegen.ops.gemm import _gemm
     from tilegen.ops.attention import _attention
+    from tilegen.ops.conv2d import _conv2d
     from tilegen.ops.image import _image
     from tilegen.ops.paged_attention import _paged_attention
     cfg = {d: _gemm.gemm_config(t) for d, t in (("f32", np.float32), ("f64", np.float64))}
@@ -38,6 +39,9 @@ PROBE = textwrap.dedent("""
         "paged": _paged_attention.kernel_name(),
         "attention": _attention.kernel_name(),
         "image": _image.kernel_names()["hfilt"],
+        "conv": {k: v for k in ("nchw_spatial", "nhwc_pointwise")
+                 for v in [_conv2d.preferred(*{"nchw_spatial": ("NCHW", "spatial"),
+                                               "nhwc_pointwise": ("NHWC", "pointwise")}[k])]},
         "config": {d: {"kc": c["kc"], "nc": c["nc"], "rows": c["rows"]["kernel"],
                        "packed": c["packed"]["kernel"], "isa": c["isa"],
                        "stream_rows": c["stream_rows"], "b_inner_rows": c["b_inner_rows"]}
@@ -60,11 +64,11 @@ def probe(cache_dir, **extra):
 def builtin(tmp_path_factory):
     """What an untuned machine runs (no cache at all)."""
     got = probe(tmp_path_factory.mktemp("empty"))
-    return {k: got[k] for k in ("config", "paged", "attention", "image")}
+    return {k: got[k] for k in ("config", "paged", "attention", "image", "conv")}
 
 
 def chosen(got):
-    return {k: got[k] for k in ("config", "paged", "attention", "image")}
+    return {k: got[k] for k in ("config", "paged", "attention", "image", "conv")}
 
 
 def isa():
@@ -99,6 +103,7 @@ def tuned_values():
             ops[op] = {"f32_kernel": other(names, name)}
     if len(_image.kernel_isas()) > 1:
         ops["image"] = {"isa": _image.kernel_isas()[1]}
+    ops["conv2d"] = {"nchw_spatial_method": "im2col", "nhwc_pointwise_method": "gemm"}
     return ops
 
 
@@ -123,11 +128,11 @@ def test_tune_quick_writes_a_cache_the_next_import_applies(tmp_path, builtin):
                   timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     hooks = tuning.plugins()
-    assert set(hooks) >= {"gemm", "attention", "paged_attention", "image"}
+    assert set(hooks) >= {"gemm", "conv2d", "attention", "paged_attention", "image", "rmsnorm"}
     for op in hooks:  # every op with a plug-in took part, with its before/after table
         assert f"\n{op}:\n" in r.stdout and f"  {op}: built-in -> tuned" in r.stdout, op
     for label in ("f32 main tile", "f32 KC", "f64 NC", "f32 stream rows", "f64 b-inner rows",
-                  "f32 decode kernel", "kernel set"):
+                  "f32 decode kernel", "kernel set", "NCHW spatial path"):
         assert f"  {label}, " in r.stdout, label
     assert "noise" in r.stdout and "wrote " in r.stdout
     doc = tuning.load(str(cache / "tuning.yaml"))
@@ -176,6 +181,7 @@ def test_the_import_applies_every_op_entry(tmp_path, builtin):
     assert got["paged"] == values.get("paged_attention", {}).get("f32_kernel", builtin["paged"])
     if "image" in values:
         assert got["image"].endswith("__" + values["image"]["isa"])
+    assert got["conv"] == {"nchw_spatial": "im2col", "nhwc_pointwise": "gemm"}
     assert chosen(got) != builtin
 
 
@@ -220,6 +226,8 @@ def test_corrupt_cache_warns_and_is_ignored(tmp_path, builtin, content, words):
     ("paged_attention", {"f32_kernel": "tg_f32_attndecode_ukernel_9x9__nope"},
      "not a decode kernel"),
     ("image", {"isa": "sse9"}, "has no complete filter kernel set"),
+    ("conv2d", {"nchw_spatial_method": "depthwise"}, "nchw_spatial_method is 'depthwise'"),
+    ("rmsnorm", {"f32_kernel": "tg_f32_rmsnorm_ukernel_9x9__nope"}, "not an rmsnorm kernel"),
     ("fft", {"size": 4}, "no op 'fft'"),
 ])
 def test_entries_this_build_cannot_take_are_ignored_whole(tmp_path, builtin, op, values, words):
@@ -288,7 +296,7 @@ def test_every_op_with_candidates_has_a_plug_in():
     from tilegen.dsl import load_registry
 
     alternatives = {e.spec.family.op for e in load_registry() if not e.production}
-    assert alternatives <= set(tuning.plugins()) | {"gemm", "conv2d"}, alternatives
+    assert alternatives <= set(tuning.plugins()), alternatives
     for name in tuning.plugins():
         assert name in OPS
 

@@ -384,3 +384,36 @@ def test_shapes_sweep():
             continue
         case = ((1, 3, kh + 4, kw + 5), (5, kh, kw), s, (kh // 2, kw // 2), 1, 1, True)
         check(case, ["NCHW", "NHWC"][(kh * kw) % 2], np.float32, ACTS[kh % 5], rng)
+
+
+def test_preferred_path_per_layer_class():
+    """tilegen tune's per-class preference: taken by its class's layers where it applies, not
+    by other classes, and the results stay torch's."""
+    torch = reference("torch")
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((1, 8, 12, 12)).astype(np.float32)
+    w3 = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
+    w1 = rng.standard_normal((16, 8, 1, 1)).astype(np.float32)
+    before3 = conv_method(w3.shape, padding=1)[0]
+    before1 = conv_method(w1.shape)[0]
+    try:
+        _conv.set_preferred("NCHW", "spatial", "im2col")
+        assert conv_method(w3.shape, padding=1)[0] == "im2col"
+        assert conv_method(w1.shape)[0] == before1  # another class
+        assert conv_method((16, 3, 3, 8), padding=1, layout="NHWC")[0] != "im2col" or \
+            before3 == "im2col"
+        want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w3),
+                                          padding=1).numpy()
+        np.testing.assert_allclose(tg.conv2d(x, w3, padding=1), want, rtol=1e-4, atol=1e-4)
+        _conv.set_preferred("NCHW", "pointwise", "gemm")
+        assert conv_method(w1.shape)[0] == "gemm"
+        assert conv_method(w1.shape, padding=1)[0] != "gemm"  # padded: gemm does not apply
+        with pytest.raises(ValueError, match="not a path"):
+            _conv.set_preferred("NCHW", "spatial", "fft")
+        with pytest.raises(ValueError, match="layer class"):
+            _conv.set_preferred("NCDHW", "spatial", None)
+    finally:
+        for kind in _conv.KINDS:
+            _conv.set_preferred("NCHW", kind, None)
+    assert conv_method(w3.shape, padding=1)[0] == before3
+    assert conv_method(w1.shape)[0] == before1

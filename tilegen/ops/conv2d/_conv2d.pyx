@@ -46,6 +46,8 @@ cdef extern from "tg_conv.h" nogil:
     const char* tilegen_x_conv2d_f32_plan_method(const tilegen_conv2d_f32_plan* plan,
                                                  const char** kernel)
     int tilegen_x_conv_force_method(const char* name)
+    int tilegen_x_set_conv_preferred(int layout, const char* kind, const char* name)
+    const char* tilegen_x_conv_preferred(int layout, const char* kind)
 
 LAYOUTS = {"NCHW": 0, "NHWC": 1}
 
@@ -147,6 +149,26 @@ def method(tuple geom):
                                                geom[9], geom[10], geom[11], geom[12], geom[13],
                                                &k)
     return _s(m), _s(k)
+
+
+_LAYOUTS = {"NCHW": 0, "NHWC": 1}  # tilegen_conv_layout
+KINDS = ("pointwise", "spatial", "strided", "depthwise")
+METHODS = ("gemm", "direct", "direct-nchw", "im2col", "depthwise", "depthwise-nchw",
+           "depthwise-nchw-rows")
+
+
+def set_preferred(layout, kind, name=None):
+    """Prefer path `name` (where it applies) for float32 layers of `kind` in `layout` (None:
+    the built-in order): tilegen tune's choice per layer class."""
+    if layout not in _LAYOUTS or kind not in KINDS:
+        raise ValueError(f"layer class: {layout!r} {kind!r}; allowed: {list(_LAYOUTS)} x {KINDS}")
+    cdef bytes raw = b"" if name is None else str(name).encode()
+    if tilegen_x_set_conv_preferred(_LAYOUTS[layout], kind.encode(), raw) != 0:
+        raise ValueError(f"method: {name!r} is not a path; allowed: {', '.join(METHODS)}")
+
+
+def preferred(layout, kind):
+    return _s(tilegen_x_conv_preferred(_LAYOUTS[layout], kind.encode()))
 
 
 def force_method(name):

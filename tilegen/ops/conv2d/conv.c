@@ -37,6 +37,20 @@ static const char* const method_names[M_COUNT] = {"gemm", "direct", "direct-nchw
                                                   "depthwise-nchw-rows", "plain"};
 static atomic_int forced_method = -1;  /* a test hook: take this path where it applies */
 
+/* The path `tilegen tune` preferred for each layer class (layout x kind), -1 for the built-in
+   order; like the test hook, it is taken where it applies. Which path wins (channel-first
+   bands or cached channels-last rows, the 1x1 kernels or GEMM, depthwise row tiles or channel
+   tiles) depends on the core's caches and load ports, so it is measured, not assumed. */
+enum { K_POINTWISE, K_SPATIAL, K_STRIDED, K_DEPTHWISE, K_COUNT };
+static const char* const kind_names[K_COUNT] = {"pointwise", "spatial", "strided", "depthwise"};
+static atomic_int preferred[2][K_COUNT] = {{-1, -1, -1, -1}, {-1, -1, -1, -1}};
+
+static int layer_kind(const geom* g) {
+  if (g->groups == g->cin && g->cout == g->cin) return K_DEPTHWISE;
+  if (g->sh > 1 || g->sw > 1) return K_STRIDED;
+  return g->kh == 1 && g->kw == 1 ? K_POINTWISE : K_SPATIAL;
+}
+
 /* ---- parameter checks (numbers: the tilegen_conv2d_* signature) ---- */
 
 static int check_geom(const geom* g) {
@@ -79,7 +93,8 @@ static int is_depthwise(const geom* g) { return g->groups == g->cin && g->cout =
 static void plan_method_(tilegen_conv2d_f32_plan* p) {
   const geom* g = &p->g;
   const tg_conv_config* cfg = p->cfg;
-  const int force = atomic_load(&forced_method);
+  int force = atomic_load(&forced_method);
+  if (force < 0) force = atomic_load(&preferred[g->layout == TILEGEN_NHWC][layer_kind(g)]);
   p->method = M_PLAIN;
   p->ps_mult = 1;
   p->fold = 0;
@@ -329,6 +344,33 @@ const char* tilegen_x_conv_method(int layout, int64_t c_in, int64_t c_out, int64
   tilegen_conv2d_f32_plan p;
   init_plan(&p, &g);
   return tilegen_x_conv2d_f32_plan_method(&p, kernel);
+}
+
+static int method_of(const char* name) {
+  for (int m = 0; m < M_COUNT; m++)
+    if (!strcmp(name, method_names[m])) return m;
+  return -1;
+}
+
+int tilegen_x_set_conv_preferred(int layout, const char* kind, const char* name) {
+  if (layout != TILEGEN_NCHW && layout != TILEGEN_NHWC) return -1;
+  int k = 0;
+  while (k < K_COUNT && strcmp(kind, kind_names[k])) k++;
+  if (k == K_COUNT) return -2;
+  const int m = name == NULL || name[0] == '\0' ? -1 : method_of(name);
+  if (m < 0 && name != NULL && name[0] != '\0') return -3;
+  if (m == M_PLAIN) return -3;  /* never a preference: the fallback of last resort */
+  atomic_store(&preferred[layout == TILEGEN_NHWC][k], m);
+  return 0;
+}
+
+const char* tilegen_x_conv_preferred(int layout, const char* kind) {
+  for (int k = 0; k < K_COUNT; k++)
+    if (!strcmp(kind, kind_names[k]) && (layout == TILEGEN_NCHW || layout == TILEGEN_NHWC)) {
+      const int m = atomic_load(&preferred[layout == TILEGEN_NHWC][k]);
+      return m < 0 ? NULL : method_names[m];
+    }
+  return NULL;
 }
 
 /* Forces a path by name where it applies (NULL or "" restores the automatic choice). */

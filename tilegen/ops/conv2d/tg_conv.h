@@ -73,5 +73,11 @@ TG_XAPI_FN(const char*, tilegen_x_conv2d_f32_plan_method,
 /* Tests: force every convolution onto one path by name (NULL or "": the normal choice);
    returns -1 for an unknown name. */
 TG_XAPI_FN(int, tilegen_x_conv_force_method, (const char* name))
+/* The path preferred (where it applies) for a layer class: layout TILEGEN_NCHW/NHWC, kind
+   "pointwise" (1x1, stride 1), "spatial" (larger filters, stride 1), "strided", "depthwise";
+   name NULL or "" for the built-in order (tilegen tune's choice). 0, or -1/-2/-3 for a bad
+   layout/kind/name. */
+TG_XAPI_FN(int, tilegen_x_set_conv_preferred, (int layout, const char* kind, const char* name))
+TG_XAPI_FN(const char*, tilegen_x_conv_preferred, (int layout, const char* kind))
 
 #endif
