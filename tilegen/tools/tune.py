@@ -126,9 +126,12 @@ class Search:
         return pick, {"rates": measured, "noise": round(noise, 4), "chosen": show(pick)}
 
     def before_after(self, knobs, chosen: Dict[str, Any]) -> Dict[str, Dict[str, float]]:
-        """Every case of the op under the built-in and the chosen configuration, interleaved."""
+        """Every case of the op under the built-in and the chosen configuration, interleaved
+        (when nothing beat the built-in, its rates alone: the same configuration measured
+        twice would show only noise)."""
         cases = list(dict.fromkeys(c for k in knobs for c in k.cases))
-        configs = (("before", {}), ("after", {k: v for k, v in chosen.items() if v is not None}))
+        entry = {k: v for k, v in chosen.items() if v is not None}
+        configs = (("before", {}), ("after", entry)) if entry else (("before", {}),)
         out: Dict[str, Dict[str, float]] = {"before": {}, "after": {}}
         for _ in range(self.effort.rounds):
             for case in cases:
@@ -136,8 +139,15 @@ class Search:
                     self.hook.apply(values)
                     r = self.rate(case)
                     out[name][case.label] = round(max(out[name].get(case.label, 0.0), r), 2)
-        self.hook.apply({k: v for k, v in chosen.items() if v is not None})
+        self.hook.apply(entry)
         width = max((len(c.label) for c in cases), default=10)
+        if not entry:
+            out["after"] = dict(out["before"])
+            self.say(f"  {self.op}: the built-in configuration, best of {self.effort.rounds} "
+                     f"rounds:")
+            for case in cases:
+                self.say(f"    {case.label:<{width}}  {out['before'][case.label]:8.1f} {case.unit}")
+            return out
         self.say(f"  {self.op}: built-in -> tuned, best of {self.effort.rounds} interleaved rounds:")
         for case in cases:
             b, a = out["before"][case.label], out["after"][case.label]
