@@ -417,3 +417,30 @@ def test_preferred_path_per_layer_class():
             _conv.set_preferred("NCHW", kind, None)
     assert conv_method(w3.shape, padding=1)[0] == before3
     assert conv_method(w1.shape)[0] == before1
+
+
+def test_main_tile_height_cap():
+    """tilegen tune's cap on the conv kernels' main tile: the paths take the tallest tile under
+    it (the report names it), results stay torch's, and None restores the tallest."""
+    torch = reference("torch")
+    heights = _conv.tile_heights("NHWC")
+    assert heights == sorted(heights, reverse=True) and len(heights) >= 2
+    rng = np.random.default_rng(32)
+    x = rng.standard_normal((1, 9, 17, 8)).astype(np.float32)
+    w = rng.standard_normal((16, 3, 3, 8)).astype(np.float32)
+    want = torch.nn.functional.conv2d(torch.from_numpy(x.transpose(0, 3, 1, 2)),
+                                      torch.from_numpy(w.transpose(0, 3, 1, 2)),
+                                      padding=1).numpy().transpose(0, 2, 3, 1)
+    tallest = tg.runtime_info()["kernels"]["conv2d"]["f32"]["kernel"]
+    try:
+        for cap in heights[1:]:
+            _conv.set_max_tile_height("NHWC", cap)
+            kernel = tg.runtime_info()["kernels"]["conv2d"]["f32"]["kernel"]
+            assert f"_ukernel_{cap}x" in kernel, (cap, kernel)
+            np.testing.assert_allclose(tg.conv2d(x, w, padding=1, layout="NHWC"), want,
+                                       rtol=1e-4, atol=1e-4)
+        with pytest.raises(ValueError, match="mr"):
+            _conv.set_max_tile_height("NHWC", 0)
+    finally:
+        _conv.set_max_tile_height("NHWC", None)
+    assert tg.runtime_info()["kernels"]["conv2d"]["f32"]["kernel"] == tallest

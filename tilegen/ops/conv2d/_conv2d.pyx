@@ -48,6 +48,8 @@ cdef extern from "tg_conv.h" nogil:
     int tilegen_x_conv_force_method(const char* name)
     int tilegen_x_set_conv_preferred(int layout, const char* kind, const char* name)
     const char* tilegen_x_conv_preferred(int layout, const char* kind)
+    int tilegen_x_set_conv_max_mr(int nchw, int mr)
+    int tilegen_x_conv_tile_height(int nchw, int i)
 
 LAYOUTS = {"NCHW": 0, "NHWC": 1}
 
@@ -169,6 +171,27 @@ def set_preferred(layout, kind, name=None):
 
 def preferred(layout, kind):
     return _s(tilegen_x_conv_preferred(_LAYOUTS[layout], kind.encode()))
+
+
+def tile_heights(layout):
+    """The MR of the ISA's conv kernels for a layout's paths, tallest (the built-in) first."""
+    cdef int nchw = _LAYOUTS[layout] == 0, i = 0
+    out = []
+    while tilegen_x_conv_tile_height(nchw, i):
+        out.append(tilegen_x_conv_tile_height(nchw, i))
+        i += 1
+    return out
+
+
+def set_max_tile_height(layout, mr=None):
+    """The tallest conv kernel tile `layout`'s paths may use (None: no limit, the built-in)."""
+    if layout not in _LAYOUTS:
+        raise ValueError(f"layout: {layout!r}; allowed: {list(_LAYOUTS)}")
+    if mr is not None and (isinstance(mr, bool) or not isinstance(mr, int) or mr < 1):
+        raise ValueError(f"mr: {mr!r} must be a positive integer or None")
+    if tilegen_x_set_conv_max_mr(_LAYOUTS[layout] == 0, mr or 0) != 0:
+        raise ValueError(f"mr: {mr} leaves {layout} without kernels; allowed: "
+                         f"{', '.join(map(str, tile_heights(layout)))}")
 
 
 def force_method(name):

@@ -9,6 +9,10 @@
 static tg_interned* interned;
 static tg_conv_config first;
 static _Atomic(const tg_conv_config*) current;
+/* The tallest main tile the conv kernels may use, per layout (0 channels last, 1 channel
+   first; 0: no limit): `tilegen tune` may find a shorter tile faster on a core whose load
+   ports or L1 favour fewer accumulators. Changed under the dispatch lock. */
+static int mr_cap[2];
 
 /* Makes *c current. Caller holds the dispatch lock. Returns 0, or -1 (unchanged). */
 static int publish(const tg_conv_config* c) {
@@ -54,7 +58,8 @@ typedef struct {
 } dw_row;
 
 #define TG_COLLECT_CONV(ISA, KH, KW, S, FC, LAYOUT, MR, NR, VL, PROD, FN, NCHW_FN, NAME) \
-  if ((ISA) == isa && (PROD) && count < 256 && (MR) <= TG_CONV_MAX_MR) {                 \
+  if ((ISA) == isa && (PROD) && count < 256 && (MR) <= TG_CONV_MAX_MR &&                 \
+      (!mr_cap[(LAYOUT) != 0] || (MR) <= mr_cap[(LAYOUT) != 0])) {                        \
     rows[count] = (conv_row){(KH), (KW), (S), (FC), (LAYOUT), (MR), (NR), (VL), FN, NCHW_FN, NAME}; \
     count++;                                                                             \
   }
@@ -180,6 +185,11 @@ static const char* dw_headline(const tg_conv_config* c) {
   return s ? s->name : "-";
 }
 
+static void report(const tg_conv_config* cur) {
+  tg_dispatch_report("conv2d", NULL, "f32", cur->isa, headline(cur));
+  tg_dispatch_report("conv2d", "depthwise", "f32", cur->dw_isa, dw_headline(cur));
+}
+
 void tg_conv_select(void) {
   int order[TG_ISA_COUNT];
   const int n = tg_isa_candidates(order);
@@ -191,12 +201,44 @@ void tg_conv_select(void) {
     if (fill_dwconv(&c, order[i])) break;
   publish(&c);
   const tg_conv_config* cur = atomic_load(&current);
-  tg_dispatch_report("conv2d", NULL, "f32", cur->isa, headline(cur));
-  tg_dispatch_report("conv2d", "depthwise", "f32", cur->dw_isa, dw_headline(cur));
+  report(cur);
   if (tg_dispatch_verbose())
     fprintf(stderr, "tilegen: f32 conv: %s, %s (%d shapes); dwconv: %s, %s (%d shapes)\n",
             tg_isa_name_of(cur->isa), headline(cur), cur->nshapes, tg_isa_name_of(cur->dw_isa),
             dw_headline(cur), cur->dw_nshapes);
+}
+
+int tilegen_x_set_conv_max_mr(int nchw, int mr) {
+  if ((nchw != 0 && nchw != 1) || mr < 0 || mr > TG_CONV_MAX_MR) return -1;
+  tg_dispatch_init();
+  tg_dispatch_lock();
+  const int old = mr_cap[nchw];
+  mr_cap[nchw] = mr;
+  tg_conv_config c = *atomic_load(&current);
+  int ok = fill_conv(&c, c.isa) && publish(&c) == 0;
+  if (!ok) mr_cap[nchw] = old;  /* no 1x1 kernel under the cap, or out of memory: unchanged */
+  else report(&c);
+  tg_dispatch_unlock();
+  return ok ? 0 : -1;
+}
+
+int tilegen_x_conv_tile_height(int nchw, int i) {
+  /* The distinct MR of the ISA's production conv kernels of the layout, tallest first. */
+  const int isa = tg_conv_cfg()->isa;
+  int seen[64], n = 0;
+#define TG_HEIGHTS(ISA, KH, KW, S, FC, LAYOUT, MR, NR, VL, PROD, FN, NCHW_FN, NAME)          \
+  if ((ISA) == isa && (PROD) && ((LAYOUT) != 0) == nchw && (MR) <= TG_CONV_MAX_MR) {        \
+    int known = 0;                                                                         \
+    for (int q = 0; q < n; q++) known |= seen[q] == (MR);                                   \
+    if (!known && n < 64) seen[n++] = (MR);                                                 \
+  }
+  TG_FOREACH_CONV_UKERNEL_f32(TG_HEIGHTS)
+#undef TG_HEIGHTS
+  for (int a = 1; a < n; a++)  /* tallest first */
+    for (int b = a; b > 0 && seen[b] > seen[b - 1]; b--) {
+      const int t = seen[b]; seen[b] = seen[b - 1]; seen[b - 1] = t;
+    }
+  return i >= 0 && i < n ? seen[i] : 0;
 }
 
 const tg_conv_config* tg_conv_cfg(void) {

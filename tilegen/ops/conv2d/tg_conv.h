@@ -79,5 +79,10 @@ TG_XAPI_FN(int, tilegen_x_conv_force_method, (const char* name))
    layout/kind/name. */
 TG_XAPI_FN(int, tilegen_x_set_conv_preferred, (int layout, const char* kind, const char* name))
 TG_XAPI_FN(const char*, tilegen_x_conv_preferred, (int layout, const char* kind))
+/* The tallest conv kernel tile (MR) the channels-last (nchw 0) or channel-first (1) paths may
+   use, 0 for no limit (tilegen tune's choice); 0, or -1 when no kernel set fits. */
+TG_XAPI_FN(int, tilegen_x_set_conv_max_mr, (int nchw, int mr))
+/* The i-th distinct MR of the ISA's conv kernels of that layout, tallest first; 0 past the last. */
+TG_XAPI_FN(int, tilegen_x_conv_tile_height, (int nchw, int i))
 
 #endif

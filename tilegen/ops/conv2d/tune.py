@@ -7,7 +7,10 @@ candidates are timed on a representative layer (ResNet's 3x3 and 1x1, the 3-chan
 MobileNet depthwise layer; batch 1). A preferred path is taken where it applies; elsewhere the
 built-in order decides.
 
-Cache keys: <layout>_<kind>_method (nchw_spatial_method, ...).
+Then, per layout, the tallest main tile the conv kernels may use (the built-in takes the
+tallest registered): fewer accumulators can win on a core with fewer load ports or a smaller L1.
+
+Cache keys: <layout>_<kind>_method (nchw_spatial_method, ...), <layout>_max_mr.
 """
 from __future__ import annotations
 
@@ -36,17 +39,25 @@ PATHS = {
     "depthwise": ("depthwise-nchw-rows", "depthwise-nchw", "depthwise"),
 }
 KEYS = {f"{lay.lower()}_{kind}_method": (lay, kind) for lay in LAYOUTS for kind in LAYERS}
+MR_KEYS = {f"{lay.lower()}_max_mr": lay for lay in LAYOUTS}
 
 
 def apply(values: Mapping[str, Any]) -> None:
-    unknown = set(values) - set(KEYS)
+    unknown = set(values) - set(KEYS) - set(MR_KEYS)
     if unknown:
-        raise ValueError(f"conv2d: {sorted(unknown)} not a knob; allowed: {', '.join(KEYS)}")
+        raise ValueError(f"conv2d: {sorted(unknown)} not a knob; allowed: "
+                         f"{', '.join([*KEYS, *MR_KEYS])}")
     for key, (lay, kind) in KEYS.items():
         value = values.get(key)
         if value is not None and value not in PATHS[kind]:
             raise ValueError(f"conv2d: {key} is {value!r}; allowed: {', '.join(PATHS[kind])}")
         _conv2d.set_preferred(lay, kind, value)
+    for key, lay in MR_KEYS.items():
+        value = values.get(key)
+        if value is not None and value not in _conv2d.tile_heights(lay):
+            raise ValueError(f"conv2d: {key} is {value!r}; allowed: "
+                             f"{', '.join(map(str, _conv2d.tile_heights(lay)))}")
+        _conv2d.set_max_tile_height(lay, value)
 
 
 def _operands(layout: str, layer, seed: int = 3):
@@ -102,6 +113,13 @@ def knobs(quick: bool) -> List[Knob]:
             out.append(Knob(key, f"{lay} {kind} path", lambda chosen, p=paths: p,
                             lambda v, lay=lay, kind=kind: _conv2d.set_preferred(lay, kind, v),
                             [_case(lay, kind, quick)], builtin_label=f"{builtin} (built-in)"))
+    for lay in LAYOUTS:
+        heights = _conv2d.tile_heights(lay)
+        out.append(Knob(f"{lay.lower()}_max_mr", f"{lay} main tile height",
+                        lambda chosen, h=heights: [m for m in h[1:] if m > 1],
+                        lambda v, lay=lay: _conv2d.set_max_tile_height(lay, v),
+                        [_case(lay, "spatial", quick), _case(lay, "pointwise", quick)],
+                        builtin_label=f"{heights[0] if heights else '-'} (built-in)"))
     return out
 
 
