@@ -436,7 +436,7 @@ def test_main_tile_height_cap():
         for cap in heights[1:]:
             _conv.set_max_tile_height("NHWC", cap)
             kernel = tg.runtime_info()["kernels"]["conv2d"]["f32"]["kernel"]
-            assert f"_ukernel_{cap}x" in kernel, (cap, kernel)
+            assert int(kernel.split("_ukernel_")[1].split("x")[0]) <= cap, (cap, kernel)
             np.testing.assert_allclose(tg.conv2d(x, w, padding=1, layout="NHWC"), want,
                                        rtol=1e-4, atol=1e-4)
         with pytest.raises(ValueError, match="mr"):
