@@ -18,7 +18,7 @@ import tilegen as tg
 from conftest import RUN_ISA_CAP
 from tilegen.core import _core
 from tilegen.ops.gemm import _gemm
-from tilegen.dsl import FEATURES, ISAS, parse_name
+from tilegen.dsl import FEATURES, ISAS, load_registry, parse_name, serving_isa
 
 ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}.get(
     platform.machine().lower(), platform.machine().lower())
@@ -33,6 +33,12 @@ def best_isa() -> str:
     """What an uncapped library picks: the best ISA built here and supported (this run may be
     capped: conftest.RUN_ISA_CAP)."""
     return max(usable_isas(), key=lambda i: ISAS[i].priority)
+
+
+def gemm_isa(best: str, dtype: str = "f32") -> str:
+    """The ISA of the (gemm, dtype) kernels when `best` is the best ISA allowed (bfloat16
+    products are the gemmbf16 family's)."""
+    return serving_isa(load_registry(), "gemmbf16" if dtype == "bf16" else "gemm", dtype, best)
 
 
 def need_isa(isa: str):
@@ -78,11 +84,16 @@ def test_runtime_info_structure():
         assert ISAS[isa].arch in ("any", ARCH)
         assert set(ISAS[isa].requires) <= set(enabled), isa
 
-    assert set(info["kernels"]["gemm"]) == {"f32", "f64"}
+    assert info["isa"] == best_isa()
+    assert set(info["kernels"]["gemm"]) == {"f32", "f64", "bf16"}
     for dt, cfg in info["kernels"]["gemm"].items():
         assert cfg["isa"] in info["isas_available"]
         main = parse_name(cfg["kernel"])
-        assert (main["dtype"], main["op"], main["isa"]) == (dt, "gemm", cfg["isa"])
+        # bf16 products have their own family (pair-interleaved B), same op.
+        family = "gemmbf16" if dt == "bf16" else "gemm"
+        assert (main["dtype"], main["op"], main["isa"]) == (dt, family, cfg["isa"])
+        if dt == "bf16":
+            continue  # one packed-A kernel; no rows variant to report
         # A C-ordered product runs the "rows" kernels where the ISA has them.
         assert main["a_layout"] == ("rows" if cfg["rows"]["mr"] else "packed")
         for layout in ("packed", "rows"):
@@ -103,10 +114,10 @@ def test_runtime_info_structure():
             g = parse_name(cfg[form])
             assert g["op"] == "gemv" and (g["nr"] == 1) == nr_one, (form, cfg[form])
 
-    # The best usable ISA serves f32 when nothing caps it.
+    # The best usable ISA with f32 kernels serves f32 when nothing caps it.
     if info["isa_cap"] is None:
         best = max(info["isas_available"], key=lambda i: ISAS[i].priority)
-        assert info["kernels"]["gemm"]["f32"]["isa"] == best
+        assert info["kernels"]["gemm"]["f32"]["isa"] == gemm_isa(best)
     assert info["threads"]["num_threads"] == tg.get_num_threads() >= 1
     assert info["threads"]["backend"]
 
@@ -196,7 +207,7 @@ def test_restored_detection_is_correct():
 
 PROBE = textwrap.dedent("""
     import json, sys
-    import numpy as np
+    import ml_dtypes, numpy as np
     import tilegen as tg
     info = tg.runtime_info()
     rng = np.random.default_rng(1)
@@ -208,8 +219,12 @@ PROBE = textwrap.dedent("""
             want = a.astype(np.float64) @ b.astype(np.float64)
             tol = 2e-5 * k ** 0.5 if t == np.float32 else 1e-12
             ok &= bool((abs(tg.matmul(a, b) - want) <= tol * (abs(a) @ abs(b)) + 1e-30).all())
-    print(json.dumps({"cap": info["isa_cap"], "ok": ok,
-                      "f32": info["kernels"]["gemm"]["f32"], "f64": info["kernels"]["gemm"]["f64"]}))
+        a = rng.integers(-9, 9, (m, k)).astype("bfloat16")  # exact in float32 sums
+        b = rng.integers(-9, 9, (k, n)).astype("bfloat16")
+        ok &= bool((tg.matmul(a, b) == a.astype(np.float32) @ b.astype(np.float32)).all())
+    kernels = info["kernels"]["gemm"]
+    print(json.dumps({"cap": info["isa_cap"], "ok": ok, "isa": info["isa"],
+                      **{dt: kernels[dt] for dt in ("f32", "f64", "bf16")}}))
 """)
 
 
@@ -218,14 +233,17 @@ def run_probe(**env):
     return r, (json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None)
 
 
-@pytest.mark.parametrize("isa", ["scalar", "avx2", "neon", "avx512"])
+@pytest.mark.parametrize("isa", ["scalar", "avx2", "neon", "avx512", "avx512bf16"])
 def test_tilegen_isa_cap(isa):
+    """Under the cap, each dtype's kernels are of the best ISA at or below it that has them
+    (avx512bf16 has bfloat16 kernels only: its float32 ones are avx512's)."""
     need_isa(isa)
     r, out = run_probe(TILEGEN_ISA=isa)
     assert r.returncode == 0, r.stderr
-    assert out["cap"] == isa
-    for dt in ("f32", "f64"):
-        assert out[dt]["isa"] == isa and parse_name(out[dt]["kernel"])["isa"] == isa, out[dt]
+    assert out["cap"] == isa and out["isa"] == isa
+    for dt in ("f32", "f64", "bf16"):
+        want = gemm_isa(isa, dt)
+        assert out[dt]["isa"] == want and parse_name(out[dt]["kernel"])["isa"] == want, out[dt]
     assert out["ok"], "matmul is wrong under TILEGEN_ISA=" + isa
 
 
@@ -240,8 +258,8 @@ def test_tilegen_isa_only_lowers():
     best = best_isa()
     r, out = run_probe(TILEGEN_ISA=best)
     assert r.returncode == 0, r.stderr
-    assert out["f32"]["isa"] == best
-    assert RUN_ISA_CAP or best == ORIGINAL_F32_ISA
+    assert out["f32"]["isa"] == gemm_isa(best)
+    assert RUN_ISA_CAP or gemm_isa(best) == ORIGINAL_F32_ISA
 
 
 def import_error(value):

@@ -26,11 +26,16 @@ void tg_cpu_detect(tg_cpu_features* out) {
   if ((ecx >> 12) & 1) rep |= TG_FEAT_FMA;
   if (max_leaf >= 7) {
     __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    const uint32_t max_subleaf = eax;
     if ((ebx >> 5) & 1) rep |= TG_FEAT_AVX2;
     if ((ebx >> 16) & 1) rep |= TG_FEAT_AVX512F;
     if ((ebx >> 17) & 1) rep |= TG_FEAT_AVX512DQ;
     if ((ebx >> 30) & 1) rep |= TG_FEAT_AVX512BW;
     if ((ebx >> 31) & 1) rep |= TG_FEAT_AVX512VL;
+    if (max_subleaf >= 1) {
+      __cpuid_count(7, 1, eax, ebx, ecx, edx);
+      if ((eax >> 5) & 1) rep |= TG_FEAT_AVX512_BF16;
+    }
   }
   out->reported = rep;
 
@@ -40,7 +45,8 @@ void tg_cpu_detect(tg_cpu_features* out) {
   const int ymm_ok = (xcr0 & 0x6) == 0x6;
   const int zmm_ok = ymm_ok && (xcr0 & 0xE0) == 0xE0;
   const uint32_t avx_bits = TG_FEAT_AVX | TG_FEAT_FMA | TG_FEAT_AVX2;
-  const uint32_t avx512_bits = TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL;
+  const uint32_t avx512_bits = TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW |
+                               TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16;
   uint32_t usable = rep & TG_FEAT_SSE2;
   if (ymm_ok) usable |= rep & avx_bits;
   if (zmm_ok) usable |= rep & avx512_bits;

@@ -10,7 +10,7 @@ from .builder import F32, F64, KernelBuilder, op
 from .isa import DTYPES, FEATURES, FLOAT_DTYPES, ISAS, IntOps, Isa, VecOps, get_isa
 from .lowering import lower, register_budget
 from .family import FAMILIES, OpFamily, get_family
-from .registry import Entry, load_registry, registry_path, select
+from .registry import Entry, load_registry, registry_path, select, serving_isa
 from .spec import KernelSpec, format_name, parse_name, parse_tile, spec_from_name
 
 def __getattr__(name: str):
@@ -24,5 +24,5 @@ __all__ = [
     "DTYPES", "F32", "F64", "FAMILIES", "FEATURES", "FLOAT_DTYPES", "ISAS", "Entry",
     "IntOps", "Isa", "KernelBuilder", "KernelSpec", "OpFamily", "VecOps", "format_name",
     "get_family", "get_isa", "load_registry", "lower", "op", "parse_name", "parse_tile",
-    "register_budget", "registry_path", "select", "spec_from_name",
+    "register_budget", "registry_path", "select", "serving_isa", "spec_from_name",
 ]

@@ -204,11 +204,12 @@ def get_family(name: str) -> OpFamily:
             f"op: {name!r} is not supported; allowed values: {', '.join(FAMILIES)}") from None
 
 
-def family_of_token(token: str) -> Tuple[OpFamily, Dict[str, Any]]:
-    """The family an op token names, and the fields it encodes (a token may carry some, such as
-    a kernel size and stride)."""
+def family_of_token(token: str, dtype: Optional[str] = None) -> Tuple[OpFamily, Dict[str, Any]]:
+    """The family an op token names (for `dtype`, when families of different dtypes share a
+    token), and the fields it encodes (a token may carry some, such as a kernel size and
+    stride)."""
     for family in FAMILIES.values():
         fields = family.parse_op_token(token)
-        if fields is not None:
+        if fields is not None and (dtype is None or dtype in family.dtypes):
             return family, fields
     raise ValueError(f"op: {token!r} is not the op token of any family ({', '.join(FAMILIES)})")

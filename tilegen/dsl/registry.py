@@ -151,3 +151,17 @@ def select(entries: Iterable[Entry], isa: Optional[str] = None, op: Optional[str
         and (op is None or e.spec.op == op)
         and (dtype is None or e.spec.dtype == dtype)
     ]
+
+
+def serving_isa(entries: Iterable[Entry], op: str, dtype: str, best: str) -> Optional[str]:
+    """The ISA whose kernels serve (op, dtype) -- op as kernel names spell it, the family -- when `best` is the best ISA allowed: the
+    highest-priority one at or below it, of its architecture, with production kernels of that
+    op and dtype (the dispatcher's rule; e.g. avx512bf16 adds bfloat16 kernels only, so its
+    float32 GEMM is avx512's). None when no such ISA has them."""
+    from .isa import ISAS
+
+    top = ISAS[best]
+    have = {e.spec.isa for e in entries
+            if e.production and e.spec.op == op and e.spec.dtype == dtype}
+    fits = [i for i in have if ISAS[i].priority <= top.priority and ISAS[i].arch in ("any", top.arch)]
+    return max(fits, key=lambda i: ISAS[i].priority, default=None)

@@ -196,7 +196,7 @@ def parse_name(name: str) -> Dict[str, Any]:
     if not m:
         raise ValueError(f"name: {name!r} does not follow {NAME_SCHEMA}")
     g = m.groupdict()
-    family, op_fields = family_of_token(g["op"])
+    family, op_fields = family_of_token(g["op"], g["dtype"])
     variant_fields, variant = family.parse_variant(g["variant"] or "")
     return {
         "dtype": g["dtype"],

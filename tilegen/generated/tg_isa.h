@@ -29,15 +29,17 @@
 #define TG_FEAT_AVX512BW (1u << 6)
 #define TG_FEAT_AVX512VL (1u << 7)
 #define TG_FEAT_ASIMD (1u << 8)
-#define TG_FEATURE_COUNT 9
-#define TG_FEATURE_NAMES { "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd" }
+#define TG_FEAT_AVX512_BF16 (1u << 9)
+#define TG_FEATURE_COUNT 10
+#define TG_FEATURE_NAMES { "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd", "avx512_bf16" }
 
 /* ISAs, ids in table order. */
 #define TG_ISA_SCALAR 0
 #define TG_ISA_AVX2 1
 #define TG_ISA_AVX512 2
 #define TG_ISA_NEON 3
-#define TG_ISA_COUNT 4
+#define TG_ISA_AVX512BF16 4
+#define TG_ISA_COUNT 5
 
 /* X(id, "name", arch, priority, required feature mask) */
 #define TG_FOREACH_ISA(X) \
@@ -45,5 +47,6 @@
   X(TG_ISA_AVX2, "avx2", TG_ARCH_X86_64, 20, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA) \
   X(TG_ISA_AVX512, "avx512", TG_ARCH_X86_64, 30, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL) \
   X(TG_ISA_NEON, "neon", TG_ARCH_AARCH64, 20, TG_FEAT_ASIMD) \
+  X(TG_ISA_AVX512BF16, "avx512bf16", TG_ARCH_X86_64, 35, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16) \
 
 #endif /* TG_ISA_H */

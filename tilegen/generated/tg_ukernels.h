@@ -535,6 +535,16 @@ typedef void (*tg_f64_packb_fn)(
   X(TG_ISA_NEON, f32, 256, 512) \
   X(TG_ISA_NEON, f64, 256, 256) \
 
+/* ======== gemmbf16 ======== */
+/* C (m <= MR rows, n <= NR columns, float32, element (i, j) at c[i*rs_c + j*cs_c]) =
+   alpha * A B + beta * C over kp pairs of k: a is a packed A panel (per k pair, MR pairs of
+   bfloat16), b a packed B panel (per k pair, NR pairs), zero-padded past m, n and k. beta == 0
+   never reads C. */
+typedef void (*tg_bf16_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t kp, const uint16_t* a,
+                                        const uint16_t* b, float* c, int64_t rs_c,
+                                        int64_t cs_c, float alpha, float beta);
+
+
 /* ======== gemv ======== */
 /* Both forms (params->bias unused):
    dot form (MRx1cKR), mn = m <= MR rows: y[i*inc_y] = alpha * dot(a + i*rs_a, x) + beta * y[i*inc_y];
@@ -735,6 +745,11 @@ void tg_f64_packa_14__avx512(int64_t, int64_t, const double*, int64_t, int64_t, 
 void tg_f64_packb_8__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_16__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__avx512(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
+void tg_bf16_gemm_ukernel_14x32c2__avx512bf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_bf16_gemm_ukernel_8x32c2__avx512bf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_bf16_gemm_ukernel_6x64c2__avx512bf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_bf16_gemm_ukernel_12x32c2__avx512(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_bf16_gemm_ukernel_4x16c2__avx2(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_f32_gemv_ukernel_4x1c32__avx512(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c16__avx512(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_4x1c16__avx2(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
@@ -754,6 +769,8 @@ double tg_f32_fma_probe__avx2(int64_t iters);
 double tg_f64_fma_probe__avx2(int64_t iters);
 double tg_f32_fma_probe__avx512(int64_t iters);
 double tg_f64_fma_probe__avx512(int64_t iters);
+double tg_f32_fma_probe__avx512bf16(int64_t iters);
+double tg_f64_fma_probe__avx512bf16(int64_t iters);
 #endif
 
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
@@ -822,6 +839,7 @@ void tg_f64_packa_1__neon(int64_t, int64_t, const double*, int64_t, int64_t, dou
 void tg_f64_packa_8__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_6__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__neon(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
+void tg_bf16_gemm_ukernel_12x8c2__neon(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
@@ -875,6 +893,7 @@ void tg_f64_packa_1__scalar(int64_t, int64_t, const double*, int64_t, int64_t, d
 void tg_f64_packa_2__scalar(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_4__scalar(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__scalar(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
+void tg_bf16_gemm_ukernel_2x2c2__scalar(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_f32_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
@@ -1211,6 +1230,26 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_IF_BUILT_AARCH64(TG_GEMM_UKERNELS_f64_AARCH64(X)) \
   TG_GEMM_UKERNELS_f64_ANY(X)
 
+/* TG_GEMMBF16_UKERNELS_<dtype>_<ARCH>(X): every gemmbf16 kernel of that dtype built
+   for that architecture, registry order. X(isa id, MR, NR, production, kernel, "name") */
+#define TG_GEMMBF16_UKERNELS_bf16_X86_64(X) \
+  X(TG_ISA_AVX512BF16, 14, 32, 1, tg_bf16_gemm_ukernel_14x32c2__avx512bf16, "tg_bf16_gemm_ukernel_14x32c2__avx512bf16") \
+  X(TG_ISA_AVX512BF16, 8, 32, 0, tg_bf16_gemm_ukernel_8x32c2__avx512bf16, "tg_bf16_gemm_ukernel_8x32c2__avx512bf16") \
+  X(TG_ISA_AVX512BF16, 6, 64, 0, tg_bf16_gemm_ukernel_6x64c2__avx512bf16, "tg_bf16_gemm_ukernel_6x64c2__avx512bf16") \
+  X(TG_ISA_AVX512, 12, 32, 1, tg_bf16_gemm_ukernel_12x32c2__avx512, "tg_bf16_gemm_ukernel_12x32c2__avx512") \
+  X(TG_ISA_AVX2, 4, 16, 1, tg_bf16_gemm_ukernel_4x16c2__avx2, "tg_bf16_gemm_ukernel_4x16c2__avx2") \
+
+#define TG_GEMMBF16_UKERNELS_bf16_AARCH64(X) \
+  X(TG_ISA_NEON, 12, 8, 1, tg_bf16_gemm_ukernel_12x8c2__neon, "tg_bf16_gemm_ukernel_12x8c2__neon") \
+
+#define TG_GEMMBF16_UKERNELS_bf16_ANY(X) \
+  X(TG_ISA_SCALAR, 2, 2, 1, tg_bf16_gemm_ukernel_2x2c2__scalar, "tg_bf16_gemm_ukernel_2x2c2__scalar") \
+
+#define TG_FOREACH_GEMMBF16_UKERNEL_bf16(X) \
+  TG_IF_BUILT_X86_64(TG_GEMMBF16_UKERNELS_bf16_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_GEMMBF16_UKERNELS_bf16_AARCH64(X)) \
+  TG_GEMMBF16_UKERNELS_bf16_ANY(X)
+
 /* TG_GEMV_UKERNELS_<dtype>_<ARCH>(X): every gemv kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, KR, production, kernel, "name") */
 #define TG_GEMV_UKERNELS_f32_X86_64(X) \
@@ -1295,6 +1334,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(tg_conv_select) \
   X(tg_filter_select) \
   X(tg_gemm_select) \
+  X(tg_gemm_bf16_select) \
   X(tg_rmsnorm_select) \
 
 /* TG_FMA_PROBES_<ARCH>(X): X(isa id, dtype index (0 f32, 1 f64), probe, flops per iteration) */
@@ -1303,6 +1343,8 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, 1, tg_f64_fma_probe__avx2, 96) \
   X(TG_ISA_AVX512, 0, tg_f32_fma_probe__avx512, 768) \
   X(TG_ISA_AVX512, 1, tg_f64_fma_probe__avx512, 384) \
+  X(TG_ISA_AVX512BF16, 0, tg_f32_fma_probe__avx512bf16, 768) \
+  X(TG_ISA_AVX512BF16, 1, tg_f64_fma_probe__avx512bf16, 384) \
 
 #define TG_FMA_PROBES_AARCH64(X) \
   X(TG_ISA_NEON, 0, tg_f32_fma_probe__neon, 192) \

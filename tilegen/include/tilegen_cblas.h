@@ -53,6 +53,23 @@ TILEGEN_API void cblas_dgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE trans_a,
                              const double* b, const int ldb, const double beta, double* c,
                              const int ldc);
 
+/* OpenBLAS's bfloat16 GEMM (bfloat16 as its 16 bits): the same checks and numbering as sgemm_
+   and cblas_sgemm; products summed in float32 into a float32 C. */
+TILEGEN_API void sbgemm_(const char* transa, const char* transb, const int* m, const int* n,
+                         const int* k, const float* alpha, const uint16_t* a, const int* lda,
+                         const uint16_t* b, const int* ldb, const float* beta, float* c,
+                         const int* ldc);
+TILEGEN_API void cblas_sbgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE trans_a,
+                              CBLAS_TRANSPOSE trans_b, const int m, const int n, const int k,
+                              const float alpha, const uint16_t* a, const int lda,
+                              const uint16_t* b, const int ldb, const float beta, float* c,
+                              const int ldc);
+/* float32 -> bfloat16 (to nearest, ties to even) and back, OpenBLAS's names. */
+TILEGEN_API void cblas_sbstobf16(const int n, const float* in, const int incin, uint16_t* out,
+                                 const int incout);
+TILEGEN_API void cblas_sbf16tos(const int n, const uint16_t* in, const int incin, float* out,
+                                const int incout);
+
 /* Error reporters, as in the reference BLAS; weak, so a program may supply its own. The
    defaults print the reference message to stderr and return (they do not exit). */
 TILEGEN_API void xerbla_(const char* srname, const int* info, size_t srname_len);

@@ -104,6 +104,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="libraries to measure (default: every installed one that runs the op; "
                         + "; ".join(f"{op}: {', '.join(m.LIBS)}" for op, m in benchcases.OPS.items())
                         + ")")
+    p.add_argument("--cases", type=lambda t: [x for x in t.split(",") if x], metavar="TEXT[,TEXT...]",
+                   help="only the cases whose id contains one of these texts, e.g. "
+                        "'bf16-,f32-1024x1024x1024' (ids are in the JSON and --list-cases)")
+    p.add_argument("--list-cases", action="store_true", help="print the op's case ids and exit")
     p.add_argument("--json", metavar="FILE", help="write every raw result to FILE")
     p.add_argument("--plot", metavar="FILE",
                    help="draw the rate against size for the cases that have one, e.g. a product's "
@@ -144,6 +148,14 @@ def run(args) -> int:
     reps = args.reps or (3 if args.quick else 7)
     target = args.target or (0.005 if args.quick else 0.05)
     cases = benchcases.cases(args.op, quick=args.quick)
+    if getattr(args, "cases", None):
+        cases = [c for c in cases if any(t in c.id for t in args.cases)]
+        if not cases:
+            raise ValueError(f"cases: no {args.op} case id contains {', '.join(args.cases)} "
+                             f"(tilegen bench --op {args.op} --list-cases)")
+    if getattr(args, "list_cases", False):
+        print("\n".join(c.id for c in cases))
+        return 0
 
     bench = Bench(args.op, threads, libs, cases, reps, target, args.rounds, peak_only=args.peak,
                   peak_target=0.01 if args.quick else 0.05, peak_reps=3 if args.quick else 5)
@@ -175,6 +187,7 @@ def command_line(args, threads: Sequence[int], libs: Sequence[str]) -> str:
     parts = ["tilegen", "bench", "--op", args.op]
     parts += ["--quick"] if args.quick else []
     parts += ["--peak"] if args.peak else []
+    parts += ["--cases", ",".join(args.cases)] if getattr(args, "cases", None) else []
     parts += ["--threads", ",".join(map(str, threads)), "--libs", ",".join(libs)]
     for name in ("reps", "target", "json", "plot"):
         if getattr(args, name) is not None:

@@ -59,6 +59,8 @@ def runtime_info() -> dict:
         "caches": _core.caches(),
         "isa_cap": _core.isa_cap(),
         "isas_available": [name for name, ok in _core.isas().items() if ok],
+        "isa": _core.isa_in_use(),  # the best of them within the cap; each op's kernels are
+        # of the best ISA at or below it that has kernels of the op and dtype (see "kernels")
         "kernels": _kernels(),
         "threads": {"num_threads": _core.get_num_threads(),
                     "backend": "pthreads (tilegen's own pool)"},

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Tuple
 
 # Element types: name -> C type. Float types have VecOps; integer types (8-bit kernels: uint8
-# pixels with 16/32-bit intermediates) have IntOps.
+# pixels with 16/32-bit intermediates) have IntOps; bfloat16 (stored as its 16 bits) has DotOps,
+# computing in float32.
 DTYPES: Mapping[str, str] = {
     "f32": "float", "f64": "double", "u8": "uint8_t", "i16": "int16_t", "i32": "int32_t",
+    "bf16": "uint16_t",
 }
-DTYPE_BYTES: Mapping[str, int] = {"f32": 4, "f64": 8, "u8": 1, "i16": 2, "i32": 4}
+DTYPE_BYTES: Mapping[str, int] = {"f32": 4, "f64": 8, "u8": 1, "i16": 2, "i32": 4, "bf16": 2}
 FLOAT_DTYPES: Tuple[str, ...] = ("f32", "f64")
 INT_DTYPES: Tuple[str, ...] = ("u8", "i16", "i32")
 # The wide integer types that compute, each with the narrow type it widens from and saturates to.
@@ -35,6 +37,7 @@ PREFETCH_LEVELS: Mapping[str, Mapping[str, object]] = {
 # the OS also enables the register state (XGETBV); asimd comes from HWCAP.
 FEATURES: Tuple[str, ...] = (
     "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd",
+    "avx512_bf16",
 )
 
 _ARCH_ALIASES: Mapping[str, str] = {
@@ -229,6 +232,48 @@ class IntOps(_Spellings):
 
 
 @dataclass(frozen=True)
+class DotOps(_Spellings):
+    """Spellings of a pair dot product on one ISA: 16-bit inputs (bfloat16) taken two at a time,
+    float32 accumulation in the ISA's f32 vectors (``vec("f32")``). A "pair vector" holds
+    `lanes` pairs, one per float32 lane, the first of each pair in the low 16 bits:
+
+      load(p)          the pair vector at p (2 * lanes values)
+      bcast(p)         the pair at p (two values) in every lane
+      dot(acc, a, b)   acc + a.first * b.first + a.second * b.second per lane, in one
+                       instruction (empty where the ISA has none)
+      first(x), second(x)   the pairs' first / second values as float32 vectors (exact:
+                       a bfloat16 is the high half of a float32), for ISAs without `dot`
+    `pair_load` names a helper type pun for the broadcast (a pair read as 32 bits).
+    """
+
+    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"), "first": ("x",),
+            "second": ("x",)}
+
+    vtype: str
+    lanes: int
+    load_: str
+    bcast_: str
+    dot_: str = ""
+    first_: str = ""
+    second_: str = ""
+    helpers: str = ""
+
+    @property
+    def native(self) -> bool:
+        return bool(self.dot_)
+
+
+# Reads the pair at p as one 32-bit value (the broadcast's operand) without breaking the
+# aliasing rules: every ISA's DotOps helpers start with it.
+PAIR_HELPER = (
+    "static inline int32_t tg_pair_bits(const uint16_t* p) {\n"
+    "  int32_t v;\n"
+    "  __builtin_memcpy(&v, p, sizeof(v));\n"
+    "  return v;\n"
+    "}\n")
+
+
+@dataclass(frozen=True)
 class Isa:
     name: str
     arch: str                       # key of ARCH_GUARDS
@@ -242,6 +287,7 @@ class Isa:
     prefetch_: str
     ops: Mapping[str, VecOps] = field(default_factory=dict)       # per float dtype
     int_ops: Mapping[str, IntOps] = field(default_factory=dict)   # per wide integer dtype
+    dot_ops: Mapping[str, DotOps] = field(default_factory=dict)   # per 16-bit input dtype
     # Preprocessor condition under which the inline-assembly k loops compile (GNU syntax on
     # this arch); elsewhere, e.g. MSVC, the same kernel falls back to its intrinsics loop.
     asm_guard: str = ""
@@ -259,9 +305,14 @@ class Isa:
     def ints(self, dtype: str) -> IntOps:
         return self.int_ops[dtype]
 
+    def dot(self, dtype: str) -> DotOps:
+        return self.dot_ops[dtype]
+
     def lanes(self, dtype: str) -> int:
         if dtype in self.int_ops:
             return self.int_ops[dtype].lanes
+        if dtype in self.dot_ops:
+            return self.dot_ops[dtype].lanes  # pairs per vector: float32 lanes
         return self.ops[dtype].lanes
 
     def prefetch(self, p: str, level: str = "l1") -> str:

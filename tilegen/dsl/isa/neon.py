@@ -1,4 +1,4 @@
-from .base import DTYPES, FLOAT_DTYPES, INT_NARROW, IntOps, Isa, VecOps
+from .base import DTYPES, FLOAT_DTYPES, INT_NARROW, PAIR_HELPER, DotOps, IntOps, Isa, VecOps
 
 
 def _vec_ops(dtype: str) -> VecOps:
@@ -90,11 +90,22 @@ def _int_ops(dtype: str) -> IntOps:
             "}\n"))
 
 
+# bfloat16 pairs without the BF16 extension: each pair's values widened to float32.
+BF16 = DotOps(
+    vtype="uint32x4_t", lanes=4,
+    load_="vld1q_u32((const uint32_t*) (const void*) ({p}))",
+    bcast_="vdupq_n_u32((uint32_t) tg_pair_bits({p}))",
+    first_="vreinterpretq_f32_u32(vshlq_n_u32({x}, 16))",
+    second_="vreinterpretq_f32_u32(vandq_u32({x}, vdupq_n_u32(0xFFFF0000u)))",
+    helpers=PAIR_HELPER)
+
+
 ISA = Isa(
     name="neon", arch="aarch64", vector_bits=128, num_vregs=32, tail="temp",
     cflags=(), headers=("arm_neon.h",), requires=("asimd",), priority=20,
     prefetch_="__builtin_prefetch({p}, 0, {locality})",
     ops={d: _vec_ops(d) for d in FLOAT_DTYPES},
     int_ops={d: _int_ops(d) for d in INT_NARROW},
+    dot_ops={"bf16": BF16},
     description="AArch64 Advanced SIMD (ASIMD), 32 q registers",
 )

@@ -1,4 +1,4 @@
-from .base import DTYPES, FLOAT_DTYPES, INT_NARROW, IntOps, Isa, VecOps
+from .base import DTYPES, FLOAT_DTYPES, INT_NARROW, PAIR_HELPER, DotOps, IntOps, Isa, VecOps
 
 # Helpers for the spellings that are not one C operator. Saturation bounds by narrow type.
 _SAT = {"i16": (0, 255, "uint8_t"), "i32": (-32768, 32767, "int16_t")}
@@ -54,6 +54,20 @@ def _int_ops(dtype: str) -> IntOps:
     )
 
 
+# bfloat16 pairs as one 32-bit value; each value widened to float32 through its bits.
+BF16 = DotOps(
+    vtype="uint32_t", lanes=1,
+    load_="((uint32_t) tg_pair_bits({p}))", bcast_="((uint32_t) tg_pair_bits({p}))",
+    first_="tg_bits_f32((uint32_t) ({x}) << 16)",
+    second_="tg_bits_f32((uint32_t) ({x}) & 0xFFFF0000u)",
+    helpers=PAIR_HELPER + (
+        "static inline float tg_bits_f32(uint32_t b) {\n"
+        "  float f;\n"
+        "  __builtin_memcpy(&f, &b, sizeof(f));\n"
+        "  return f;\n"
+        "}\n"))
+
+
 ISA = Isa(
     name="scalar", arch="any", vector_bits=0, num_vregs=16, tail="temp",
     # Keep the fallback scalar: GCC 12's loop vectorizer turns the strided A broadcasts into
@@ -62,5 +76,6 @@ ISA = Isa(
     prefetch_="__builtin_prefetch({p}, 0, {locality})",
     ops={d: _vec_ops(d) for d in FLOAT_DTYPES},
     int_ops={d: _int_ops(d) for d in INT_NARROW},
+    dot_ops={"bf16": BF16},
     description="portable C, one element per 'register' (16 FP registers assumed)",
 )

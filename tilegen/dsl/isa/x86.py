@@ -1,7 +1,7 @@
 """Spellings shared by the x86-64 vector ISAs (AVX2 and AVX-512 differ in width and masks)."""
 from __future__ import annotations
 
-from .base import DTYPES, AsmOps, IntOps, VecOps
+from .base import DTYPES, PAIR_HELPER, AsmOps, DotOps, IntOps, VecOps
 
 # GCC and Clang on x86-64; TG_NO_ASM builds the intrinsics fallback (the tests build both).
 X86_GNU_ASM = "defined(__GNUC__) && defined(__x86_64__) && !defined(TG_NO_ASM)"
@@ -209,3 +209,20 @@ def int_ops(bits: int, dtype: str) -> IntOps:
         widen_=widen,
         narrow_sat_=narrow,
     )
+
+
+def bf16_ops(bits: int, native: bool = False) -> DotOps:
+    """bfloat16 pairs on 256/512-bit vectors: the AVX512-BF16 dot product, or (without it) each
+    pair's values widened to float32 (a shift or a mask: bfloat16 is a float32's high half)."""
+    w, si = ("_mm512", "si512") if bits == 512 else ("_mm256", "si256")
+    vtype = "__m512i" if bits == 512 else "__m256i"
+    common = dict(vtype=vtype, lanes=bits // 32,
+                  load_=f"{w}_loadu_{si}((const void*) ({{p}}))",
+                  bcast_=f"{w}_set1_epi32(tg_pair_bits({{p}}))")
+    if native:
+        return DotOps(dot_="_mm512_dpbf16_ps({acc}, (__m512bh) ({a}), (__m512bh) ({b}))",
+                      helpers=PAIR_HELPER, **common)
+    return DotOps(
+        first_=f"{w}_castsi{bits}_ps({w}_slli_epi32({{x}}, 16))",
+        second_=f"{w}_castsi{bits}_ps({w}_and_{si}({{x}}, {w}_set1_epi32((int) 0xFFFF0000u)))",
+        helpers=PAIR_HELPER, **common)

@@ -6,7 +6,7 @@ minimal overhead and hands everything else to tilegen.ops.gemm.api, which implem
 full semantics on top of `gemm_into` / `gemm_batched_into`.
 """
 cimport numpy as cnp
-from libc.stdint cimport int64_t, intptr_t
+from libc.stdint cimport int64_t, intptr_t, uint16_t
 
 import numpy as np
 
@@ -33,6 +33,17 @@ cdef extern from "tilegen.h" nogil:
                               int64_t k, double alpha, const double* a, int64_t rs_a,
                               int64_t cs_a, const double* b, int64_t rs_b, int64_t cs_b,
                               double beta, double* c, int64_t rs_c, int64_t cs_c)
+
+cdef extern from "tilegen.h" nogil:
+    int tilegen_gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
+                          int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b,
+                          int64_t cs_b, float beta, void* c, int c_dtype, int64_t rs_c,
+                          int64_t cs_c, const float* bias, int64_t bias_stride, int act)
+
+cdef extern from "tg_gemm_bf16.h" nogil:
+    const char* tilegen_x_gemm_bf16_kernel()
+    int tilegen_x_set_gemm_bf16_kernel(const char* name)
+    const char* tilegen_x_gemm_bf16_kernel_name(int i)
 
 cdef extern from "tg_gemm_dispatch.h" nogil:
     int tilegen_x_gemm_isa(int dtype)
@@ -489,3 +500,73 @@ def matmul(a, b, /, out=None, **kwargs):
         from tilegen.ops.gemm import api
         _numpy_api = api
     return _numpy_api.matmul_general(a, b, out)
+
+
+# ---------------------------------------------------------------- bfloat16
+
+def bf16_kernel():
+    """The bfloat16 GEMM kernel in use."""
+    return _s(tilegen_x_gemm_bf16_kernel())
+
+
+def bf16_kernels():
+    """The registered bfloat16 GEMM kernels of the ISA it runs on (tune's candidates)."""
+    out = []
+    cdef const char* p = tilegen_x_gemm_bf16_kernel_name(0)
+    while p != NULL:
+        out.append(p.decode())
+        p = tilegen_x_gemm_bf16_kernel_name(len(out))
+    return out
+
+
+def set_bf16_kernel(name=None):
+    """Makes `name` (one of bf16_kernels()) the bfloat16 kernel; None restores the built-in."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a kernel name or None, not {type(name).__name__}")
+    cdef bytes raw = (name or "").encode()
+    if tilegen_x_set_gemm_bf16_kernel(raw) != 0:
+        raise ValueError(f"name: {name!r} is not a bfloat16 GEMM kernel of this ISA "
+                         f"(one of {', '.join(bf16_kernels())})")
+
+
+cdef int64_t _estride(cnp.ndarray x, int axis) except? -1:
+    cdef int64_t s = x.strides[axis]
+    if s % x.itemsize:
+        raise ValueError("strides must be multiples of the item size")
+    return s // x.itemsize
+
+
+def gemm_bf16_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha=1.0,
+                   double beta=0.0, bias=None, act=None):
+    """c[...] = act(alpha * a @ b + beta * c + bias), in place: a (m, k) and b (k, n) bfloat16
+    (ml_dtypes), products summed in float32; c (m, n) float32, or bfloat16 rounded once;
+    bias None or float32 (n,). Aligned, native byte order, strides multiples of the item size
+    (any sign); c overlaps neither a, b nor bias (tilegen.ops.gemm.api makes sure)."""
+    cdef int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1]
+    if b.shape[0] != k or c.shape[0] != m or c.shape[1] != n:
+        raise ValueError(f"gemm: shapes {(<object> a).shape} @ {(<object> b).shape} -> "
+                         f"{(<object> c).shape} do not match")
+    cdef int c_dtype = 0 if c.dtype == np.float32 else 1
+    cdef int64_t rs_a = _estride(a, 0), cs_a = _estride(a, 1)
+    cdef int64_t rs_b = _estride(b, 0), cs_b = _estride(b, 1)
+    cdef int64_t rs_c = _estride(c, 0), cs_c = _estride(c, 1)
+    cdef const float* pbias = NULL
+    cdef int64_t bias_stride = 0
+    cdef cnp.ndarray bv
+    if bias is not None:
+        bv = bias
+        pbias = <const float*> cnp.PyArray_DATA(bv)
+        bias_stride = _estride(bv, 0)
+    if act not in ACTIVATIONS:
+        raise ValueError(f"activation: {act!r}; allowed: {list(ACTIVATIONS)}")
+    cdef int code = ACTIVATIONS[act], rc
+    cdef const uint16_t* pa = <const uint16_t*> cnp.PyArray_DATA(a)
+    cdef const uint16_t* pb = <const uint16_t*> cnp.PyArray_DATA(b)
+    cdef void* pc = cnp.PyArray_DATA(c)
+    with nogil:
+        rc = tilegen_gemm_bf16(m, n, k, <float> alpha, pa, rs_a, cs_a, pb, rs_b, cs_b,
+                               <float> beta, pc, c_dtype, rs_c, cs_c, pbias, bias_stride, code)
+    if rc == 1:
+        raise MemoryError("gemm: out of memory for the packed bfloat16 panels")
+    if rc != 0:
+        raise ValueError(f"tilegen_gemm_bf16: invalid argument {-rc}")

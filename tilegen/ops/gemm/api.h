@@ -57,3 +57,25 @@ TILEGEN_API int tilegen_dgemm_batched(int64_t batch_ndim, const int64_t* batch_s
                                       int64_t cs_a, const double* b, int64_t rs_b, int64_t cs_b,
                                       double beta, double* c, int64_t rs_c, int64_t cs_c);
 
+
+/*
+ * bfloat16 GEMM (bfloat16 values as their 16 bits, uint16_t): C = act(alpha * A B + beta * C
+ * + bias) with A (m x k: element (i, p) at a[i*rs_a + p*cs_a]) and B (k x n) bfloat16, the
+ * products summed in float32, bias (NULL, or one float32 per column at bias[j*bias_stride]) and
+ * the activation applied in float32. C is float32 (c_dtype TILEGEN_F32) or bfloat16
+ * (TILEGEN_BF16: the float32 result rounded once to nearest, ties to even). Strides in
+ * elements, any sign. beta == 0 never reads C; alpha == 0 or k == 0 never reads A or B.
+ * Threads split the rows. Returns 0, -p when parameter p (1-based) is invalid (nothing
+ * written), or 1 when memory runs out (nothing written).
+ */
+typedef enum { TILEGEN_F32 = 0, TILEGEN_BF16 = 1 } tilegen_dtype;
+TILEGEN_API int tilegen_gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
+                                  int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b,
+                                  int64_t cs_b, float beta, void* c, int c_dtype, int64_t rs_c,
+                                  int64_t cs_c, const float* bias, int64_t bias_stride,
+                                  tilegen_activation act);
+/* Conversions: to bfloat16 rounding to nearest (ties to even), and back (exact). */
+TILEGEN_API void tilegen_bf16_from_f32(int64_t n, const float* x, int64_t incx, uint16_t* y,
+                                       int64_t incy);
+TILEGEN_API void tilegen_f32_from_bf16(int64_t n, const uint16_t* x, int64_t incx, float* y,
+                                       int64_t incy);

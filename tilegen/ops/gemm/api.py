@@ -23,6 +23,54 @@ __all__ = ["dot", "gemm", "kernel_info", "matmul"]
 
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _SCALARS = (int, float, bool, complex, np.generic)
+_F32 = np.dtype(np.float32)
+
+
+def _bf16_dtype() -> Optional[np.dtype]:
+    """ml_dtypes' bfloat16 (a declared dependency; None if it cannot be imported)."""
+    global _BF16
+    if _BF16 is False:
+        try:
+            import ml_dtypes
+            _BF16 = np.dtype(ml_dtypes.bfloat16)
+        except ImportError:  # pragma: no cover - a broken install
+            _BF16 = None
+    return _BF16
+
+
+_BF16: Any = False
+
+
+def _both_bf16(x: np.ndarray, y: np.ndarray) -> bool:
+    """Both operands bfloat16: tilegen's bfloat16 kernels compute the product (in float32)."""
+    bf = _bf16_dtype()
+    return bf is not None and x.dtype == bf and y.dtype == bf
+
+
+_RESULT_DTYPES: dict = {}
+
+
+def _numpy_result_dtype(func, x: np.ndarray, y: np.ndarray) -> np.dtype:
+    """The dtype NumPy's `func` (matmul, dot) gives for x and y's dtypes: asked of NumPy (and
+    ml_dtypes' loops) on 1 x 1 operands once, never assumed."""
+    key = (func.__name__, x.dtype, y.dtype)
+    if key not in _RESULT_DTYPES:
+        _RESULT_DTYPES[key] = np.asarray(func(np.zeros((1, 1), x.dtype),
+                                              np.zeros((1, 1), y.dtype))).dtype
+    return _RESULT_DTYPES[key]
+
+
+def _bf16_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
+    """c = a2 @ b2 for bfloat16 (..., m, k) @ (..., k, n) into float32 or bfloat16 c (..., m, n),
+    batch dims broadcast; float32 sums, a bfloat16 c rounded once."""
+    if c.ndim == 2:
+        _gemm.gemm_bf16_into(a2, b2, c)
+        return
+    batch = c.shape[:-2]
+    a3 = np.broadcast_to(a2, batch + a2.shape[-2:])
+    b3 = np.broadcast_to(b2, batch + b2.shape[-2:])
+    for idx in np.ndindex(*batch):
+        _gemm.gemm_bf16_into(a3[idx], b3[idx], c[idx])
 
 
 def _plain(x) -> bool:
@@ -124,6 +172,11 @@ def matmul_general(a, b, out=None, **kwargs):
         return np.matmul(a, b, out=out)
     A, B = np.asarray(a), np.asarray(b)
     dt = None if A.ndim == 0 or B.ndim == 0 else _kernel_dtype(A, B)
+    lowp = dt is None and A.ndim > 0 and B.ndim > 0 and _both_bf16(A, B)
+    if lowp:
+        dt = _numpy_result_dtype(np.matmul, A, B)  # float32 (ml_dtypes 0.7's loop)
+        if dt not in (_F32, A.dtype):
+            return np.matmul(a, b, out=out)
     if dt is None:
         return np.matmul(a, b, out=out)
     A2 = A[np.newaxis, :] if A.ndim == 1 else A
@@ -141,7 +194,9 @@ def matmul_general(a, b, out=None, **kwargs):
         or not np.can_cast(dt, out.dtype, casting="same_kind")
     ):
         return np.matmul(a, b, out=out)  # NumPy broadcasts into out, or raises its error
-    A2, B2 = _ready(A2, dt), _ready(B2, dt)
+    if not lowp:
+        A2, B2 = _ready(A2, dt), _ready(B2, dt)
+    product = _bf16_into if lowp else _matmul_into
 
     def full_view(x):  # the (..., m, n) view of an array of the result's shape
         if A.ndim == 1:
@@ -150,10 +205,10 @@ def matmul_general(a, b, out=None, **kwargs):
 
     if out is not None and out.dtype == dt and out.flags.aligned and out.dtype.isnative \
             and not _overlaps(out, A2, B2) and _no_self_overlap(out):
-        _matmul_into(A2, B2, full_view(out))
+        product(A2, B2, full_view(out))
         return out
     result = np.empty(shape, dtype=dt)
-    _matmul_into(A2, B2, full_view(result))
+    product(A2, B2, full_view(result))
     if out is None:
         return result[()] if result.ndim == 0 else result  # NumPy returns a scalar for 1-D @ 1-D
     np.copyto(out, result, casting="same_kind")
@@ -174,6 +229,11 @@ def dot(a: npt.ArrayLike, b: npt.ArrayLike, out: Optional[np.ndarray] = None) ->
         return np.dot(a, b, out=out)
     A, B = np.asarray(a), np.asarray(b)
     dt = None if A.ndim == 0 or B.ndim == 0 else _kernel_dtype(A, B)  # 0-d: multiplication
+    lowp = dt is None and A.ndim > 0 and B.ndim > 0 and _both_bf16(A, B)
+    if lowp:
+        dt = _numpy_result_dtype(np.dot, A, B)  # bfloat16 (ml_dtypes' dot), rounded once
+        if dt not in (_F32, A.dtype):
+            return np.dot(a, b, out=out)
     k_axis_b = 0 if B.ndim == 1 else B.ndim - 2
     if dt is None or A.shape[-1] != B.shape[k_axis_b]:
         return np.dot(a, b, out=out)
@@ -183,12 +243,15 @@ def dot(a: npt.ArrayLike, b: npt.ArrayLike, out: Optional[np.ndarray] = None) ->
         return np.dot(a, b, out=out)  # NumPy raises "output array is not acceptable" or similar
     k, n = A.shape[-1], 1 if B.ndim == 1 else B.shape[-1]
     p, q = math.prod(A.shape[:-1]), math.prod(B.shape[:-2])
-    A2 = _ready(A.reshape(p, k), dt)            # (P, K)
-    B3 = _ready(B.reshape(q, k, n), dt)         # (Q, K, N)
+    A2 = A.reshape(p, k) if lowp else _ready(A.reshape(p, k), dt)       # (P, K)
+    B3 = B.reshape(q, k, n) if lowp else _ready(B.reshape(q, k, n), dt)  # (Q, K, N)
     direct = out is not None and not _overlaps(out, A2, B3)
     target = out if direct else np.empty(shape, dtype=dt)
     c3 = target.reshape(p, q, n).transpose(1, 0, 2)  # (Q, P, N) view; memory order (P, Q, N)
-    if q == 1:
+    if lowp:
+        for i in range(q):
+            _gemm.gemm_bf16_into(A2, B3[i], c3[i])
+    elif q == 1:
         _gemm.gemm_into(A2, B3[0], c3[0])
     else:
         _gemm.gemm_batched_into(np.broadcast_to(A2, (q,) + A2.shape), B3, c3)
@@ -205,9 +268,9 @@ _REAL_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
 def _gemm_operand(name, x, ndim):
     """x as an ndarray of a real dtype with `ndim` dims; TypeError/ValueError naming `name`."""
     arr = np.asarray(x)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"gemm: {name} has dtype {arr.dtype}; allowed: float32, float64 (bool, "
-                        "integer and float16 inputs are converted)")
+    if arr.dtype.kind not in "biuf" and arr.dtype != _bf16_dtype():
+        raise TypeError(f"gemm: {name} has dtype {arr.dtype}; allowed: float32, float64, "
+                        "bfloat16 (bool, integer and float16 inputs are converted)")
     if arr.ndim != ndim:
         raise ValueError(f"gemm: {name} must be {ndim}-D, got shape {arr.shape}")
     return arr
@@ -229,7 +292,8 @@ def _gemm_flag(name, x) -> bool:
 def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, *,
          alpha: float = 1.0, beta: float = 0.0, trans_a: bool = False, trans_b: bool = False,
          bias: Optional[npt.ArrayLike] = None, activation: Optional[str] = None,
-         out: Optional[np.ndarray] = None, overwrite_c: bool = False) -> np.ndarray:
+         out: Optional[np.ndarray] = None, overwrite_c: bool = False,
+         out_dtype: Optional[npt.DTypeLike] = None) -> np.ndarray:
     """act(alpha * op(a) @ op(b) + beta * c + bias), BLAS semantics with a fused epilogue.
 
     op(x) is x.T when trans_x. beta == 0 means c is not read (NaN in c does not propagate);
@@ -237,7 +301,11 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
     activation is one of None, "relu", "relu6", "gelu" (the exact erf form), "silu". The result
     goes to `out` (which may be `c`, for an in-place update, or overlap any input) or to a new
     array. The computation dtype is float32 or float64: NumPy's promotion of a, b, c and bias
-    together, where integer and bool compute in float64 and float16 in float32.
+    together, where integer and bool compute in float64 and float16 in float32. When a and b
+    are both bfloat16 (ml_dtypes), the products are summed in float32 on tilegen's bfloat16
+    kernels and bias and activation apply in float32; the result is float32, or bfloat16
+    (rounded once, to nearest even) with ``out_dtype=ml_dtypes.bfloat16``. ``out_dtype``
+    otherwise names the result's dtype (the float32/float64 result cast to it).
 
     `c` is only read: like SciPy's BLAS wrappers (scipy.linalg.blas.sgemm) and NumPy, gemm
     returns a new array unless told where to write. ``overwrite_c=True`` updates c in place (the
@@ -289,9 +357,22 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
         bias_v = _gemm_operand("bias", bias, 1)
         if bias_v.shape != (n,):
             raise ValueError(f"gemm: bias has shape {bias_v.shape}; expected ({n},)")
-    dt = np.result_type(*(x for x in (A, B, C, bias_v) if x is not None))
+    if out_dtype is not None:
+        try:
+            out_dtype = np.dtype(out_dtype)
+        except TypeError:
+            raise TypeError(f"gemm: out_dtype={out_dtype!r} is not a dtype") from None
+    if _both_bf16(A, B):
+        return _gemm_bf16(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n)
+    dt = np.result_type(*(x.astype(np.float32) if x.dtype == _bf16_dtype() else x
+                          for x in (A, B, C, bias_v) if x is not None))
     dt = np.dtype(np.float32) if dt == np.float16 else dt
     dt = dt if dt in _KERNEL_DTYPES else np.dtype(np.float64)
+    if out_dtype is not None and out_dtype != dt:
+        if out is not None:
+            raise ValueError("gemm: give out or out_dtype, not both")
+        return gemm(A, B, C, alpha=alpha, beta=beta, bias=bias_v, activation=activation
+                    ).astype(out_dtype)
     if out is not None:
         if type(out) is not np.ndarray:
             raise TypeError(f"gemm: out must be a numpy.ndarray, got {type(out).__name__}")
@@ -319,7 +400,46 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
     return out
 
 
+def _gemm_bf16(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n):
+    """gemm of two bfloat16 operands: float32 sums on the bfloat16 kernels, a float32 result,
+    or bfloat16 rounded once (out_dtype, or out's dtype)."""
+    bf = _bf16_dtype()
+    rd = out_dtype if out_dtype is not None else (out.dtype if out is not None and
+                                                  out.dtype == bf else _F32)
+    if rd not in (_F32, bf):
+        raise TypeError(f"gemm: out_dtype={rd} is not supported for bfloat16 inputs; allowed: "
+                        "float32, bfloat16")
+    if out is not None:
+        if type(out) is not np.ndarray:
+            raise TypeError(f"gemm: out must be a numpy.ndarray, got {type(out).__name__}")
+        if not np.can_cast(rd, out.dtype, casting="same_kind"):
+            raise TypeError(f"gemm: cannot cast the {rd} result to out's {out.dtype} "
+                            "(same_kind casting)")
+        if out.shape != (m, n):
+            raise ValueError(f"gemm: out has shape {out.shape}; expected {(m, n)}")
+        if not out.flags.writeable:
+            raise ValueError("gemm: out is read-only")
+    bias_f = None if bias_v is None else _ready(bias_v.astype(np.float32, copy=False), _F32)
+    use_c = C is not None and beta != 0
+    direct = (out is not None and out.dtype == rd and out.flags.aligned
+              and _no_self_overlap(out) and not _overlaps(out, A, B, bias_f)
+              and (not use_c or C is out or not np.may_share_memory(out, C)))
+    target = out if direct else np.empty((m, n), dtype=rd)
+    if use_c and C is not target:
+        np.copyto(target, C, casting="unsafe")
+    _gemm.gemm_bf16_into(A, B, target, alpha=alpha, beta=beta if use_c else 0.0, bias=bias_f,
+                         act=activation)
+    if out is None or direct:
+        return target
+    np.copyto(out, target, casting="same_kind")
+    return out
+
+
 def kernel_info() -> dict:
     """runtime_info()["kernels"]["gemm"]: per dtype, the ISA, blocking, kernel sets and GEMV
     kernels in force (tilegen info shows them)."""
-    return {"f32": _gemm.gemm_config(np.float32), "f64": _gemm.gemm_config(np.float64)}
+    info = {"f32": _gemm.gemm_config(np.float32), "f64": _gemm.gemm_config(np.float64)}
+    from tilegen.core import _core
+
+    info.update({dt: k for dt, k in _core.choices().get("gemm", {}).items() if dt not in info})
+    return info

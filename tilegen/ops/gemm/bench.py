@@ -18,10 +18,13 @@ LIBS = ("tilegen", "numpy", "scipy", "torch", "blis")
 RATIO_VS = ("numpy",)
 UNIT, UNIT_SCALE = "GFLOP/s", 1e9
 PLOT_XLABEL = "M = K = N (float32; <=64: whole call, allocating)"
-DTYPES = {"f32": "float32", "f64": "float64"}
-GROUPS = ("small", "square", "skinny", "gemv", "stacked", "f64")
+DTYPES = {"f32": "float32", "f64": "float64", "bf16": "bfloat16"}
+GROUPS = ("small", "square", "skinny", "gemv", "stacked", "f64", "bf16")
 # Libraries whose bench call takes a stack of matrices in one call (the others skip those cases).
 STACKING_LIBS = ("tilegen", "numpy", "torch")
+# Libraries with a bfloat16 product: NumPy's (ml_dtypes' element loop; a bf16 @ bf16 matmul is
+# float32, as tilegen's) and torch's (oneDNN; bf16 out, rounded once).
+BF16_LIBS = ("tilegen", "numpy", "torch")
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,8 @@ class Case:
     work = flops
 
     def runs_on(self, lib: str) -> bool:
-        return not self.batch or lib in STACKING_LIBS
+        return (not self.batch or lib in STACKING_LIBS) and (
+            self.dtype != "bf16" or lib in BF16_LIBS)
 
     @property
     def size(self) -> Optional[int]:
@@ -78,7 +82,7 @@ class Case:
         import numpy as np
 
         rng = np.random.default_rng(seed)
-        dt = np.dtype(DTYPES[self.dtype])
+        dt = _dtype(self.dtype)
         a_shape = (self.k,) if self.form == "vm" else (self.m, self.k)
         b_shape = (self.k,) if self.form == "mv" else (self.k, self.n)
         c_shape = {"mm": (self.m, self.n), "vm": (self.n,), "mv": (self.m,)}[self.form]
@@ -89,14 +93,17 @@ class Case:
         b = placed(rng.uniform(-1, 1, b_shape).astype(dt), offset)
         out = None
         if not self.alloc:
-            out = placed(np.zeros(c_shape, dt), offset)  # touched: no first-call page faults
+            out_dt = np.dtype(np.float32) if self.dtype == "bf16" else dt  # NumPy's bf16 @ bf16
+            out = placed(np.zeros(c_shape, out_dt), offset)  # touched: no first-call page faults
         return a, b, out
 
     def check(self, operands, result) -> Optional[str]:
         """None when `result` is a @ b to the dtype's accuracy, else what is wrong.
 
         The reference is float64 NumPy over a subset of rows (at most 32), so it stays cheap at
-        4096; the bound is DESIGN's: relative ~1e-5 * sqrt(K) for f32, ~1e-12 for f64."""
+        4096; the bound is DESIGN's: relative ~1e-5 * sqrt(K) for f32, ~1e-12 for f64. bf16
+        inputs are exact in float64, so their products are held to float32's bound, plus one
+        bfloat16 rounding (2^-8 relative) for a library that returns bfloat16 (torch)."""
         import numpy as np
 
         a, b = operands[:2]
@@ -113,8 +120,9 @@ class Case:
             return None
         if result.shape != want_shape:
             return f"shape {result.shape}, expected {want_shape}"
-        if result.dtype != np.dtype(DTYPES[self.dtype]):
-            return f"dtype {result.dtype}, expected {DTYPES[self.dtype]}"
+        want_dtypes = ("float32", "bfloat16") if self.dtype == "bf16" else (DTYPES[self.dtype],)
+        if result.dtype.name not in want_dtypes:
+            return f"dtype {result.dtype}, expected {' or '.join(want_dtypes)}"
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
         if self.form == "vm":
             got, want, scale = result, a64 @ b64, np.abs(a64) @ np.abs(b64)
@@ -124,11 +132,13 @@ class Case:
             scale = np.abs(a64[rows]) @ np.abs(b64)
         if not np.all(np.isfinite(got)):
             return "non-finite values in the result"
-        tol = (1e-5 if self.dtype == "f32" else 1e-12) * math.sqrt(self.k)
+        tol = (1e-12 if self.dtype == "f64" else 1e-5) * math.sqrt(self.k)
         err = np.abs(got.astype(np.float64) - want)
-        bad = err > tol * (scale + 1.0)
+        bound = tol * (scale + 1.0) + (2.0 ** -8 * np.abs(want) if result.dtype.name == "bfloat16"
+                                       else 0.0)
+        bad = err > bound
         if bad.any():
-            i = np.unravel_index(np.argmax(err - tol * (scale + 1.0)), err.shape)
+            i = np.unravel_index(np.argmax(err - bound), err.shape)
             return (f"{int(bad.sum())} of {bad.size} checked values off (worst at {tuple(map(int, i))}: "
                     f"{float(got[i]):.6g} vs {float(want[i]):.6g})")
         return None
@@ -147,6 +157,7 @@ def cases(quick: bool = False) -> List[Case]:
             Case("gemv", "f32", 256, 256, 1, form="mv"),
             Case("stacked", "f32", 16, 16, 16, alloc=True, batch=8),
             Case("f64", "f64", 128, 128, 128),
+            Case("bf16", "bf16", 256, 256, 256),
         ]
     cases = [Case("small", "f32", s, s, s, alloc=True) for s in (8, 16, 32, 64)]
     cases += [Case("square", "f32", s, s, s) for s in (128, 256, 512, 1024, 2048, 4096)]
@@ -159,7 +170,20 @@ def cases(quick: bool = False) -> List[Case]:
               Case("stacked", "f32", 64, 64, 64, alloc=True, batch=64),
               Case("stacked", "f32", 128, 64, 128, batch=96)]
     cases += [Case("f64", "f64", s, s, s) for s in (1024, 2048)]
+    # bfloat16 squares (the f32 squares above are the same shapes in float32) and a decode-like
+    # product; NumPy's element loop takes seconds from 1024 on.
+    cases += [Case("bf16", "bf16", s, s, s) for s in (256, 1024, 2048, 4096)]
+    cases += [Case("bf16", "bf16", 16, 4096, 4096)]
     return cases
+
+
+def _dtype(name: str):
+    import numpy as np
+
+    if name == "bf16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(DTYPES[name])
 
 
 def _bound(f, *args, **kwargs) -> Callable[[], object]:
@@ -196,6 +220,13 @@ def make_call(lib: str, case: Case, operands, threads: int = 1
         if case.form == "vm":  # y = x @ A = (A^T) x, A^T is A.T in column-major
             return _bound(gemv, 1.0, b.T, a, beta=0.0, y=out, overwrite_y=1), same
         return _bound(gemv, 1.0, a.T, b, beta=0.0, y=out, overwrite_y=1, trans=1), same
+    if lib == "torch" and case.dtype == "bf16":  # torch's bf16 product is bf16 (oneDNN)
+        import numpy as np
+        import torch
+        ta, tb = (torch.from_numpy(x.view(np.uint16)).view(torch.bfloat16) for x in (a, b))
+        tc = torch.empty(out.shape, dtype=torch.bfloat16)
+        to_np = lambda r: r.float().numpy().astype(_dtype("bf16"))  # noqa: E731
+        return _bound(torch.matmul, ta, tb, out=tc), to_np
     if lib == "torch":
         import torch
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)

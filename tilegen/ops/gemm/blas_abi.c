@@ -141,3 +141,55 @@ static int cblas_check(int layout, int ta, int tb, int m, int n, int k, int lda,
 
 TG_DEFINE_BLAS(s, "SGEMM ", f32, float)
 TG_DEFINE_BLAS(d, "DGEMM ", f64, double)
+
+/* OpenBLAS's bfloat16 GEMM (bfloat16 as uint16_t, float32 alpha, beta and C): the same checks
+   and numbering as ?gemm, on tilegen's bfloat16 kernels. */
+void sbgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+             const float* alpha, const uint16_t* a, const int* lda, const uint16_t* b,
+             const int* ldb, const float* beta, float* c, const int* ldc) {
+  const int ta = f77_trans(*transa), tb = f77_trans(*transb);
+  const int info = f77_check(ta, tb, *m, *n, *k, *lda, *ldb, *ldc);
+  if (info) {
+    xerbla_("SBGEMM", &info, 6);
+    return;
+  }
+  if (*m == 0 || *n == 0 || ((*alpha == 0 || *k == 0) && *beta == 1)) return;
+  int64_t rs_a = 0, cs_a = 0, rs_b = 0, cs_b = 0;
+  tg_strides_from_blas(TILEGEN_COL_MAJOR, ta, *lda, &rs_a, &cs_a);
+  tg_strides_from_blas(TILEGEN_COL_MAJOR, tb, *ldb, &rs_b, &cs_b);
+  tilegen_gemm_bf16(*m, *n, *k, *alpha, a, rs_a, cs_a, b, rs_b, cs_b, *beta, c, TILEGEN_F32, 1,
+                    *ldc, NULL, 0, TILEGEN_ACT_NONE);
+}
+
+void cblas_sbgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b,
+                  const int m, const int n, const int k, const float alpha, const uint16_t* a,
+                  const int lda, const uint16_t* b, const int ldb, const float beta, float* c,
+                  const int ldc) {
+  const int info = cblas_check(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc);
+  if (info) {
+    cblas_report(layout, info, "cblas_sbgemm");
+    return;
+  }
+  if (m == 0 || n == 0 || ((alpha == 0 || k == 0) && beta == 1)) return;
+  int64_t rs_a = 0, cs_a = 0, rs_b = 0, cs_b = 0, rs_c = 0, cs_c = 0;
+  tg_strides_from_blas(layout, trans_a, lda, &rs_a, &cs_a);
+  tg_strides_from_blas(layout, trans_b, ldb, &rs_b, &cs_b);
+  tg_strides_from_blas(layout, TILEGEN_NO_TRANS, ldc, &rs_c, &cs_c);
+  tilegen_gemm_bf16(m, n, k, alpha, a, rs_a, cs_a, b, rs_b, cs_b, beta, c, TILEGEN_F32, rs_c,
+                    cs_c, NULL, 0, TILEGEN_ACT_NONE);
+}
+
+/* OpenBLAS's conversions (n values, increments as ?copy's: negative starts from the end). */
+void cblas_sbstobf16(const int n, const float* in, const int incin, uint16_t* out,
+                     const int incout) {
+  if (n <= 0) return;
+  tilegen_bf16_from_f32(n, incin < 0 ? in - (int64_t) (n - 1) * incin : in, incin,
+                        incout < 0 ? out - (int64_t) (n - 1) * incout : out, incout);
+}
+
+void cblas_sbf16tos(const int n, const uint16_t* in, const int incin, float* out,
+                    const int incout) {
+  if (n <= 0) return;
+  tilegen_f32_from_bf16(n, incin < 0 ? in - (int64_t) (n - 1) * incin : in, incin,
+                        incout < 0 ? out - (int64_t) (n - 1) * incout : out, incout);
+}

@@ -13,7 +13,12 @@
    a transformer layer's B (768x3072, between L2 and memory), which the b-inner order must not
    slow (AMD Zen 4: 48 rows gained 3% on 16x4096x4096 and lost 20% on 16x768x3072).
 
-Cache keys: <dtype>_kernel, <dtype>_kc, <dtype>_nc, <dtype>_stream_rows, <dtype>_b_inner_rows.
+Then the bfloat16 kernel (bf16 @ bf16, float32 sums), among the registered bfloat16 kernels of
+the ISA in use (tiles differ in how many zmm accumulators they keep and how far B streams), on
+squares and an M=16 product. Its blocking derives from the caches as float32's does.
+
+Cache keys: <dtype>_kernel, <dtype>_kc, <dtype>_nc, <dtype>_stream_rows, <dtype>_b_inner_rows
+for f32 and f64; bf16_kernel.
 """
 from __future__ import annotations
 
@@ -61,6 +66,8 @@ def _setter(dtype: str, what: str):
 
 KEYS = {f"{dt}_{what}": (dt, what) for dt in DTYPES
         for what in ("kernel", "kc", "nc", "stream_rows", "b_inner_rows")}
+KEYS["bf16_kernel"] = ("bf16", "kernel")
+BF16_BUILTIN = _gemm.bf16_kernel()
 
 
 def apply(values: Mapping[str, Any]) -> None:
@@ -73,10 +80,16 @@ def apply(values: Mapping[str, Any]) -> None:
         if what != "kernel" and (type(value) is not int or not 0 < value <= _MAX[what]):
             raise ValueError(f"gemm: {key} is {value!r}; expected an integer in 1..{_MAX[what]}")
     for key, (dt, what) in KEYS.items():
-        if what != "nc":  # NC after KC: blocking is set as a pair
+        if dt == "bf16":
+            _set_bf16(values.get(key))
+        elif what != "nc":  # NC after KC: blocking is set as a pair
             _setter(dt, what)(values.get(key))
     for dt in DTYPES:
         _setter(dt, "nc")(values.get(f"{dt}_nc"))
+
+
+def _set_bf16(value) -> None:
+    _gemm.set_bf16_kernel(value or None)
 
 
 @dataclass(frozen=True)
@@ -133,6 +146,19 @@ def _case(dtype: str, p: Product) -> TuneCase:
     return TuneCase(f"{dtype} {p.label}", 2.0 * p.m * p.k * p.n, make)
 
 
+def _bf16_case(p: Product) -> TuneCase:
+    def make():
+        from .api import _bf16_dtype
+
+        rng = np.random.default_rng(7)
+        bf = _bf16_dtype()
+        a = rng.uniform(-1, 1, (p.m, p.k)).astype(bf)
+        b = rng.uniform(-1, 1, (p.k, p.n)).astype(bf)
+        c = np.zeros((p.m, p.n), np.float32)
+        return lambda: _gemm.gemm_bf16_into(a, b, c)
+    return TuneCase(f"bf16 {p.label}", 2.0 * p.m * p.k * p.n, make)
+
+
 def _tiles(dtype: str) -> List[str]:
     """Main-tile candidates: each A layout's production kernels of the layout's NR (not the
     narrow set), tallest first, single-row kernels left out (they are the GEMV-like remainder)."""
@@ -178,6 +204,11 @@ def knobs(quick: bool) -> List[Knob]:
                 [_case(dt, p) for p in plan.few_rows],
                 builtin_label=f"{base['b_inner_rows']} (built-in)"),
         ]
+    bf16_products = [_bf16_case(p) for p in plan.products if p.a_order == "C"]
+    out.append(Knob("bf16_kernel", "bf16 tile", lambda chosen: [
+        n for n in _gemm.bf16_kernels() if n != BF16_BUILTIN], _set_bf16, bf16_products,
+        show=lambda name: name.split("__")[0].rsplit("_", 1)[-1],
+        builtin_label=f"{BF16_BUILTIN} (built-in)"))
     return out
 
 
@@ -195,3 +226,14 @@ def check() -> None:
                 if not np.all(np.abs(_gemm.matmul(a, b) - want) <= tol * (scale + 1)):
                     raise RuntimeError(f"the tuned {dtype} gemm configuration gives wrong results "
                                        f"for {m}x{k}x{n} ({order}-ordered A); not stored")
+    from .api import _bf16_dtype
+
+    bf = _bf16_dtype()
+    for m, k, n in ((1, 7, 5), (17, 300, 45), (130, 777, 259)):
+        a = rng.integers(-8, 8, (m, k)).astype(bf)
+        b = rng.integers(-8, 8, (k, n)).astype(bf)
+        c = np.zeros((m, n), np.float32)
+        _gemm.gemm_bf16_into(a, b, c)
+        if not np.array_equal(c, a.astype(np.float32) @ b.astype(np.float32)):  # exact: small ints
+            raise RuntimeError(f"the tuned bf16 gemm kernel gives wrong results for {m}x{k}x{n}; "
+                               "not stored")

@@ -1,0 +1,306 @@
+/* bfloat16 GEMM: tilegen_gemm_bf16 and OpenBLAS's sbgemm (in blas_abi.c) run here. A and B are
+   bfloat16, products are summed in float32 and C is float32, or bfloat16 rounded once (to
+   nearest, ties to even) from the float32 sum. The driver packs A and B into pair panels (the
+   kernels' KR = 2: gemmbf16.py), blocks k by KC and columns by NC (from the core's caches, as
+   the float GEMM does) and splits the row panels of each block across threads. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg_gemm_bf16.h"
+#include "tg_threads.h"
+#include "tg_workspace.h"
+#include "tilegen.h"
+
+#define TG_BF16_PARALLEL_MIN_FLOPS 4.0e6  /* below this a product runs on one thread */
+
+/* ---- dispatch ---- */
+
+static tg_interned* interned;
+static tg_gemm_bf16_config first;
+static _Atomic(const tg_gemm_bf16_config*) current;
+
+/* Block sizes from the caches: A's MR x KC panel (2 bytes a value) in a quarter of L2, B's
+   KC x NC block in the smaller of 4 x L2 and L3 / 8 (the float GEMM's rule, blas/gemm_dispatch.c:
+   the tile does enough work per operand for A to stream from L2 and B from L3). */
+static void blocking(tg_gemm_bf16_config* c) {
+  const tg_cpu_caches* k = tg_caches();
+  int64_t kc = k->l2 / 4 / (c->mr * 2) / 16 * 16;
+  kc = kc < 64 ? 64 : kc > 4096 ? 4096 : kc;
+  const int64_t b_max = k->l3 <= 0 ? k->l2 / 2 : k->l3 / 8 < 4 * k->l2 ? k->l3 / 8 : 4 * k->l2;
+  int64_t nc = b_max / (kc * 2) / c->nr * c->nr;
+  c->kc = kc;
+  c->nc = nc < c->nr ? c->nr : nc;
+}
+
+static void publish(const tg_gemm_bf16_config* c) {
+  const tg_gemm_bf16_config* p = tg_intern(&interned, c, sizeof(*c));
+  if (p == NULL) {
+    if (atomic_load(&current) != NULL) return;
+    first = *c;
+    p = &first;
+  }
+  atomic_store_explicit(&current, p, memory_order_release);
+  tg_dispatch_report("gemm", NULL, "bf16", c->isa, c->name);
+}
+
+#define TG_PICK(ISA, MR, NR, PROD, FN, NAME)                                                \
+  if ((ISA) == isa && ((PROD) || want != NULL) && c->fn == NULL &&                          \
+      (want == NULL || strcmp(NAME, want) == 0)) {                                          \
+    c->isa = (ISA); c->fn = FN; c->mr = (MR); c->nr = (NR); c->name = NAME;                  \
+  }
+
+static void pick(tg_gemm_bf16_config* c, int isa, const char* want) {
+  c->fn = NULL;
+  TG_FOREACH_GEMMBF16_UKERNEL_bf16(TG_PICK)
+  if (c->fn != NULL) blocking(c);
+}
+
+void tg_gemm_bf16_select(void) {
+  int order[TG_ISA_COUNT];
+  const int n = tg_isa_candidates(order);
+  tg_gemm_bf16_config c;
+  memset(&c, 0, sizeof(c));
+  for (int i = 0; i < n && c.fn == NULL; i++) pick(&c, order[i], NULL);
+  publish(&c);
+  if (tg_dispatch_verbose())
+    fprintf(stderr, "tilegen: bf16 gemm: %s, %s (KC %lld, NC %lld)\n", tg_isa_name_of(c.isa),
+            c.name, (long long) c.kc, (long long) c.nc);
+}
+
+const tg_gemm_bf16_config* tg_gemm_bf16_cfg(void) {
+  tg_dispatch_init();
+  return atomic_load_explicit(&current, memory_order_acquire);
+}
+
+int tilegen_x_set_gemm_bf16_kernel(const char* name) {
+  tg_dispatch_init();
+  tg_dispatch_lock();
+  tg_gemm_bf16_config c = *atomic_load(&current);
+  pick(&c, c.isa, name != NULL && name[0] != '\0' ? name : NULL);
+  const int found = c.fn != NULL;
+  if (found) publish(&c);
+  tg_dispatch_unlock();
+  return found ? 0 : -1;
+}
+
+const char* tilegen_x_gemm_bf16_kernel_name(int i) {
+  const int isa = tg_gemm_bf16_cfg()->isa;
+  const char* out = NULL;
+#define TG_NTH(ISA, MR, NR, PROD, FN, NAME) if ((ISA) == isa && i-- == 0) out = NAME;
+  TG_FOREACH_GEMMBF16_UKERNEL_bf16(TG_NTH)
+#undef TG_NTH
+  return out;
+}
+
+const char* tilegen_x_gemm_bf16_kernel(void) { return tg_gemm_bf16_cfg()->name; }
+
+/* ---- conversions ---- */
+
+static inline float bf16_to_f32(uint16_t h) {
+  const uint32_t b = (uint32_t) h << 16;
+  float f;
+  memcpy(&f, &b, sizeof(f));
+  return f;
+}
+
+/* Round to nearest, ties to even; NaN stays a (quiet) NaN. */
+static inline uint16_t f32_to_bf16(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof(b));
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t) ((b >> 16) | 0x40);
+  b += 0x7FFFu + ((b >> 16) & 1);
+  return (uint16_t) (b >> 16);
+}
+
+/* ---- packing ---- */
+
+/* A's rows [i0, i0 + MR) x k [k0, k0 + kc) into pair panel order: per k pair, MR pairs. */
+static void pack_a(const uint16_t* a, int64_t rs_a, int64_t cs_a, int64_t i0, int64_t m,
+                   int64_t k0, int64_t kc, int mr, uint16_t* dst) {
+  const int64_t kp = (kc + 1) / 2, rows = m - i0 < mr ? m - i0 : mr;
+  for (int64_t p = 0; p < kp; p++) {
+    const int64_t k = k0 + 2 * p;
+    const int second = 2 * p + 1 < kc;
+    for (int64_t i = 0; i < mr; i++) {
+      if (i < rows) {
+        const uint16_t* row = a + (i0 + i) * rs_a;
+        dst[2 * i] = row[k * cs_a];
+        dst[2 * i + 1] = second ? row[(k + 1) * cs_a] : 0;
+      } else {
+        dst[2 * i] = dst[2 * i + 1] = 0;
+      }
+    }
+    dst += 2 * mr;
+  }
+}
+
+/* B's k [k0, k0 + kc) x columns [j0, j0 + nc) into NR-wide pair panels. */
+static void pack_b(const uint16_t* b, int64_t rs_b, int64_t cs_b, int64_t k0, int64_t kc,
+                   int64_t j0, int64_t nc, int nr, uint16_t* dst) {
+  const int64_t kp = (kc + 1) / 2;
+  for (int64_t jp = 0; jp < nc; jp += nr) {
+    const int64_t cols = nc - jp < nr ? nc - jp : nr;
+    for (int64_t p = 0; p < kp; p++) {
+      const int64_t k = k0 + 2 * p;
+      const int second = 2 * p + 1 < kc;
+      const uint16_t* r0 = b + k * rs_b + (j0 + jp) * cs_b;
+      const uint16_t* r1 = r0 + rs_b;
+      for (int64_t j = 0; j < nr; j++) {
+        dst[2 * j] = j < cols ? r0[j * cs_b] : 0;
+        dst[2 * j + 1] = j < cols && second ? r1[j * cs_b] : 0;
+      }
+      dst += 2 * nr;
+    }
+  }
+}
+
+/* ---- the driver ---- */
+
+typedef struct {
+  const tg_gemm_bf16_config* cfg;
+  const uint16_t* a;
+  int64_t rs_a, cs_a, m;
+  const uint16_t* pb;         /* the packed B block */
+  int64_t k0, kc, nc, j0;
+  float* c;
+  int64_t rs_c, cs_c;
+  float alpha, beta;
+  int64_t panels;             /* row panels of MR */
+  atomic_int failed;
+} block_job;
+
+static void block_task(void* ctx, int task, int ntasks) {
+  block_job* j = ctx;
+  const int mr = j->cfg->mr, nr = j->cfg->nr;
+  const int64_t kp = (j->kc + 1) / 2;
+  uint16_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) (2 * mr * kp) * sizeof(uint16_t));
+  if (pa == NULL) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  const int64_t p0 = j->panels * task / ntasks, p1 = j->panels * (task + 1) / ntasks;
+  for (int64_t pi = p0; pi < p1; pi++) {
+    const int64_t i0 = pi * mr, rows = j->m - i0 < mr ? j->m - i0 : mr;
+    pack_a(j->a, j->rs_a, j->cs_a, i0, j->m, j->k0, j->kc, mr, pa);
+    for (int64_t jp = 0; jp < j->nc; jp += nr) {
+      const int64_t cols = j->nc - jp < nr ? j->nc - jp : nr;
+      j->cfg->fn(rows, cols, kp, pa, j->pb + (jp / nr) * 2 * nr * kp,
+                 j->c + i0 * j->rs_c + (j->j0 + jp) * j->cs_c, j->rs_c, j->cs_c, j->alpha,
+                 j->beta);
+    }
+  }
+}
+
+/* C (float32) = alpha * A B + beta * C. 0, or 1 when memory runs out (C untouched). */
+static int run_f32(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
+                   int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b, int64_t cs_b,
+                   float beta, float* c, int64_t rs_c, int64_t cs_c) {
+  const tg_gemm_bf16_config* cfg = tg_gemm_bf16_cfg();
+  const int64_t kc_max = k < cfg->kc ? k : cfg->kc;
+  const int64_t nc_max = n < cfg->nc ? n : cfg->nc;
+  const int64_t nc_pad = (nc_max + cfg->nr - 1) / cfg->nr * cfg->nr;
+  uint16_t* pb = tg_workspace(TG_WS_GEMM_LP_B,
+                              (size_t) (nc_pad * 2 * ((kc_max + 1) / 2)) * sizeof(uint16_t));
+  if (pb == NULL) return 1;
+  const double flops = 2.0 * (double) m * (double) n * (double) k;
+  const int64_t panels = (m + cfg->mr - 1) / cfg->mr;
+  int threads = flops < TG_BF16_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();
+  if (threads > panels) threads = (int) panels;
+  block_job j;
+  memset(&j, 0, sizeof(j));
+  j.cfg = cfg; j.a = a; j.rs_a = rs_a; j.cs_a = cs_a; j.m = m; j.pb = pb;
+  j.c = c; j.rs_c = rs_c; j.cs_c = cs_c; j.alpha = alpha; j.panels = panels;
+  atomic_init(&j.failed, 0);
+  for (int64_t j0 = 0; j0 < n; j0 += cfg->nc) {
+    const int64_t nc = n - j0 < cfg->nc ? n - j0 : cfg->nc;
+    for (int64_t k0 = 0; k0 < k; k0 += cfg->kc) {
+      const int64_t kc = k - k0 < cfg->kc ? k - k0 : cfg->kc;
+      pack_b(b, rs_b, cs_b, k0, kc, j0, nc, cfg->nr, pb);
+      j.k0 = k0; j.kc = kc; j.nc = nc; j.j0 = j0;
+      j.beta = k0 == 0 ? beta : 1.0f;
+      tg_parallel_run(threads, block_task, &j);
+      if (atomic_load(&j.failed)) return 1;  /* only the first block can fail: C untouched */
+    }
+  }
+  return 0;
+}
+
+static inline float activate(float x, int act) {
+  switch (act) {
+    case TILEGEN_ACT_RELU: return x > 0 ? x : (x == x ? 0.0f : x);
+    case TILEGEN_ACT_RELU6: return x > 0 ? (x < 6 ? x : 6.0f) : (x == x ? 0.0f : x);
+    case TILEGEN_ACT_GELU: return (float) (0.5 * (double) x * (1.0 + erf((double) x * 0.70710678118654752440)));
+    case TILEGEN_ACT_SILU: return (float) ((double) x / (1.0 + exp(-(double) x)));
+    default: return x;
+  }
+}
+
+/* bias (one value per column) and the activation over C. */
+static void epilogue(float* c, int64_t m, int64_t n, int64_t rs_c, int64_t cs_c,
+                     const float* bias, int64_t bias_stride, int act) {
+  if (bias == NULL && act == TILEGEN_ACT_NONE) return;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      float* o = c + i * rs_c + j * cs_c;
+      *o = activate(bias ? *o + bias[j * bias_stride] : *o, act);
+    }
+}
+
+int tilegen_gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
+                      int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b,
+                      int64_t cs_b, float beta, void* c, int c_dtype, int64_t rs_c,
+                      int64_t cs_c, const float* bias, int64_t bias_stride,
+                      tilegen_activation act) {
+  if (m < 0) return -1;
+  if (n < 0) return -2;
+  if (k < 0) return -3;
+  const int reads = m > 0 && n > 0 && k > 0 && alpha != 0;
+  if (reads && a == NULL) return -5;
+  if (reads && b == NULL) return -8;
+  if (m > 0 && n > 0 && c == NULL) return -12;
+  if (c_dtype != TILEGEN_F32 && c_dtype != TILEGEN_BF16) return -13;
+  if ((int) act < TILEGEN_ACT_NONE || (int) act > TILEGEN_ACT_SILU) return -18;
+  if (m == 0 || n == 0) return 0;
+  if (c_dtype == TILEGEN_F32) {
+    float* cf = c;
+    if (reads) {
+      const int rc = run_f32(m, n, k, alpha, a, rs_a, cs_a, b, rs_b, cs_b, beta, cf, rs_c, cs_c);
+      if (rc) return rc;
+    } else {  /* no product: C = beta * C (beta 0: zeros, C not read) */
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t jj = 0; jj < n; jj++) {
+          float* o = cf + i * rs_c + jj * cs_c;
+          *o = beta == 0 ? 0.0f : beta * *o;
+        }
+    }
+    epilogue(cf, m, n, rs_c, cs_c, bias, bias_stride, act);
+    return 0;
+  }
+  /* bfloat16 C: the float32 result in a scratch, rounded once at the end. */
+  float* t = malloc(sizeof(float) * (size_t) m * (size_t) n);
+  if (t == NULL) return 1;
+  uint16_t* ch = c;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t jj = 0; jj < n; jj++)
+      t[i * n + jj] = beta == 0 ? 0.0f : beta * bf16_to_f32(ch[i * rs_c + jj * cs_c]);
+  int rc = 0;
+  if (reads) rc = run_f32(m, n, k, alpha, a, rs_a, cs_a, b, rs_b, cs_b, 1.0f, t, n, 1);
+  if (rc == 0) {
+    epilogue(t, m, n, n, 1, bias, bias_stride, act);
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t jj = 0; jj < n; jj++) ch[i * rs_c + jj * cs_c] = f32_to_bf16(t[i * n + jj]);
+  }
+  free(t);
+  return rc;
+}
+
+void tilegen_bf16_from_f32(int64_t n, const float* x, int64_t incx, uint16_t* y, int64_t incy) {
+  for (int64_t i = 0; i < n; i++) y[i * incy] = f32_to_bf16(x[i * incx]);
+}
+
+void tilegen_f32_from_bf16(int64_t n, const uint16_t* x, int64_t incx, float* y, int64_t incy) {
+  for (int64_t i = 0; i < n; i++) y[i * incy] = bf16_to_f32(x[i * incx]);
+}
