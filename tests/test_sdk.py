@@ -383,3 +383,52 @@ def test_conv_and_attention_through_the_sdk(tmp_path):
             at += w.size
             np.testing.assert_allclose(part, w, rtol=1e-5, atol=1e-5, err_msg=f"{isa} {name}")
         assert at == got.size
+
+
+# ------------------------------------------------------------ an SDK without the host's ISAs
+
+ISA_CLIENT = r"""
+#include <stdio.h>
+#include <tilegen.h>
+int main(void) {
+  const int rc = tilegen_init();
+  float x[4] = {1, 2, 3, 4}, y[4];
+  const int call = tilegen_rmsnorm_f32(1, 4, x, 4, NULL, 0.0f, y, 4);
+  printf("isa %s init %d call %d\n", tilegen_isa_name(), rc, call);
+  if (rc) printf("%s\n", tilegen_init_error());
+  return 0;
+}
+"""
+
+
+def test_sdk_without_the_hosts_isas_names_the_one_it_runs(tmp_path):
+    """An SDK generated for `--isa neon` (scalar added) and built for x86-64 holds only the scalar
+    kernels: tilegen_isa_name() answers "scalar", not the CPU's best; TILEGEN_VERBOSE lists only
+    the ISAs built and says once which of the CPU's ISAs the build lacks; a TILEGEN_ISA cap
+    naming one of those is refused with the reason."""
+    need("cmake")
+    if host_arch() == "aarch64":
+        pytest.skip("needs a host whose SIMD ISAs the neon SDK lacks (x86-64)")
+    simd = [i for i, ok in tg.core._core.isas().items() if ok and i != "scalar"]
+    if not simd:
+        pytest.skip("this CPU has no SIMD ISA tilegen builds kernels for")
+    sdk = tmp_path / "sdk"
+    r = tilegen_cli("generate", "--sdk", "--isa", "neon", "--ops", "rmsnorm", "--out", sdk)
+    assert r.returncode == 0, r.stderr
+    build = cmake_build(sdk, tmp_path / "build")
+    src, exe = tmp_path / "isa_client.c", tmp_path / "isa_client"
+    src.write_text(ISA_CLIENT)
+    subprocess.run([cprog.cc(), "-std=c11", f"-I{sdk / 'include'}", str(src),
+                    str(build / "libtilegen.a"), "-o", str(exe), "-lpthread", "-lm"], check=True)
+    r = subprocess.run([str(exe)], capture_output=True, text=True,
+                       env=cprog.clean_env(TILEGEN_VERBOSE="1"))
+    assert r.returncode == 0 and r.stdout == "isa scalar init 0 call 0\n", r.stdout + r.stderr
+    assert "tilegen: usable ISAs: scalar; cap: none\n" in r.stderr, r.stderr
+    lacking = [line for line in r.stderr.splitlines() if "no kernels for" in line]
+    assert len(lacking) == 1, r.stderr
+    assert all(i in lacking[0] for i in simd) and "(it has: scalar)" in lacking[0], lacking
+    assert "rmsnorm: f32 tg_f32_rmsnorm" in r.stderr and "__scalar" in r.stderr, r.stderr
+    r = subprocess.run([str(exe)], capture_output=True, text=True,
+                       env=cprog.clean_env(TILEGEN_ISA=simd[-1]))
+    assert r.stdout.startswith("isa scalar init -1 call 0\n"), r.stdout
+    assert f"this build has no {simd[-1]} kernels; usable here: scalar" in r.stdout, r.stdout

@@ -51,7 +51,9 @@ typedef enum {
 TILEGEN_API int tilegen_init(void);
 TILEGEN_API const char* tilegen_init_error(void);
 
-/* The best ISA in force, where every op starts its choice: "avx512", "avx2", "neon" or "scalar". */
+/* The best ISA in force, where every op starts its choice: "avx512", "avx2", "neon" or "scalar";
+   always one whose kernels this build holds (an SDK generated for `--isa neon,scalar` and built
+   for x86-64 answers "scalar": TILEGEN_VERBOSE=1 then says which of the CPU's ISAs it lacks). */
 TILEGEN_API const char* tilegen_isa_name(void);
 
 TILEGEN_API void tilegen_set_num_threads(int n);  /* n < 1 restores the default */
