@@ -432,3 +432,57 @@ def test_sdk_without_the_hosts_isas_names_the_one_it_runs(tmp_path):
                        env=cprog.clean_env(TILEGEN_ISA=simd[-1]))
     assert r.stdout.startswith("isa scalar init -1 call 0\n"), r.stdout
     assert f"this build has no {simd[-1]} kernels; usable here: scalar" in r.stdout, r.stdout
+
+
+# ------------------------------------------------------------ writing into an existing folder
+
+def test_out_folder_of_the_users_is_refused_unless_forced(tmp_path):
+    """--out naming a non-empty folder that holds no SDK is one error line, exit 2, and nothing
+    in it changes; --force writes the SDK into it and leaves the user's other files alone."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "CMakeLists.txt").write_text("project(mine)\n")
+    (out / "README.md").write_text("my notes\n")
+    (out / "app.c").write_text("int main(void) { return 0; }\n")
+    before = {p.name: p.read_text() for p in out.iterdir()}
+    r = tilegen_cli("generate", "--sdk", "--isa", "scalar", "--ops", "rmsnorm", "--out", out)
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr.startswith("tilegen: error: --out:") and r.stderr.count("\n") == 1, r.stderr
+    assert "--force" in r.stderr and "not empty" in r.stderr
+    assert {p.name: p.read_text() for p in out.iterdir()} == before
+    r = tilegen_cli("generate", "--force")
+    assert r.returncode == 2 and "--force needs --sdk" in r.stderr, r.stderr
+    r = tilegen_cli("generate", "--sdk", "--force", "--isa", "scalar", "--ops", "rmsnorm",
+                    "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert (out / "app.c").read_text() == before["app.c"]
+    assert "tilegen" in (out / "CMakeLists.txt").read_text()
+    assert (out / "src" / "ops" / "rmsnorm" / "rmsnorm.c").is_file()
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        sdk.build(str(tmp_path / "afile"), ["scalar"], ["rmsnorm"])
+    sdk.build(str(tmp_path / "empty"), ["scalar"], ["rmsnorm"])  # new: created
+    (tmp_path / "empty2").mkdir()
+    sdk.build(str(tmp_path / "empty2"), ["scalar"], ["rmsnorm"])  # empty: fine
+
+
+def test_regenerating_an_sdk_removes_what_the_new_ops_do_not_need(tmp_path):
+    """Over a previous SDK (its manifest marks it) the new one replaces it: the sources of ops
+    and ISAs no longer chosen are gone, the user's own files (a build folder) stay."""
+    out = tmp_path / "sdk"
+    sdk.build(str(out), ["avx2", "neon"], ["conv2d", "rmsnorm"])
+    assert (out / "src" / "ops" / "conv2d" / "conv.c").is_file()
+    assert list((out / "src" / "generated").glob("conv/*__avx2*.c"))
+    (out / "build").mkdir()
+    (out / "build" / "CMakeCache.txt").write_text("user's build\n")
+    notes = sdk.build(str(out), ["neon"], ["rmsnorm"])
+    assert any(n.startswith("removed ") for n in notes), notes
+    names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    fresh = tmp_path / "fresh"
+    sdk.build(str(fresh), ["neon"], ["rmsnorm"])
+    want = {p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()}
+    assert names == want | {"build/CMakeCache.txt"}
+    assert not (out / "src" / "ops" / "conv2d").exists() and not (out / "src" / "ops" / "gemm").exists()
+    assert not any("avx2" in n for n in names)
+    for rel in want:
+        assert (out / rel).read_bytes() == (fresh / rel).read_bytes(), rel
