@@ -35,6 +35,7 @@ static tg_cpu_caches caches;
 static int fake_features;
 static uint32_t fake_usable;
 static int cap_isa = -1;
+static atomic_int env_on_stderr = 1;  /* malformed TILEGEN_* values: said on stderr at init */
 
 /* An ISA of the build's architecture (or a portable one). */
 static int isa_of_arch(int isa) {
@@ -250,6 +251,15 @@ static int dispatch_init(int report) {
   if (!atomic_load_explicit(&initialized, memory_order_relaxed)) {
     init_locked();
     if (init_status != 0 && report) fprintf(stderr, "tilegen: %s; running uncapped\n", init_error);
+    /* Once per process: a value ignored or clamped is never silent. (The Python package turns
+       these into warnings instead: tilegen_x_env_warnings.) */
+    if (atomic_load(&env_on_stderr))
+      for (const char* line = caches.warnings; *line;) {
+        const char* end = strchr(line, '\n');
+        const int len = (int) (end ? end - line : (ptrdiff_t) strlen(line));
+        fprintf(stderr, "tilegen: warning: %.*s\n", len, line);
+        line += len + (end != NULL);
+      }
     atomic_store_explicit(&initialized, 1, memory_order_release);
   }
   pthread_mutex_unlock(&init_lock);
@@ -302,6 +312,12 @@ const char* tilegen_x_caches(int64_t* l1d, int64_t* l2, int64_t* l3) {
   *l2 = c->l2;
   *l3 = c->l3;
   return c->source;
+}
+
+const char* tilegen_x_env_warnings(int on_stderr) {
+  if (on_stderr >= 0) atomic_store(&env_on_stderr, on_stderr);
+  if (!atomic_load_explicit(&initialized, memory_order_acquire)) return "";
+  return caches.warnings;
 }
 
 uint32_t tilegen_x_features_reported(void) { tg_dispatch_init(); return features.reported; }
