@@ -321,3 +321,66 @@ def test_conv2d_cases_and_onnx_model():
                                        (1, case.cout, oh, oh))
     got = ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     assert case.check((x, w, b), got) is None
+
+
+def test_impossible_cells_are_flagged_unreliable():
+    """A cell whose median is more than 2x its best, or that claims more than 100% of the FMA
+    probe's peak, is flagged: its reasons in the JSON row, a mark in the table and a line naming
+    it under the table; a ratio dividing such a cell is marked too. A steady cell is not."""
+    op = benchcases.op_module("gemm")
+    steady, spread, over = benchcases.cases("gemm", quick=True)[:3]
+    assert steady.dtype == spread.dtype == over.dtype == "f32"
+    peak_gflops = 100.0
+
+    def at(case, pct):  # seconds per call that give `pct` % of the peak
+        return case.work / (pct / 100 * peak_gflops * 1e9) / op.UNIT_SCALE * 1e9
+
+    def runs(best, median):
+        return [{"times_s": [best, median, median], "first_s": 2 * median, "loops": 10,
+                 "repeat": False}]
+
+    raw = {(steady.id, "tilegen", 1): runs(at(steady, 50), at(steady, 45)),
+           (steady.id, "numpy", 1): runs(at(steady, 40), at(steady, 38)),
+           (spread.id, "tilegen", 1): runs(at(spread, 60), at(spread, 60) * 3),
+           (spread.id, "numpy", 1): runs(at(spread, 40), at(spread, 39)),
+           (over.id, "tilegen", 1): runs(at(over, 50), at(over, 49)),
+           (over.id, "numpy", 1): runs(at(over, 133), at(over, 120))}
+    mpeak = {"1": {"f32": {"gflops": peak_gflops, "isa": "avx2"}}}
+    rows = {(r["case"], r["lib"]): r for r in bench.merge_results(raw, [steady, spread, over],
+                                                                  mpeak, op)}
+    assert rows[steady.id, "tilegen"]["unreliable"] == [] and not rows[steady.id, "numpy"]["unreliable"]
+    assert rows[steady.id, "tilegen"]["ratio_unreliable"] is False
+    (why,) = rows[spread.id, "tilegen"]["unreliable"]
+    assert "median is 3.00x the best" in why
+    assert rows[spread.id, "tilegen"]["ratio_unreliable"] is True
+    (why,) = rows[over.id, "numpy"]["unreliable"]
+    assert "133% of the FMA probe's peak" in why
+    assert not rows[over.id, "tilegen"]["unreliable"] and rows[over.id, "tilegen"]["ratio_unreliable"]
+    json.dumps(list(rows.values()))  # the JSON carries them as they are
+
+    report = {"op": "gemm", "unit": op.UNIT, "ratio_vs": list(op.RATIO_VS), "rounds": 1,
+              "reps": 3, "target_s": 0.005, "threads": [1], "libs": ["tilegen", "numpy"],
+              "machine": {"cpu_brand": "test"}, "libraries": {}, "machine_peak": mpeak,
+              "cases": [c.as_dict() for c in (steady, spread, over)],
+              "results": list(rows.values()), "errors": []}
+    text = bench.format_report(report)
+    table = {line.split("  ")[0].strip(): line for line in text.splitlines()}
+    assert "!" not in table[steady.label]
+    assert table[spread.label].count("!") == 2   # tilegen's cell and the ratio
+    assert table[over.label].count("!") == 2     # numpy's cell and the ratio
+    assert "!: unreliable, 2 cell(s)" in text
+    assert f"unreliable: tilegen 1T {spread.id}: the median is 3.00x the best" in text
+    assert f"unreliable: numpy 1T {over.id}: 133% of the FMA probe's peak" in text
+
+
+def test_quick_measures_the_peak_once_without_the_portable_probe(quick_run):
+    """--quick checks the harness in seconds: the peak is probed once (before the cases), with
+    at most one retry, and not on the portable ISA when a SIMD one exists; every row says
+    whether it is reliable."""
+    _, report, _ = quick_run
+    simd = [i for i in report["machine"]["isas_available"] if i != "scalar"]
+    for by_isa in report["peaks"].values():
+        assert set(by_isa) == set(simd or ["scalar"])
+        for r in by_isa.values():
+            assert r["f32"]["retries"] <= 1 and len(r["f32"]["all"]) <= 2 * 3
+    assert all(isinstance(r["unreliable"], list) for r in report["results"])

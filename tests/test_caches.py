@@ -120,3 +120,85 @@ def test_products_are_right_whatever_the_caches(l1d, l2):
     for threads in ("1", "2"):
         r = cprog.python(PRODUCTS, env=cprog.clean_env(TILEGEN_NUM_THREADS=threads, **env))
         assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+WARNED = """
+import json, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import tilegen
+from tilegen.core import _core
+print(json.dumps({"caches": _core.caches(),
+                  "warnings": [str(w.message) for w in caught if w.category is RuntimeWarning]}))
+"""
+
+
+@pytest.mark.parametrize("value, want, words", [
+    ("2MB", 2 << 20, None), ("1MiB", 1 << 20, None), ("48k", 48 << 10, None),
+    (" 524288 ", 512 << 10, None), ("1g", 1 << 30, None),
+    ("abc", None, "is not a size"), ("-5", None, "is not a size"),
+    ("1T", None, "is not a size"), ("2MiX", None, "is not a size"), ("", None, None),
+    ("1", 4096, "is below the smallest cache size, 4K; using 4K"),
+    ("0", 4096, "is below the smallest cache size, 4K; using 4K"),
+    ("5G", 1 << 30, "is over the largest cache size, 1G; using 1G"),
+])
+def test_l2_override_forms_bounds_and_warnings(value, want, words):
+    """TILEGEN_L2_SIZE: bytes or K/M/G (binary; B and iB allowed, any case) are taken; a value
+    that is not a size is ignored and one out of [4K, 1G] clamped, each with one RuntimeWarning
+    at import naming the variable and the value (none for a good value)."""
+    plain = child()
+    r = cprog.python(WARNED, env=cprog.clean_env(TILEGEN_L2_SIZE=value))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert "tilegen: warning" not in r.stderr, r.stderr  # Python warns; the core says nothing
+    ours = [w for w in out["warnings"] if "TILEGEN_L2_SIZE" in w]
+    if words is None:
+        assert ours == []
+    else:
+        assert len(ours) == 1 and ours[0].startswith(f"TILEGEN_L2_SIZE={value} {words}"), ours
+    got = out["caches"]["l2"]
+    assert got == (plain["caches"]["l2"] if want is None else want)
+
+
+def test_l3_zero_is_none_and_l1_is_clamped_too():
+    r = cprog.python(WARNED, env=cprog.clean_env(TILEGEN_L3_SIZE="0", TILEGEN_L1D_SIZE="100"))
+    out = json.loads(r.stdout)
+    assert out["caches"]["l3"] == 0 and out["caches"]["l1d"] == 4096
+    assert out["warnings"] == ["TILEGEN_L1D_SIZE=100 is below the smallest cache size, 4K; "
+                               "using 4K"]
+
+
+C_CLIENT = r"""
+#include <stdio.h>
+#include <tilegen.h>
+int main(void) {
+  float a = 1, b = 2, c = 0;
+  int rc = tilegen_sgemm_ex(TILEGEN_ROW_MAJOR, TILEGEN_NO_TRANS, TILEGEN_NO_TRANS, 1, 1, 1, 1.0f,
+                            &a, 1, &b, 1, 0.0f, &c, 1, NULL, TILEGEN_ACT_NONE);
+  rc |= tilegen_sgemm_ex(TILEGEN_ROW_MAJOR, TILEGEN_NO_TRANS, TILEGEN_NO_TRANS, 1, 1, 1, 1.0f,
+                         &a, 1, &b, 1, 0.0f, &c, 1, NULL, TILEGEN_ACT_NONE);
+  printf("%d %g\n", rc, c);
+  return 0;
+}
+"""
+
+
+def test_c_program_hears_once_on_stderr(tmp_path):
+    """A C program (no Python to warn through) gets each ignored or clamped value once, on
+    stderr, at the library's first call."""
+    import subprocess
+
+    src = tmp_path / "client.c"
+    src.write_text(C_CLIENT)
+    exe = tmp_path / "client"
+    subprocess.run([cprog.cc(), "-std=c11", f"-I{cprog.tg.get_include()}", str(src), "-o",
+                    str(exe), *cprog.tilegen_link_args(), "-lm"], check=True)
+    r = cprog.run([exe], env=cprog.clean_env(TILEGEN_L2_SIZE="2MB", TILEGEN_L1D_SIZE="lots",
+                                             TILEGEN_L3_SIZE="1T"))
+    assert r.returncode == 0 and r.stdout == "0 2\n", r.stdout + r.stderr
+    lines = r.stderr.splitlines()
+    assert lines == [
+        "tilegen: warning: TILEGEN_L1D_SIZE=lots is not a size (a byte count, or a number with "
+        "K, M or G: 48K, 2MB, 1MiB) and is ignored",
+        "tilegen: warning: TILEGEN_L3_SIZE=1T is not a size (a byte count, or a number with "
+        "K, M or G: 48K, 2MB, 1MiB) and is ignored"], r.stderr

@@ -383,3 +383,106 @@ def test_conv_and_attention_through_the_sdk(tmp_path):
             at += w.size
             np.testing.assert_allclose(part, w, rtol=1e-5, atol=1e-5, err_msg=f"{isa} {name}")
         assert at == got.size
+
+
+# ------------------------------------------------------------ an SDK without the host's ISAs
+
+ISA_CLIENT = r"""
+#include <stdio.h>
+#include <tilegen.h>
+int main(void) {
+  const int rc = tilegen_init();
+  float x[4] = {1, 2, 3, 4}, y[4];
+  const int call = tilegen_rmsnorm_f32(1, 4, x, 4, NULL, 0.0f, y, 4);
+  printf("isa %s init %d call %d\n", tilegen_isa_name(), rc, call);
+  if (rc) printf("%s\n", tilegen_init_error());
+  return 0;
+}
+"""
+
+
+def test_sdk_without_the_hosts_isas_names_the_one_it_runs(tmp_path):
+    """An SDK generated for `--isa neon` (scalar added) and built for x86-64 holds only the scalar
+    kernels: tilegen_isa_name() answers "scalar", not the CPU's best; TILEGEN_VERBOSE lists only
+    the ISAs built and says once which of the CPU's ISAs the build lacks; a TILEGEN_ISA cap
+    naming one of those is refused with the reason."""
+    need("cmake")
+    if host_arch() == "aarch64":
+        pytest.skip("needs a host whose SIMD ISAs the neon SDK lacks (x86-64)")
+    simd = [i for i, ok in tg.core._core.isas().items() if ok and i != "scalar"]
+    if not simd:
+        pytest.skip("this CPU has no SIMD ISA tilegen builds kernels for")
+    sdk = tmp_path / "sdk"
+    r = tilegen_cli("generate", "--sdk", "--isa", "neon", "--ops", "rmsnorm", "--out", sdk)
+    assert r.returncode == 0, r.stderr
+    build = cmake_build(sdk, tmp_path / "build")
+    src, exe = tmp_path / "isa_client.c", tmp_path / "isa_client"
+    src.write_text(ISA_CLIENT)
+    subprocess.run([cprog.cc(), "-std=c11", f"-I{sdk / 'include'}", str(src),
+                    str(build / "libtilegen.a"), "-o", str(exe), "-lpthread", "-lm"], check=True)
+    r = subprocess.run([str(exe)], capture_output=True, text=True,
+                       env=cprog.clean_env(TILEGEN_VERBOSE="1"))
+    assert r.returncode == 0 and r.stdout == "isa scalar init 0 call 0\n", r.stdout + r.stderr
+    assert "tilegen: usable ISAs: scalar; cap: none\n" in r.stderr, r.stderr
+    lacking = [line for line in r.stderr.splitlines() if "no kernels for" in line]
+    assert len(lacking) == 1, r.stderr
+    assert all(i in lacking[0] for i in simd) and "(it has: scalar)" in lacking[0], lacking
+    assert "rmsnorm: f32 tg_f32_rmsnorm" in r.stderr and "__scalar" in r.stderr, r.stderr
+    r = subprocess.run([str(exe)], capture_output=True, text=True,
+                       env=cprog.clean_env(TILEGEN_ISA=simd[-1]))
+    assert r.stdout.startswith("isa scalar init -1 call 0\n"), r.stdout
+    assert f"this build has no {simd[-1]} kernels; usable here: scalar" in r.stdout, r.stdout
+
+
+# ------------------------------------------------------------ writing into an existing folder
+
+def test_out_folder_of_the_users_is_refused_unless_forced(tmp_path):
+    """--out naming a non-empty folder that holds no SDK is one error line, exit 2, and nothing
+    in it changes; --force writes the SDK into it and leaves the user's other files alone."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "CMakeLists.txt").write_text("project(mine)\n")
+    (out / "README.md").write_text("my notes\n")
+    (out / "app.c").write_text("int main(void) { return 0; }\n")
+    before = {p.name: p.read_text() for p in out.iterdir()}
+    r = tilegen_cli("generate", "--sdk", "--isa", "scalar", "--ops", "rmsnorm", "--out", out)
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr.startswith("tilegen: error: --out:") and r.stderr.count("\n") == 1, r.stderr
+    assert "--force" in r.stderr and "not empty" in r.stderr
+    assert {p.name: p.read_text() for p in out.iterdir()} == before
+    r = tilegen_cli("generate", "--force")
+    assert r.returncode == 2 and "--force needs --sdk" in r.stderr, r.stderr
+    r = tilegen_cli("generate", "--sdk", "--force", "--isa", "scalar", "--ops", "rmsnorm",
+                    "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert (out / "app.c").read_text() == before["app.c"]
+    assert "tilegen" in (out / "CMakeLists.txt").read_text()
+    assert (out / "src" / "ops" / "rmsnorm" / "rmsnorm.c").is_file()
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        sdk.build(str(tmp_path / "afile"), ["scalar"], ["rmsnorm"])
+    sdk.build(str(tmp_path / "empty"), ["scalar"], ["rmsnorm"])  # new: created
+    (tmp_path / "empty2").mkdir()
+    sdk.build(str(tmp_path / "empty2"), ["scalar"], ["rmsnorm"])  # empty: fine
+
+
+def test_regenerating_an_sdk_removes_what_the_new_ops_do_not_need(tmp_path):
+    """Over a previous SDK (its manifest marks it) the new one replaces it: the sources of ops
+    and ISAs no longer chosen are gone, the user's own files (a build folder) stay."""
+    out = tmp_path / "sdk"
+    sdk.build(str(out), ["avx2", "neon"], ["conv2d", "rmsnorm"])
+    assert (out / "src" / "ops" / "conv2d" / "conv.c").is_file()
+    assert list((out / "src" / "generated").glob("conv/*__avx2*.c"))
+    (out / "build").mkdir()
+    (out / "build" / "CMakeCache.txt").write_text("user's build\n")
+    notes = sdk.build(str(out), ["neon"], ["rmsnorm"])
+    assert any(n.startswith("removed ") for n in notes), notes
+    names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    fresh = tmp_path / "fresh"
+    sdk.build(str(fresh), ["neon"], ["rmsnorm"])
+    want = {p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()}
+    assert names == want | {"build/CMakeCache.txt"}
+    assert not (out / "src" / "ops" / "conv2d").exists() and not (out / "src" / "ops" / "gemm").exists()
+    assert not any("avx2" in n for n in names)
+    for rel in want:
+        assert (out / rel).read_bytes() == (fresh / rel).read_bytes(), rel

@@ -17,7 +17,7 @@ __all__ = ["__version__"]
 _core = _load_core()  # None only for the `tilegen` command, which reports the error itself
 if _core is not None:
     from ._load import check_environment as _check_environment
-    _check_environment(_core.MAX_THREADS)
+    _check_environment(_core.MAX_THREADS, _core.env_warnings())
     from .core._core import set_num_threads, get_num_threads
     from .tools.info import (get_cmake_dir, get_include, get_library, get_pkgconfig_dir,
                              runtime_info, show_config)

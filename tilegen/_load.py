@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from types import ModuleType
-from typing import Optional
+from typing import Optional, Sequence
 
 CORE_ERROR: Optional[str] = None  # why the core did not load, for the `tilegen` command
 
@@ -55,11 +55,16 @@ def load_core() -> Optional[ModuleType]:
     return _core
 
 
-def check_environment(max_threads: int) -> None:
+def check_environment(max_threads: int, core_warnings: Sequence[str] = ()) -> None:
     """Warns about a TILEGEN_NUM_THREADS the library cannot use: the C core ignores a value that
     is not a positive integer (falling back to OMP_NUM_THREADS or the CPU count) and caps one
-    over its limit, which a Python user should hear about."""
+    over its limit, which a Python user should hear about. `core_warnings` are what the C core
+    itself ignored or clamped at init (TILEGEN_L1D_SIZE / _L2_ / _L3_SIZE: _core.env_warnings()),
+    each a RuntimeWarning too."""
     import warnings
+
+    for text in core_warnings:
+        warnings.warn(text, RuntimeWarning, stacklevel=3)
 
     value = os.environ.get("TILEGEN_NUM_THREADS")
     if value is None or value.strip() == "":

@@ -27,6 +27,7 @@ cdef extern from "dispatch.h" nogil:
     const char* tilegen_x_isa_cap()
     int tilegen_x_reinit(int fake, uint32_t usable)
     const char* tilegen_x_caches(int64_t* l1d, int64_t* l2, int64_t* l3)
+    const char* tilegen_x_env_warnings(int on_stderr)
     int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops)
     int tilegen_x_choice_count()
     int tilegen_x_choice(int i, const char** op, const char** part, const char** dtype,
@@ -38,6 +39,7 @@ cdef extern from "tg_threads.h" nogil:
 cdef extern from "tg_workspace.h" nogil:
     void tilegen_x_workspace_fail(int on)
 
+tilegen_x_env_warnings(0)  # malformed TILEGEN_* values: Python warnings (env_warnings), not stderr
 if tilegen_init() != 0:
     raise ImportError("tilegen: " + tilegen_init_error().decode())
 
@@ -67,6 +69,11 @@ def caches():
     cdef int64_t l1d = 0, l2 = 0, l3 = 0
     source = _s(tilegen_x_caches(&l1d, &l2, &l3))
     return {"l1d": l1d, "l2": l2, "l3": l3, "source": source}
+
+
+def env_warnings():
+    """The TILEGEN_*_SIZE values the core ignored or clamped at init, one message each."""
+    return [line for line in _s(tilegen_x_env_warnings(-1)).splitlines() if line]
 
 
 def isas():

@@ -11,16 +11,35 @@
 #include <cpuid.h>
 #endif
 
-/* "48K", "1M", "1048576" -> bytes; 0 when it is not a size. */
-static int64_t parse_size(const char* s) {
-  char* end;
-  const long long v = strtoll(s, &end, 10);
-  if (end == s || v <= 0) return 0;
-  int64_t bytes = v;
-  if (*end == 'K' || *end == 'k') { bytes <<= 10; end++; }
-  else if (*end == 'M' || *end == 'm') { bytes <<= 20; end++; }
-  while (*end == ' ' || *end == '\n') end++;
-  return *end == '\0' && bytes < ((int64_t) 1 << 40) ? bytes : 0;
+/* A size: a whole number of bytes, or with a binary multiple K, M or G (any case, optionally
+   followed by B or iB: "48K", "48KB", "48KiB", "2MB", "1048576"), spaces around. Stores the
+   bytes and returns 1, or returns 0 when the text is not a size (empty, negative, another
+   suffix, past 2^62). sysfs writes sizes this way too ("48K"). */
+static int parse_size(const char* s, int64_t* bytes) {
+  while (*s == ' ' || *s == '\t') s++;
+  if (*s < '0' || *s > '9') return 0;
+  int64_t v = 0;
+  for (; *s >= '0' && *s <= '9'; s++) {
+    if (v > ((int64_t) 1 << 40)) return 0;
+    v = v * 10 + (*s - '0');
+  }
+  int shift = 0;
+  const char unit = (char) (*s | 0x20);  /* lower case */
+  if (unit == 'k' || unit == 'm' || unit == 'g') {
+    shift = unit == 'k' ? 10 : unit == 'm' ? 20 : 30;
+    s++;
+    if (*s == 'i' || *s == 'I') {
+      s++;
+      if (*s != 'B' && *s != 'b') return 0;
+    }
+    if (*s == 'B' || *s == 'b') s++;
+  } else if (*s == 'B' || *s == 'b') {
+    s++;
+  }
+  while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+  if (*s != '\0') return 0;
+  *bytes = v << shift;
+  return 1;
 }
 
 static int read_line(const char* path, char* buf, size_t n) {
@@ -50,8 +69,9 @@ static int from_sysfs(tg_cpu_caches* out) {
     if (!read_line(path, type, sizeof(type))) continue;
     snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
     if (!read_line(path, size, sizeof(size))) continue;
-    const int64_t bytes = parse_size(size);
-    if (bytes == 0 || strncmp(type, "Instruction", 11) == 0) continue;
+    int64_t bytes = 0;
+    if (!parse_size(size, &bytes) || bytes == 0 || strncmp(type, "Instruction", 11) == 0)
+      continue;
     set_level(&c, atoi(level), bytes);
   }
   if (c.l1d <= 0) return 0;
@@ -88,10 +108,35 @@ static int from_cpuid(tg_cpu_caches* out) {
 }
 #endif
 
-static int override(const char* name, int64_t* dst) {
+/* Appends one line to the warnings of *c. */
+static void warn(tg_cpu_caches* c, const char* name, const char* value, const char* what) {
+  const size_t used = strlen(c->warnings);
+  snprintf(c->warnings + used, sizeof(c->warnings) - used, "%s=%s %s\n", name, value, what);
+}
+
+/* TILEGEN_<LEVEL>_SIZE, if set, replaces *dst: clamped to [4K, 1G] with a warning (0 is taken
+   as "none" where `none_ok`: an L3), or ignored with a warning when it is not a size. Returns
+   whether it replaced *dst. */
+static int override(tg_cpu_caches* c, const char* name, int64_t* dst, int none_ok) {
   const char* v = getenv(name);
-  const int64_t bytes = v ? parse_size(v) : 0;
-  if (bytes == 0) return 0;
+  if (v == NULL || v[0] == '\0') return 0;
+  int64_t bytes = 0;
+  if (!parse_size(v, &bytes)) {
+    warn(c, name, v, "is not a size (a byte count, or a number with K, M or G: 48K, 2MB, "
+                     "1MiB) and is ignored");
+    return 0;
+  }
+  if (bytes == 0 && none_ok) {
+    *dst = 0;
+    return 1;
+  }
+  if (bytes < TG_CACHE_MIN_BYTES) {
+    warn(c, name, v, "is below the smallest cache size, 4K; using 4K");
+    bytes = TG_CACHE_MIN_BYTES;
+  } else if (bytes > TG_CACHE_MAX_BYTES) {
+    warn(c, name, v, "is over the largest cache size, 1G; using 1G");
+    bytes = TG_CACHE_MAX_BYTES;
+  }
   *dst = bytes;
   return 1;
 }
@@ -105,7 +150,9 @@ void tg_cache_detect(tg_cpu_caches* out) {
 #endif
   if (out->l1d <= 0) out->l1d = TG_DEFAULT_L1D_BYTES;
   if (out->l2 <= 0) out->l2 = out->l3 > 0 ? out->l3 : TG_DEFAULT_L2_BYTES;  /* no L2: the last level */
-  const int a = override("TILEGEN_L1D_SIZE", &out->l1d), b = override("TILEGEN_L2_SIZE", &out->l2),
-            c = override("TILEGEN_L3_SIZE", &out->l3);
+  out->warnings[0] = '\0';
+  const int a = override(out, "TILEGEN_L1D_SIZE", &out->l1d, 0),
+            b = override(out, "TILEGEN_L2_SIZE", &out->l2, 0),
+            c = override(out, "TILEGEN_L3_SIZE", &out->l3, 1);
   if (a || b || c) out->source = "TILEGEN_*_SIZE";
 }

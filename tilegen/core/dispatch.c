@@ -35,21 +35,38 @@ static tg_cpu_caches caches;
 static int fake_features;
 static uint32_t fake_usable;
 static int cap_isa = -1;
+static atomic_int env_on_stderr = 1;  /* malformed TILEGEN_* values: said on stderr at init */
 
-static int isa_built(int isa) {
+/* An ISA of the build's architecture (or a portable one). */
+static int isa_of_arch(int isa) {
   return isa_table[isa].arch == TG_ARCH_ANY || isa_table[isa].arch == TG_BUILD_ARCH;
 }
 
-static int isa_usable(int isa) {
-  return isa_built(isa) && (features.usable & isa_table[isa].requires) == isa_table[isa].requires;
+/* Its kernels are in this build: an SDK generated for `--isa neon,scalar` and built for x86-64
+   holds only the scalar ones, whatever the CPU supports. */
+static int isa_shipped(int isa) { return (TG_ISAS_SHIPPED >> isa) & 1u; }
+
+static int isa_built(int isa) { return isa_of_arch(isa) && isa_shipped(isa); }
+
+static int isa_supported(int isa) {
+  return (features.usable & isa_table[isa].requires) == isa_table[isa].requires;
 }
 
-static void list_isas(char* out, size_t len, int usable_only) {
+static int isa_usable(int isa) { return isa_built(isa) && isa_supported(isa); }
+
+enum { LIST_ALL, LIST_USABLE, LIST_BUILT, LIST_MISSING };
+
+/* ISA names, best first: all of them, the usable ones, the ones built here, or the ones this
+   CPU supports that the build has no kernels for. */
+static void list_isas(char* out, size_t len, int which) {
   out[0] = '\0';
   for (int prio = 1000; prio >= 0; prio--) {
     for (int i = 0; i < TG_ISA_COUNT; i++) {
       if (isa_table[i].priority != prio) continue;
-      if (usable_only && !isa_usable(i)) continue;
+      if (which == LIST_USABLE && !isa_usable(i)) continue;
+      if (which == LIST_BUILT && !isa_built(i)) continue;
+      if (which == LIST_MISSING && (isa_shipped(i) || !isa_of_arch(i) || !isa_supported(i)))
+        continue;
       if (out[0]) strncat(out, ", ", len - strlen(out) - 1);
       strncat(out, isa_table[i].name, len - strlen(out) - 1);
     }
@@ -67,13 +84,19 @@ static int parse_cap(void) {
   want[n] = '\0';
   if (!strcmp(want, "avx512f")) strcpy(want, "avx512");
   char usable[128];
-  list_isas(usable, sizeof(usable), 1);
+  list_isas(usable, sizeof(usable), LIST_USABLE);
   for (int i = 0; i < TG_ISA_COUNT; i++) {
     if (strcmp(want, isa_table[i].name)) continue;
-    if (!isa_built(i)) {
+    if (!isa_of_arch(i)) {
       snprintf(init_error, sizeof(init_error),
                "TILEGEN_ISA=%s: %s is not an ISA of this CPU architecture; usable here: %s",
                env, isa_table[i].name, usable);
+      return -1;
+    }
+    if (!isa_shipped(i)) {
+      snprintf(init_error, sizeof(init_error),
+               "TILEGEN_ISA=%s: this build has no %s kernels; usable here: %s", env,
+               isa_table[i].name, usable);
       return -1;
     }
     if (!isa_usable(i)) {
@@ -93,7 +116,7 @@ static int parse_cap(void) {
     return 0;
   }
   char all[128];
-  list_isas(all, sizeof(all), 0);
+  list_isas(all, sizeof(all), LIST_ALL);
   snprintf(init_error, sizeof(init_error),
            "TILEGEN_ISA=%s: unknown ISA; allowed values: %s (usable here: %s)", env, all, usable);
   return -1;
@@ -178,10 +201,18 @@ TG_FOREACH_FAMILY_SELECT(TG_DECLARE_SELECT)
 
 static void log_isas(void) {
   if (!tg_dispatch_verbose()) return;
-  char usable[128];
-  list_isas(usable, sizeof(usable), 1);
+  char usable[128], missing[128], built[128];
+  list_isas(usable, sizeof(usable), LIST_USABLE);
+  list_isas(missing, sizeof(missing), LIST_MISSING);
+  list_isas(built, sizeof(built), LIST_BUILT);
   fprintf(stderr, "tilegen: usable ISAs: %s; cap: %s\n", usable,
           cap_isa >= 0 ? isa_table[cap_isa].name : "none");
+  /* Said once, here: the families' own lines then only name kernels of the ISAs built. */
+  if (missing[0])
+    fprintf(stderr,
+            "tilegen: this CPU supports %s, but this build has no kernels for %s (it has: %s); "
+            "regenerate the SDK with --isa including %s to use them\n",
+            missing, strchr(missing, ',') ? "them" : "it", built, missing);
   if (init_status != 0) fprintf(stderr, "tilegen: %s\n", init_error);
 }
 
@@ -220,6 +251,15 @@ static int dispatch_init(int report) {
   if (!atomic_load_explicit(&initialized, memory_order_relaxed)) {
     init_locked();
     if (init_status != 0 && report) fprintf(stderr, "tilegen: %s; running uncapped\n", init_error);
+    /* Once per process: a value ignored or clamped is never silent. (The Python package turns
+       these into warnings instead: tilegen_x_env_warnings.) */
+    if (atomic_load(&env_on_stderr))
+      for (const char* line = caches.warnings; *line;) {
+        const char* end = strchr(line, '\n');
+        const int len = (int) (end ? end - line : (ptrdiff_t) strlen(line));
+        fprintf(stderr, "tilegen: warning: %.*s\n", len, line);
+        line += len + (end != NULL);
+      }
     atomic_store_explicit(&initialized, 1, memory_order_release);
   }
   pthread_mutex_unlock(&init_lock);
@@ -272,6 +312,12 @@ const char* tilegen_x_caches(int64_t* l1d, int64_t* l2, int64_t* l3) {
   *l2 = c->l2;
   *l3 = c->l3;
   return c->source;
+}
+
+const char* tilegen_x_env_warnings(int on_stderr) {
+  if (on_stderr >= 0) atomic_store(&env_on_stderr, on_stderr);
+  if (!atomic_load_explicit(&initialized, memory_order_acquire)) return "";
+  return caches.warnings;
 }
 
 uint32_t tilegen_x_features_reported(void) { tg_dispatch_init(); return features.reported; }

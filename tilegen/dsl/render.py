@@ -188,7 +188,8 @@ def render_all(root: Optional[str] = None, isas: Optional[Sequence[str]] = None,
     out[os.path.join(GENERATED_RELPATH, "tg_isa.h")] = _c_header(
         "common/tg_isa.h.j2", f"{ISA_TABLES} (ISA tables)", root) + env.get_template(
         "common/tg_isa.h.j2").render(arches=arches, arch_guards=ARCH_GUARDS, features=FEATURES,
-                                     isas=list(ISAS.values()))
+                                     isas=list(ISAS.values()),
+                                     shipped=[isa.name for isa in chosen_isas])
 
     probes: Dict[str, list] = {a: [] for a in list(arches) + ["any"]}
     for isa in chosen_isas:

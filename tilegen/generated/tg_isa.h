@@ -49,4 +49,8 @@
   X(TG_ISA_NEON, "neon", TG_ARCH_AARCH64, 20, TG_FEAT_ASIMD) \
   X(TG_ISA_AVX512BF16, "avx512bf16", TG_ARCH_X86_64, 35, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16) \
 
+/* The ISAs whose kernels this build holds (an SDK ships only those it was generated for): the
+   dispatcher considers only these, and of them only the build architecture's. */
+#define TG_ISAS_SHIPPED ((1u << TG_ISA_SCALAR) | (1u << TG_ISA_AVX2) | (1u << TG_ISA_AVX512) | (1u << TG_ISA_NEON))
+
 #endif /* TG_ISA_H */

@@ -51,7 +51,9 @@ typedef enum {
 TILEGEN_API int tilegen_init(void);
 TILEGEN_API const char* tilegen_init_error(void);
 
-/* The best ISA in force, where every op starts its choice: "avx512", "avx2", "neon" or "scalar". */
+/* The best ISA in force, where every op starts its choice: "avx512", "avx2", "neon" or "scalar";
+   always one whose kernels this build holds (an SDK generated for `--isa neon,scalar` and built
+   for x86-64 answers "scalar": TILEGEN_VERBOSE=1 then says which of the CPU's ISAs it lacks). */
 TILEGEN_API const char* tilegen_isa_name(void);
 
 TILEGEN_API void tilegen_set_num_threads(int n);  /* n < 1 restores the default */
@@ -66,8 +68,10 @@ TILEGEN_API int tilegen_get_num_threads(void);
  * C = alpha * op(A) * op(B) + beta * C, then C = act(C + bias) when bias/act are given.
  * Reference-BLAS rules: beta == 0 means C is not read (NaN in C does not propagate);
  * alpha == 0 or k == 0 means A and B are not read; m == 0 or n == 0 returns at once.
- * bias has n elements (one per column of C), or is NULL.
- * Returns 0, or -p when parameter p (1-based, in this signature's order) is invalid.
+ * bias has n elements (one per column of C), or is NULL. a and b may be NULL only when they
+ * are not read, c only when m or n is 0; a NULL array that would be touched is invalid.
+ * Returns 0, or -p when parameter p (1-based, in this signature's order) is invalid, and then
+ * writes nothing.
  */
 TILEGEN_API int tilegen_sgemm_ex(tilegen_layout layout, tilegen_transpose trans_a,
                                  tilegen_transpose trans_b, int64_t m, int64_t n, int64_t k,
@@ -100,7 +104,9 @@ TILEGEN_API int tilegen_dgemm_strided(int64_t m, int64_t n, int64_t k, double al
  * A stack of products C[idx] = alpha * A[idx] * B[idx] + beta * C[idx] over a batch of
  * `batch_ndim` dimensions of extents batch_shape[]: matrix idx of A starts at
  * a + sum_d idx[d]*batch_stride_a[d] (a zero stride broadcasts), and likewise for B and C.
- * Threads split the batch when the matrices are small.
+ * Threads split the batch when the matrices are small. With batch_ndim > 0, batch_shape and
+ * (unless the batch or C is empty) the three batch strides may not be NULL; a, b and c as in
+ * tilegen_sgemm_ex. Returns 0 or -p as above.
  */
 TILEGEN_API int tilegen_sgemm_batched(int64_t batch_ndim, const int64_t* batch_shape,
                                       const int64_t* batch_stride_a,
@@ -149,9 +155,9 @@ typedef enum { TILEGEN_NCHW = 0, TILEGEN_NHWC = 1 } tilegen_conv_layout;
  * y = act(conv2d(x, weight) + bias), the semantics of torch.nn.functional.conv2d: x is n images
  * of h x w with c_in channels; y has c_out channels of oh x ow, oh = (h + pad_top + pad_bottom -
  * dilation_h*(kh-1) - 1) / stride_h + 1 (likewise ow). Padding is zeros, per side; groups
- * divides c_in and c_out; bias has c_out values, or is NULL. Returns 0, or -p when parameter p
- * (1-based) is invalid -- kh (8) or kw (9) also when the filter is larger than the padded input
- * -- and then writes nothing.
+ * divides c_in and c_out; bias has c_out values, or is NULL. h, w, each padding and each
+ * dilation are at most 2^28. Returns 0, or -p when parameter p (1-based) is invalid -- kh (8)
+ * or kw (9) also when the filter is larger than the padded input -- and then writes nothing.
  */
 TILEGEN_API int tilegen_conv2d_f32(tilegen_conv_layout layout, int64_t n, int64_t h, int64_t w,
                                    int64_t c_in, const float* x, int64_t c_out, int64_t kh,

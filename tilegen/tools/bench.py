@@ -35,7 +35,13 @@ REMOVED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TILEGEN_NUM_THREADS")
 JSON_SCHEMA = 1
 SETTLE_S = 0.2  # between two libraries' turns on N threads: the last one's pool goes to sleep
+QUICK_SETTLE_S = 0.05  # the same under --quick, which checks the harness rather than measures
 RATIO_ABBREV = {"numpy": "np", "torch": "pt", "onnxruntime": "ort"}  # ratio column heads
+# A cell is flagged unreliable when its repetitions disagree this much (median / best) or when it
+# claims more than the FMA probe's peak: either means the machine was busy while it ran.
+UNRELIABLE_SPREAD = 2.0
+UNRELIABLE_PCT_PEAK = 100.0
+UNRELIABLE_MARK = "!"
 
 
 class BenchError(Exception):
@@ -97,7 +103,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--op", choices=list(benchcases.OPS), default=first,
                    help=f"operation (default {first})")
     p.add_argument("--quick", action="store_true",
-                   help="a few small cases with short repetitions (seconds; checks the harness)")
+                   help="a few small cases with short repetitions and a shorter peak probe "
+                        "(~15 s; checks the harness)")
     p.add_argument("--threads", type=_thread_counts, metavar="N[,N...]",
                    help=f"thread counts to measure (default: 1 and this machine's {cpu_count()})")
     p.add_argument("--libs", type=_lib_list, metavar="LIB[,LIB...]",
@@ -158,7 +165,8 @@ def run(args) -> int:
         return 0
 
     bench = Bench(args.op, threads, libs, cases, reps, target, args.rounds, peak_only=args.peak,
-                  peak_target=0.01 if args.quick else 0.05, peak_reps=3 if args.quick else 5)
+                  peak_target=0.01 if args.quick else 0.05, peak_reps=3 if args.quick else 5,
+                  quick=args.quick)
     try:
         report = bench.run()
     except KeyboardInterrupt:
@@ -322,12 +330,17 @@ class Worker:
 class Bench:
     def __init__(self, op: str, threads: Sequence[int], libs: Sequence[str], cases, reps: int,
                  target: float, rounds: int, *, peak_only: bool = False,
-                 peak_target: float = 0.05, peak_reps: int = 5):
+                 peak_target: float = 0.05, peak_reps: int = 5, quick: bool = False):
         self.op, self.threads, self.libs = op, list(threads), list(libs)
         self.cases = list(cases)
         self.reps, self.target, self.rounds = reps, target, rounds
         self.peak_only, self.peak_target, self.peak_reps = peak_only, peak_target, peak_reps
-        peak_steps = len(self.threads) * 6 * (1 if peak_only else 2)  # ~3 ISAs x 2 dtypes
+        # --quick (without --peak): the peak once, before the cases, with one retry at most
+        # and without the portable ISA's probe (never the machine's peak where SIMD exists);
+        # shorter pauses between libraries. About a third of the time of a full pass.
+        self.quick = quick and not peak_only
+        self.settle = QUICK_SETTLE_S if self.quick else SETTLE_S
+        peak_steps = len(self.threads) * 6 * (1 if peak_only or self.quick else 2)  # ~3 ISAs x 2 dtypes
         timed = 0 if peak_only else rounds * sum(
             len(self.turns(t, c, 0)) for t in self.threads for c in self.cases)
         self.progress = Progress(peak_steps + timed)
@@ -361,6 +374,8 @@ class Bench:
         a neighbour that held a core during one pass does not set the peak."""
         spec = {"mode": "peak", "threads": self.threads, "target": self.peak_target,
                 "reps": self.peak_reps}
+        if self.quick:
+            spec.update(retries=1, skip_portable=True)
         self.progress.section(f"FMA peak on {', '.join(map(str, self.threads))} thread(s), {when}")
         info = {}
         for event in self._events(spec, 1, f"peak ({when})"):
@@ -384,13 +399,15 @@ class Bench:
         workers: Dict[str, Worker] = {}
         failed: Dict[str, str] = {}  # library -> why its worker is gone
         try:
+            # All start at once (their imports overlap), then each reports its library.
             for lib in self.libs:
                 if threads > 1 and lib in SINGLE_THREADED:
                     continue
                 spec = {"mode": "serve", "lib": lib, "threads": threads, "reps": self.reps,
                         "target": self.target}
+                workers[lib] = self._worker(spec, threads, f"{lib} {threads}T")
+            for lib in list(workers):
                 try:
-                    workers[lib] = self._worker(spec, threads, f"{lib} {threads}T")
                     info = workers[lib].next_event("info")
                 except BenchError as e:
                     report["errors"].append(str(e))
@@ -409,7 +426,7 @@ class Bench:
                                       "error": failed.get(lib, "no worker")}
                         else:
                             if threads > 1 and last not in (None, lib):
-                                time.sleep(SETTLE_S)
+                                time.sleep(self.settle)
                             last = lib
                             try:
                                 result = workers[lib].measure(case.id)
@@ -452,7 +469,7 @@ class Bench:
         raw: Dict[Tuple[str, str, int], List[dict]] = {}
         for threads in ([] if self.peak_only else self.threads):
             self.measure_cases(threads, report, raw)
-        if not self.peak_only:
+        if not self.peak_only and not self.quick:
             try:
                 self.measure_peaks(peaks, "after")
             except BenchError as e:
@@ -532,6 +549,7 @@ def merge_results(raw, cases, peak, op) -> List[dict]:
             row["pct_peak"] = 100.0 * row["rate_best"] / p["gflops"]
         if len(ok) < len(runs):
             row["note"] = f"{len(runs) - len(ok)} of {len(runs)} rounds failed"
+        row["unreliable"] = unreliable_reasons(row)
         rows.append(row)
     by_key = {(r["case"], r["lib"], r["threads"]): r for r in rows}
     ratio_cases = getattr(op, "ratio_cases", None)
@@ -545,9 +563,25 @@ def merge_results(raw, cases, peak, op) -> List[dict]:
             r["ratio"] = fastest["best_s"] / r["best_s"]
             r["ratio_vs"] = fastest["lib"]
             r["ratio_case"] = fastest["case"]
+            # A ratio is no better than the two cells it divides.
+            r["ratio_unreliable"] = bool(r["unreliable"] or fastest["unreliable"])
     order = {c.id: i for i, c in enumerate(cases)}
     rows.sort(key=lambda r: (r["threads"], order.get(r["case"], 0), LIBS.index(r["lib"])))
     return rows
+
+
+def unreliable_reasons(row: dict) -> List[str]:
+    """Why a measured cell cannot be trusted (empty: nothing wrong seen): its best and median
+    differ by more than UNRELIABLE_SPREAD, or it exceeds the FMA probe's peak."""
+    why = []
+    spread = row["median_s"] / row["best_s"]
+    if spread > UNRELIABLE_SPREAD:
+        why.append(f"the median is {_num(spread)}x the best (over {UNRELIABLE_SPREAD:g}x: the "
+                   f"repetitions disagree)")
+    if row.get("pct_peak", 0.0) > UNRELIABLE_PCT_PEAK:
+        why.append(f"{row['pct_peak']:.0f}% of the FMA probe's peak (over "
+                   f"{UNRELIABLE_PCT_PEAK:g}%)")
+    return why
 
 
 # -------------------------------------------------------------------------------- formatting
@@ -681,6 +715,8 @@ def format_report(report: dict) -> str:
                     cell = f"{_num(r['rate_best'])} ({_num(r['rate_median'])})"
                     if "pct_peak" in r:
                         cell += f" {r['pct_peak']:3.0f}%"
+                    if r.get("unreliable"):
+                        cell += UNRELIABLE_MARK
                 elif r.get("error"):
                     cell = "WRONG" if r["error"].startswith("wrong result") else "error"
                 else:
@@ -688,7 +724,8 @@ def format_report(report: dict) -> str:
                 row += f"  {cell:>{cell_w}}"
             if has_tg:
                 ratio = tg.get("ratio")
-                row += f"  {(f'{ratio:.2f}x' if ratio else '-'):>6}"
+                mark = UNRELIABLE_MARK if tg.get("ratio_unreliable") else ""
+                row += f"  {(f'{ratio:.2f}x{mark}' if ratio else '-'):>6}"
                 first = (f"{tg['first_s'] / tg['best_s']:.1f}x" if "best_s" in tg else "-")
                 row += f"  {first:>11}"
             lines.append(row)
@@ -700,6 +737,14 @@ def format_report(report: dict) -> str:
               + f"; {ratio_head}: {peers} / tilegen's (>1: tilegen faster); tg 1st/best: "
               "tilegen's first call of the case / its best"]
     lines += ["; ".join(benchcases.op_module(report["op"]).shape_note())]
+    flagged = [r for r in report["results"] if r.get("unreliable")]
+    if flagged:
+        lines.append(f"{UNRELIABLE_MARK}: unreliable, {len(flagged)} cell(s) (and the ratios "
+                     f"they enter): the machine was busy while they ran; run again, or pass "
+                     f"--rounds 3")
+        for r in flagged:
+            lines.append(f"unreliable: {r['lib']} {r['threads']}T {r['case']}: "
+                         + "; ".join(r["unreliable"]))
     errors = [r for r in report["results"] if r.get("error")]
     for r in errors:
         lines.append(f"error: {r['lib']} {r['threads']}T {r['case']}: {r['error']}")

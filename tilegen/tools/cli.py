@@ -68,7 +68,11 @@ class GenerateCommand:
                        f"(allowed: {', '.join(ISAS)}; scalar is always added)")
         p.add_argument("--ops", help="with --sdk: comma-separated ops (allowed: the folders of "
                        "tilegen/ops/; `tilegen list --op OP` lists an op's kernels)")
-        p.add_argument("--out", help="with --sdk: the folder to write (created)")
+        p.add_argument("--out", help="with --sdk: the folder to write: a new or empty one, or "
+                       "a previous SDK's (its files are replaced, those no longer needed removed)")
+        p.add_argument("--force", action="store_true",
+                       help="with --sdk: write into a non-empty --out that holds no SDK "
+                            "(files of the SDK's names are replaced, others left alone)")
 
     @staticmethod
     def run(args) -> int:
@@ -77,6 +81,8 @@ class GenerateCommand:
         for name in ("isa", "ops", "out"):
             if getattr(args, name) is not None:
                 raise UsageError(f"--{name} needs --sdk")
+        if args.force:
+            raise UsageError("--force needs --sdk")
         report = render.generate(args.root, check=args.check)
         if not args.check:
             for rel in report.written:
@@ -114,7 +120,7 @@ class GenerateCommand:
         ops = [x.strip() for x in args.ops.split(",") if x.strip()]
         command = f"tilegen generate --sdk --isa {args.isa} --ops {args.ops} --out {args.out}"
         root = os.path.abspath(args.root) if args.root else None
-        for note in sdk.build(args.out, isas, ops, root=root, command=command):
+        for note in sdk.build(args.out, isas, ops, root=root, command=command, force=args.force):
             print(f"tilegen: note: {note}", file=sys.stderr)
         print(f"{args.out}: tilegen C SDK ({', '.join(ops)}; {', '.join(isas)}); "
               f"build it with: cmake -S {args.out} -B {args.out}/build && "

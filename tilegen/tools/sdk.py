@@ -20,6 +20,10 @@ from tilegen.ops import Op, closure, load_ops
 
 CORE = "core"        # the folder of the C core every SDK has (relative to tilegen/)
 PORTABLE_ISA = "scalar"  # always shipped: the dispatcher's last resort on any CPU
+# Every SDK folder holds this list of the files it was written with: it marks the folder as an
+# SDK output (regenerating over it is allowed, and removes what the new ISAs and ops no longer
+# need); a folder without it is the user's, and is written into only with force=True.
+MANIFEST = ".tilegen-sdk.json"
 
 
 def resolve(isas: Sequence[str], ops: Sequence[str], all_ops: Dict[str, Op]
@@ -52,12 +56,62 @@ def _c_files(folder: str) -> List[str]:
     return [n for n in names if n.endswith((".c", ".h")) and n not in cython]
 
 
+def previous_files(out_dir: str, force: bool = False) -> List[str]:
+    """The files a previous SDK wrote into out_dir (from its manifest); [] for a folder that does
+    not exist or is empty. ValueError for a file, or for a folder holding anything else unless
+    `force` (then nothing is removed from it, and files of the SDK's names are replaced)."""
+    if not os.path.exists(out_dir):
+        return []
+    if not os.path.isdir(out_dir):
+        raise ValueError(f"--out: {out_dir} is a file, not a folder")
+    manifest = os.path.join(out_dir, MANIFEST)
+    try:
+        with open(manifest, encoding="utf-8") as f:
+            doc = json.load(f)
+        files = doc["files"]
+        if not (isinstance(files, list) and all(isinstance(p, str) for p in files)):
+            raise ValueError("files is not a list of paths")
+        return files
+    except FileNotFoundError:
+        if not os.listdir(out_dir) or force:
+            return []
+        raise ValueError(f"--out: {out_dir} is not empty and holds no tilegen SDK (no {MANIFEST}); "
+                         f"choose a new or empty folder, or pass --force to write the SDK into "
+                         f"it (files of the same names are replaced)") from None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        if force:
+            return []
+        raise ValueError(f"--out: {manifest} is unreadable ({e}); pass --force to write the SDK "
+                         f"into {out_dir} anyway") from None
+
+
+def _remove_stale(out_dir: str, old: Sequence[str], new: Sequence[str]) -> List[str]:
+    """Deletes the files of the previous SDK that this one does not write (and the folders that
+    leaves empty); only paths inside out_dir. Returns them."""
+    top = os.path.realpath(out_dir)
+    removed = []
+    for rel in sorted(set(old) - set(new)):
+        path = os.path.realpath(os.path.join(top, rel))
+        if os.path.commonpath([top, path]) != top or path == top or not os.path.isfile(path):
+            continue
+        os.remove(path)
+        removed.append(rel)
+        folder = os.path.dirname(path)
+        while folder != top and not os.listdir(folder):
+            os.rmdir(folder)
+            folder = os.path.dirname(folder)
+    return removed
+
+
 def build(out_dir: str, isas: Sequence[str], ops: Sequence[str],
-          root: Optional[str] = None, command: str = "") -> List[str]:
-    """Writes the SDK into out_dir (created; existing files overwritten). Returns the notes."""
+          root: Optional[str] = None, command: str = "", force: bool = False) -> List[str]:
+    """Writes the SDK into out_dir (created) and returns the notes. Over a previous SDK it
+    replaces that SDK's files and removes those the new one does not have; a folder that is
+    not empty and holds no SDK is refused (ValueError) unless `force`."""
     root = root or package_root()
     all_ops = load_ops(root)
     isas, ops, notes = resolve(isas, ops, all_ops)
+    old = previous_files(out_dir, force)
     chosen = [all_ops[o] for o in ops]
     files: Dict[str, str] = {}  # SDK path -> content
 
@@ -103,9 +157,16 @@ def build(out_dir: str, isas: Sequence[str], ops: Sequence[str],
     files["CMakeLists.txt"] = env.get_template("common/sdk/CMakeLists.txt.j2").render(**context)
     files["README.md"] = env.get_template("common/sdk/README.md.j2").render(**context)
     files["VERSION"] = f"{__version__}\n"
+    files[MANIFEST] = json.dumps({
+        "tilegen_sdk": __version__, "command": command, "isas": isas, "ops": ops,
+        "files": sorted(files) + [MANIFEST]}, indent=1) + "\n"
     for rel, content in files.items():
         path = os.path.join(out_dir, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8", newline="\n") as f:
             f.write(content)
+    removed = _remove_stale(out_dir, old, list(files))
+    if removed:
+        notes.append(f"removed {len(removed)} file(s) of the previous SDK that this one does not "
+                     f"need")
     return notes

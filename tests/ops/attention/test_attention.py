@@ -306,16 +306,25 @@ def test_c_api_reports_the_bad_parameter_and_writes_nothing():
     ptr = lambda a: a.ctypes.data_as(fp)
 
     def call(**over):
-        a = dict(ndim=0, shape=None, hq=2, hkv=2, sq=5, sk=6, d=8, dv=4, causal=0)
+        a = dict(ndim=0, shape=None, hq=2, hkv=2, sq=5, sk=6, d=8, dv=4, causal=0, q=ptr(q),
+                 qs=strides(q), k=ptr(k), ks=strides(k), v=ptr(v), vs=strides(v),
+                 keep=None, ms=None, out=ptr(out), os=strides(out))
         a.update(over)
         return f(a["ndim"], a["shape"], a["hq"], a["hkv"], a["sq"], a["sk"], a["d"], a["dv"],
-                 ptr(q), strides(q), ptr(k), strides(k), ptr(v), strides(v), None, None, None,
-                 a["causal"], 0.35, ptr(out), strides(out))
+                 a["q"], a["qs"], a["k"], a["ks"], a["v"], a["vs"], a["keep"], None, a["ms"],
+                 a["causal"], 0.35, a["out"], a["os"])
 
     assert call(ndim=-1) == -1
+    assert call(ndim=1) == -2  # batch_shape NULL
     assert call(hkv=3) == -4
     assert call(sq=-1) == -5
     assert call(causal=2) == -18
+    # Every array the call reads or writes, NULL in turn: -p, never a crash.
+    for name, p in (("q", 9), ("qs", 10), ("k", 11), ("ks", 12), ("v", 13), ("vs", 14),
+                    ("out", 20), ("os", 21)):
+        assert call(**{name: None}) == -p, name
+    keep = np.ones((5, 6), np.uint8)
+    assert call(keep=keep.ctypes.data_as(ctypes.c_void_p)) == -17  # a mask without strides
     assert (out == 7).all()
     assert call() == 0
     np.testing.assert_allclose(out, ref_attention(q, k, v, scale=0.35), atol=1e-5)

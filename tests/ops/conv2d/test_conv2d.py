@@ -349,7 +349,13 @@ W = np.zeros((6, 4, 3, 3), np.float32)
     (lambda: tg.conv2d(X[None], W), ValueError, "x"),
     (lambda: tg.conv2d(X, W[0]), ValueError, "weight"),
     (lambda: tg.conv2d(X, W, np.zeros(5, np.float32)), ValueError, "bias"),
-    (lambda: tg.conv2d(X, W, np.zeros(6, np.float64)), TypeError, "bias"),
+    (lambda: tg.conv2d(X, W, np.zeros(6, bool)), TypeError, "bias"),
+    (lambda: tg.conv2d(X, W, ["a"] * 6), TypeError, "bias"),
+    (lambda: tg.conv2d(X, W, padding=10**9), ValueError, "padding"),
+    (lambda: tg.conv2d(X, W, padding=(1, 2**28 + 1)), ValueError, "padding"),
+    (lambda: tg.conv2d(X, W, dilation=10**9), ValueError, "dilation"),
+    (lambda: tg.conv2d([[1, "a"]], W), TypeError, "x"),
+    (lambda: tg.conv2d(X, [[[["w"]]]]), TypeError, "weight"),
     (lambda: tg.conv2d(X.astype(np.int32), W), TypeError, "x"),
     (lambda: tg.conv2d(X.astype(np.float16), W.astype(np.float16)), TypeError, "weight"),
     (lambda: tg.conv2d(X, W.astype(np.float64)), TypeError, "x"),
@@ -364,6 +370,54 @@ W = np.zeros((6, 4, 3, 3), np.float32)
 def test_bad_input(call, exc, word):
     with pytest.raises(exc, match=rf"^{word}:"):
         call()
+
+
+def test_huge_padding_names_padding():
+    """A padding the output cannot be allocated for (here 2^20 on each side: a 2-million-square
+    output) is refused naming padding, not with NumPy's allocation error."""
+    with pytest.raises(MemoryError, match=r"^padding: \(1048576, 1048576, 1048576, 1048576\) "
+                                          r"\(top, left, bottom, right\) makes the output"):
+        tg.conv2d(X, W, padding=2**20)
+
+
+def test_channel_mismatch_names_the_weight_layout():
+    """NHWC input with OIHW weights (the NCHW habit): the message says NHWC takes OHWI weights
+    and how to transpose them; likewise NCHW input given OHWI weights."""
+    x = np.zeros((1, 8, 8, 4), np.float32)
+    oihw = np.zeros((6, 4, 3, 3), np.float32)
+    with pytest.raises(ValueError, match=r"^x: has 4 channels.*layout='NHWC' takes .*OHWI.*"
+                                         r"weight\.transpose\(0, 2, 3, 1\)"):
+        tg.conv2d(x, oihw, layout="NHWC")
+    got = tg.conv2d(x, oihw.transpose(0, 2, 3, 1), layout="NHWC")  # the fix it names works
+    assert got.shape == (1, 6, 6, 6)
+    with pytest.raises(ValueError, match=r"^x: has 4 channels.*layout='NCHW' takes .*OIHW.*"
+                                         r"weight\.transpose\(0, 3, 1, 2\)"):
+        tg.conv2d(X, oihw.transpose(0, 2, 3, 1))
+    with pytest.raises(ValueError, match=r"^x: has 8 channels.*pass layout='NHWC'"):
+        tg.conv2d(x, oihw)  # NHWC input, layout left at NCHW
+
+
+def test_bias_and_lists_take_the_weights_dtype():
+    """NumPy's default float64 bias (np.zeros(n)) or an integer one is cast to float32 weights'
+    dtype (it is added once; casting rounds no more than the result is rounded); a nested list
+    (no dtype of its own) as x or bias takes the weight's dtype, and as weight x's. An x array of
+    another dtype is refused, saying how to convert it."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((6, 4, 3, 3)).astype(np.float32)
+    b64 = rng.standard_normal(6)
+    want = tg.conv2d(x, w, b64.astype(np.float32))
+    for bias in (b64, b64.tolist(), tuple(b64)):
+        got = tg.conv2d(x, w, bias)
+        assert got.dtype == np.float32 and np.array_equal(got, want)
+    assert np.array_equal(tg.conv2d(x, w, np.arange(6)), tg.conv2d(x, w, np.arange(6.0, dtype=np.float32)))
+    assert np.array_equal(tg.conv2d(x.tolist(), w), tg.conv2d(x, w))
+    assert tg.conv2d(x, w.tolist()).dtype == np.float32
+    assert np.allclose(tg.conv2d(x, w.tolist()), tg.conv2d(x, w))
+    assert tg.Conv2d(w, b64)(x).dtype == np.float32
+    with pytest.raises(TypeError, match=r"^x: dtype float64 differs from weight's float32; "
+                                        r"convert one of them, e.g. x\.astype\(np\.float32\)"):
+        tg.conv2d(x.astype(np.float64), w)
 
 
 def test_torch_rejects_the_same():

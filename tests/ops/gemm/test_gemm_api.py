@@ -324,7 +324,8 @@ def test_c_is_only_read_unless_overwrite_c(dtype, layout):
     (dict(overwrite_c=True, c=None), ValueError, "needs c"),
     (dict(overwrite_c=True, out=np.empty((4, 5))), ValueError, "do not also give"),
     (dict(overwrite_c=True, c=[[1.0] * 5] * 4), TypeError, "overwrite_c=True needs c"),
-    (dict(overwrite_c=True, c=np.ones((4, 5), np.int32)), TypeError, "out"),
+    (dict(overwrite_c=True, c=np.ones((4, 5), np.int32)), TypeError,
+     r"^gemm: cannot cast the float64 result to c \(overwrite_c=True"),
     (dict(overwrite_c=1), TypeError, "overwrite_c must be a bool"),
 ])
 def test_overwrite_c_errors(kw, error, words):
@@ -465,6 +466,17 @@ def test_read_only_out_raises_valueerror():
         c = np.ones((4, 5))
         c.flags.writeable = False
         tg.gemm(np.ones((4, 3)), np.ones((3, 5)), c, beta=1.0, out=c)
+
+
+def test_read_only_c_with_overwrite_c_names_c():
+    """overwrite_c=True writes into c: a read-only c is named as c (the argument the caller
+    gave), with the way out, not as an `out` the caller never passed."""
+    c = np.ones((4, 5))
+    c.flags.writeable = False
+    with pytest.raises(ValueError, match=r"^gemm: c \(overwrite_c=True writes the result into "
+                                         r"it\) is read-only; pass a writeable c") as e:
+        tg.gemm(np.ones((4, 3)), np.ones((3, 5)), c, beta=1.0, overwrite_c=True)
+    assert "out" not in str(e.value)
 
 
 BAD_TYPES = [

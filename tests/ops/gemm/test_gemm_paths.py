@@ -471,3 +471,14 @@ def test_few_rows_limit_set_by_tune(dtype, cap, m, b_inner_rows, threads):
         threads(nt)
         got = tg.gemm(a, b, c, alpha=1.5, beta=-1.0, bias=bias, activation="relu")
         assert_close(got, np.maximum(want + bias, 0), scale + np.abs(bias), dtype, k)
+
+
+def test_null_pointers_from_c(tmp_path):
+    """tilegen_?gemm_ex/_strided/_batched: a NULL array the call would touch is -p (its
+    parameter), never a crash, and nothing is written; arrays never touched may be NULL
+    (tests/ops/gemm/c/gemm_null_pointers.c)."""
+    exe = cprog.build("gemm_null_pointers.c", tmp_path / "gemm_null_pointers", link_tilegen=True)
+    r = cprog.run([exe], timeout=60)
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}{r.stderr[-4000:]}"
+    checks, fails = int(r.stdout.split()[1]), int(r.stdout.split()[3])
+    assert fails == 0 and checks == 2 * 25, r.stdout

@@ -225,11 +225,18 @@ def test_c_api_reports_the_bad_parameter_and_writes_nothing():
     out = np.full(q.shape, 3.0, np.float32)
     ks = (ctypes.c_int64 * 3)(*[s // 4 for s in k.strides[:3]])
 
-    def call(lens=lens, bt=bt, hkv=2, bs=8):
-        return f(2, 4, hkv, 16, q.ctypes.data_as(fp), 64, 16, k.ctypes.data_as(fp), ks,
-                 v.ctypes.data_as(fp), ks, k.shape[0], bs, bt.ctypes.data_as(ip), bt.shape[1],
-                 bt.shape[1], lens.ctypes.data_as(ip), 0.25, out.ctypes.data_as(fp), 64, 16)
+    def call(lens=lens, bt=bt, hkv=2, bs=8, **null):
+        p = dict(q=q.ctypes.data_as(fp), k=k.ctypes.data_as(fp), ks=ks, v=v.ctypes.data_as(fp),
+                 vs=ks, table=bt.ctypes.data_as(ip), seq=lens.ctypes.data_as(ip),
+                 out=out.ctypes.data_as(fp))
+        p.update(null)
+        return f(2, 4, hkv, 16, p["q"], 64, 16, p["k"], p["ks"], p["v"], p["vs"], k.shape[0], bs,
+                 p["table"], bt.shape[1], bt.shape[1], p["seq"], 0.25, p["out"], 64, 16)
 
+    # Every array the call reads or writes, NULL in turn: -p, never a crash.
+    for name, p in (("q", 5), ("k", 8), ("ks", 9), ("v", 10), ("vs", 11), ("table", 14),
+                    ("seq", 17), ("out", 19)):
+        assert call(**{name: None}) == -p, name
     assert call(hkv=3) == -3
     assert call(bs=0) == -13
     assert call(lens=np.array([20, -2], np.int32)) == -17

@@ -6,9 +6,9 @@ typedef enum { TILEGEN_NCHW = 0, TILEGEN_NHWC = 1 } tilegen_conv_layout;
  * y = act(conv2d(x, weight) + bias), the semantics of torch.nn.functional.conv2d: x is n images
  * of h x w with c_in channels; y has c_out channels of oh x ow, oh = (h + pad_top + pad_bottom -
  * dilation_h*(kh-1) - 1) / stride_h + 1 (likewise ow). Padding is zeros, per side; groups
- * divides c_in and c_out; bias has c_out values, or is NULL. Returns 0, or -p when parameter p
- * (1-based) is invalid -- kh (8) or kw (9) also when the filter is larger than the padded input
- * -- and then writes nothing.
+ * divides c_in and c_out; bias has c_out values, or is NULL. h, w, each padding and each
+ * dilation are at most 2^28. Returns 0, or -p when parameter p (1-based) is invalid -- kh (8)
+ * or kw (9) also when the filter is larger than the padded input -- and then writes nothing.
  */
 TILEGEN_API int tilegen_conv2d_f32(tilegen_conv_layout layout, int64_t n, int64_t h, int64_t w,
                                    int64_t c_in, const float* x, int64_t c_out, int64_t kh,

@@ -7,7 +7,9 @@ C-contiguous arrays in the layout's order (a non-contiguous input is copied once
 """
 from __future__ import annotations
 
+import math
 import numbers
+import sys
 from typing import Optional, Tuple, Union
 
 import numpy as np
@@ -23,36 +25,68 @@ _WEIGHT_DIMS = {"NCHW": "(out_channels, in_channels/groups, kH, kW) (OIHW)",
                 "NHWC": "(out_channels, kH, kW, in_channels/groups) (OHWI)"}
 
 IntPair = Union[int, Tuple[int, int]]
+# Paddings and dilations beyond any image the C API takes (its h, w <= 2**28).
+MAX_EXTENT = 1 << 28
 
 
-def _int(name: str, v, minimum: int) -> int:
+def _int(name: str, v, minimum: int, maximum: int = sys.maxsize) -> int:
     if isinstance(v, bool) or not isinstance(v, numbers.Integral):
         raise TypeError(f"{name}: expected an int, got {type(v).__name__}")
     v = int(v)
     if v < minimum:
         what = "non-negative" if minimum == 0 else f">= {minimum}"
         raise ValueError(f"{name}: must be {what}, got {v}")
+    if v > maximum:
+        raise ValueError(f"{name}: must be at most {maximum}, got {v}")
     return v
 
 
-def _pair(name: str, v, minimum: int) -> Tuple[int, int]:
+def _pair(name: str, v, minimum: int, maximum: int = sys.maxsize) -> Tuple[int, int]:
     if isinstance(v, (tuple, list)):
         if len(v) != 2:
             raise ValueError(f"{name}: expected an int or a pair, got {len(v)} values")
-        return _int(name, v[0], minimum), _int(name, v[1], minimum)
-    v = _int(name, v, minimum)
+        return _int(name, v[0], minimum, maximum), _int(name, v[1], minimum, maximum)
+    v = _int(name, v, minimum, maximum)
     return v, v
 
 
-def _array(name: str, a) -> np.ndarray:
+def _array(name: str, a, like: Optional[np.dtype] = None) -> np.ndarray:
+    """An operand as an ndarray of float32 or float64. A Python sequence (list, tuple: numbers
+    without a dtype of their own) takes `like`, the dtype of the array it goes with (float64,
+    NumPy's, when there is none); an ndarray or an object with its own dtype (a torch tensor)
+    keeps it."""
     if not isinstance(a, np.ndarray):
-        if hasattr(a, "__array__") or isinstance(a, (list, tuple)):
-            a = np.asarray(a)
-        else:
-            raise TypeError(f"{name}: expected a NumPy array, got {type(a).__name__}")
+        if not (hasattr(a, "__array__") or isinstance(a, (list, tuple))):
+            raise TypeError(f"{name}: expected a NumPy array (or a nested list of numbers), got "
+                            f"{type(a).__name__}")
+        plain = isinstance(a, (list, tuple))
+        try:
+            a = np.asarray(a, dtype=(like or np.float64) if plain else None)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{name}: cannot be read as an array of numbers ({e})") from None
     if a.dtype not in DTYPES:
-        raise TypeError(f"{name}: dtype {a.dtype} is not supported; allowed: float32, float64")
+        hint = ""
+        if a.dtype.kind in "iuf":
+            hint = f" (convert it: {name}.astype(np.float32))"
+        raise TypeError(f"{name}: dtype {a.dtype} is not supported; allowed: float32, "
+                        f"float64{hint}")
     return a
+
+
+def _bias(bias, dtype: np.dtype) -> np.ndarray:
+    """bias in the weight's dtype: a float64 bias (NumPy's default, e.g. np.zeros(n)) with
+    float32 weights is cast, as is an integer one; one value per output channel, it is added
+    once, so casting it rounds no more than the result is rounded."""
+    if isinstance(bias, (list, tuple)):
+        return _array("bias", bias, dtype)
+    b = np.asarray(bias) if hasattr(bias, "__array__") else bias
+    if not isinstance(b, np.ndarray):
+        raise TypeError(f"bias: expected a NumPy array (or a list of numbers), got "
+                        f"{type(bias).__name__}")
+    if b.dtype.kind not in "iuf":
+        raise TypeError(f"bias: dtype {b.dtype} is not supported; allowed: real numbers "
+                        f"(cast to weight's {dtype})")
+    return b.astype(dtype, copy=False)
 
 
 def _padding(padding, k: Tuple[int, int], d: Tuple[int, int], s: Tuple[int, int]):
@@ -68,20 +102,21 @@ def _padding(padding, k: Tuple[int, int], d: Tuple[int, int], s: Tuple[int, int]
             return th // 2, tw // 2, th - th // 2, tw - tw // 2
         raise ValueError(f"padding: {padding!r} is not supported; allowed: an int, a pair, "
                          "'same', 'valid'")
-    ph, pw = _pair("padding", padding, 0)
+    ph, pw = _pair("padding", padding, 0, MAX_EXTENT)
     return ph, pw, ph, pw
 
 
 class _Geometry:
     """A checked convolution: weights, bias, and the tuple the C core takes."""
 
-    def __init__(self, weight, bias, stride, padding, dilation, groups, layout, activation):
+    def __init__(self, weight, bias, stride, padding, dilation, groups, layout, activation,
+                 weight_like: Optional[np.dtype] = None):
         if not isinstance(layout, str) or layout not in LAYOUTS:
             raise ValueError(f"layout: {layout!r} is not supported; allowed: 'NCHW', 'NHWC'")
         if not (activation is None or (isinstance(activation, str) and activation in ACTIVATIONS)):
             raise ValueError(f"activation: {activation!r} is not supported; allowed: None, "
                              "'relu', 'relu6', 'gelu', 'silu'")
-        w = _array("weight", weight)
+        w = _array("weight", weight, weight_like)
         if w.ndim != 4:
             raise ValueError(f"weight: expected 4 dimensions {_WEIGHT_DIMS[layout]}, "
                              f"got {w.ndim}")
@@ -96,15 +131,13 @@ class _Geometry:
             raise ValueError(f"groups: {self.groups} does not divide out_channels={cout} "
                              "(weight.shape[0])")
         self.stride = _pair("stride", stride, 1)
-        self.dilation = _pair("dilation", dilation, 1)
+        self.dilation = _pair("dilation", dilation, 1, MAX_EXTENT)
         self.pads = _padding(padding, (kh, kw), self.dilation, self.stride)
         if bias is not None:
-            bias = _array("bias", bias)
+            bias = _bias(bias, w.dtype)
             if bias.shape != (cout,):
                 raise ValueError(f"bias: expected shape ({cout},) (out_channels), got "
                                  f"{bias.shape}")
-            if bias.dtype != w.dtype:
-                raise TypeError(f"bias: dtype {bias.dtype} differs from weight's {w.dtype}")
             bias = np.ascontiguousarray(bias)
         self.weight = np.ascontiguousarray(w)
         self.bias = bias
@@ -116,17 +149,50 @@ class _Geometry:
         self.tuple = (LAYOUTS.index(layout), self.cin, cout, kh, kw, *self.stride, pt, pl, pb, pr,
                       *self.dilation, self.groups, ACTIVATIONS[activation])
 
+    def _layout_hint(self, xshape) -> str:
+        """What to say when the channels differ: the weight layout this layout takes, and the
+        transpose that fixes weights in the other layout's order, or the input's."""
+        w = self.weight.shape
+        if self.layout == "NHWC":
+            text = (f"; layout='NHWC' takes x (N, H, W, C) and weights {_WEIGHT_DIMS['NHWC']}")
+            if w[1] * self.groups == xshape[3]:
+                text += ": OIHW weights become OHWI with weight.transpose(0, 2, 3, 1)"
+            elif w[3] * self.groups == xshape[1]:
+                text += (": for NCHW input, pass layout='NCHW' with OIHW weights, or "
+                         "x.transpose(0, 2, 3, 1)")
+            return text
+        text = f"; layout='NCHW' takes x (N, C, H, W) and weights {_WEIGHT_DIMS['NCHW']}"
+        if w[3] * self.groups == xshape[1]:
+            text += ": OHWI weights become OIHW with weight.transpose(0, 3, 1, 2)"
+        elif w[1] * self.groups == xshape[3]:
+            text += (": for channels-last (NHWC) input, pass layout='NHWC' (with OHWI weights), "
+                     "or x.transpose(0, 3, 1, 2)")
+        return text
+
     def output(self, x, shape) -> np.ndarray:
         """The uninitialised result for x: on a cache line, or where x starts in its line
         for depthwise NHWC (whose driver aligns its channel vectors to x's lines)."""
         depthwise_nhwc = self.layout == "NHWC" and self.groups == self.cin == self.cout
-        return _memory.empty_aligned(shape, x.dtype, like=x if depthwise_nhwc else None)
+        nbytes = math.prod(shape) * x.dtype.itemsize
+        # Named after what made it so large: the padding, when there is one.
+        culprit = (f"padding: {self.pads} (top, left, bottom, right) makes" if any(self.pads)
+                   else "x: makes")
+        if nbytes > sys.maxsize:
+            raise ValueError(f"{culprit} the output {shape}, {nbytes:.3g} bytes: more than "
+                             f"any array can hold")
+        try:
+            return _memory.empty_aligned(shape, x.dtype, like=x if depthwise_nhwc else None)
+        except MemoryError:
+            raise MemoryError(f"{culprit} the output {shape}, {nbytes / 2**30:.3g} GiB: more "
+                              f"than can be allocated") from None
 
     def prepare(self, x):
         """(x as a C-contiguous 4-D array, output shape, whether x had no batch dimension)."""
-        x = _array("x", x)
+        x = _array("x", x, self.weight.dtype)
         if x.dtype != self.weight.dtype:
-            raise TypeError(f"x: dtype {x.dtype} differs from weight's {self.weight.dtype}")
+            wdt = self.weight.dtype
+            raise TypeError(f"x: dtype {x.dtype} differs from weight's {wdt}; convert one of "
+                            f"them, e.g. x.astype(np.{wdt})")
         unbatched = x.ndim == 3
         if x.ndim not in (3, 4):
             dims = "(N, C, H, W) or (C, H, W)" if self.layout == "NCHW" else \
@@ -141,7 +207,8 @@ class _Geometry:
         if c != self.cin:
             raise ValueError(
                 f"x: has {c} channels, but weight expects in_channels = "
-                f"{self.cin // self.groups} x groups {self.groups} = {self.cin}")
+                f"{self.cin // self.groups} x groups {self.groups} = {self.cin}"
+                + self._layout_hint(x.shape))
         if h < 1 or w < 1:
             raise ValueError(f"x: spatial size {h}x{w} is empty")
         pt, pl, pb, pr = self.pads
@@ -166,9 +233,12 @@ def conv2d(x, weight, bias=None, stride: IntPair = 1, padding=0,
     NCHW; layout="NHWC": x (N, H, W, C) or (H, W, C), weight OHWI (out, kH, kW, in/groups),
     result NHWC. padding: an int, a pair, "same" (stride 1; even filters get the extra pixel
     after, as torch pads) or "valid". activation: None, "relu", "relu6", "gelu", "silu",
-    applied after the bias. float32 and float64; the result has the input's dtype.
+    applied after the bias. float32 and float64; the result has the input's dtype. bias is
+    cast to the weight's dtype (NumPy's float64 np.zeros(n) with float32 weights, say); nested
+    lists take the dtype of the array they go with (x and bias the weight's, weight x's).
     """
-    geom = _Geometry(weight, bias, stride, padding, dilation, groups, layout, activation)
+    like = x.dtype if isinstance(x, np.ndarray) and x.dtype in DTYPES else None
+    geom = _Geometry(weight, bias, stride, padding, dilation, groups, layout, activation, like)
     xc, shape, unbatched = geom.prepare(x)
     y = geom.output(xc, shape)
     if y.size:

@@ -72,6 +72,15 @@ static int check_geom(const geom* g) {
   /* Sizes whose products could overflow int64 are not convolutions anyone runs. */
   if (g->cin > (1 << 24) || g->cout > (1 << 24)) return g->cin > (1 << 24) ? -5 : -7;
   if (g->kh > 4096 || g->kw > 4096) return g->kh > 4096 ? -8 : -9;
+  /* Nor paddings or dilations beyond the largest image (h, w <= 2^28): the padded size and the
+     dilated filter stay far from overflow. */
+  const int64_t big = (int64_t) 1 << 28;
+  if (g->pt > big) return -14;
+  if (g->pl > big) return -15;
+  if (g->pb > big) return -16;
+  if (g->pr > big) return -17;
+  if (g->dh > big) return -18;
+  if (g->dw > big) return -19;
   return 0;
 }
 

@@ -6,8 +6,10 @@
  * C = alpha * op(A) * op(B) + beta * C, then C = act(C + bias) when bias/act are given.
  * Reference-BLAS rules: beta == 0 means C is not read (NaN in C does not propagate);
  * alpha == 0 or k == 0 means A and B are not read; m == 0 or n == 0 returns at once.
- * bias has n elements (one per column of C), or is NULL.
- * Returns 0, or -p when parameter p (1-based, in this signature's order) is invalid.
+ * bias has n elements (one per column of C), or is NULL. a and b may be NULL only when they
+ * are not read, c only when m or n is 0; a NULL array that would be touched is invalid.
+ * Returns 0, or -p when parameter p (1-based, in this signature's order) is invalid, and then
+ * writes nothing.
  */
 TILEGEN_API int tilegen_sgemm_ex(tilegen_layout layout, tilegen_transpose trans_a,
                                  tilegen_transpose trans_b, int64_t m, int64_t n, int64_t k,
@@ -40,7 +42,9 @@ TILEGEN_API int tilegen_dgemm_strided(int64_t m, int64_t n, int64_t k, double al
  * A stack of products C[idx] = alpha * A[idx] * B[idx] + beta * C[idx] over a batch of
  * `batch_ndim` dimensions of extents batch_shape[]: matrix idx of A starts at
  * a + sum_d idx[d]*batch_stride_a[d] (a zero stride broadcasts), and likewise for B and C.
- * Threads split the batch when the matrices are small.
+ * Threads split the batch when the matrices are small. With batch_ndim > 0, batch_shape and
+ * (unless the batch or C is empty) the three batch strides may not be NULL; a, b and c as in
+ * tilegen_sgemm_ex. Returns 0 or -p as above.
  */
 TILEGEN_API int tilegen_sgemm_batched(int64_t batch_ndim, const int64_t* batch_shape,
                                       const int64_t* batch_stride_a,

@@ -374,15 +374,19 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
         return gemm(A, B, C, alpha=alpha, beta=beta, bias=bias_v, activation=activation
                     ).astype(out_dtype)
     if out is not None:
+        # overwrite_c=True writes the result into c: the messages name c, the argument given.
+        name = "c (overwrite_c=True writes the result into it)" if overwrite_c else "out"
         if type(out) is not np.ndarray:
             raise TypeError(f"gemm: out must be a numpy.ndarray, got {type(out).__name__}")
         if not np.can_cast(dt, out.dtype, casting="same_kind"):
-            raise TypeError(f"gemm: cannot cast the {dt} result to out's {out.dtype} "
+            raise TypeError(f"gemm: cannot cast the {dt} result to {name}'s dtype {out.dtype} "
                             "(same_kind casting)")
         if out.shape != (m, n):
-            raise ValueError(f"gemm: out has shape {out.shape}; expected {(m, n)}")
+            raise ValueError(f"gemm: {name} has shape {out.shape}; expected {(m, n)}")
         if not out.flags.writeable:
-            raise ValueError("gemm: out is read-only")
+            raise ValueError(f"gemm: {name} is read-only" + (
+                "; pass a writeable c, or leave overwrite_c False for a new array"
+                if overwrite_c else ""))
     A, B = _ready(A, dt), _ready(B, dt)
     bias_v = None if bias_v is None else _ready(bias_v, dt)
     use_c = C is not None and beta != 0

@@ -52,9 +52,18 @@ int tg_strides_from_blas(int layout, int trans, int64_t ld, int64_t* rs, int64_t
 
 static int valid_act(int act) { return act >= TILEGEN_ACT_NONE && act <= TILEGEN_ACT_SILU; }
 
+/* The arrays a product touches may not be NULL; those it never touches may (as the reference
+   BLAS allows): C is written when m, n > 0; A and B are read when also k > 0 and alpha != 0
+   (NaN included). */
+static int writes_c(int64_t m, int64_t n) { return m > 0 && n > 0; }
+static int reads_ab(int64_t m, int64_t n, int64_t k, double alpha) {
+  return writes_c(m, n) && k > 0 && alpha != 0;
+}
+
 /* Parameter numbers follow the tilegen_?gemm_ex signature. */
-static int check_ex(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t lda,
-                    int64_t ldb, int64_t ldc, int act) {
+static int check_ex(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k, double alpha,
+                    const void* a, int64_t lda, const void* b, int64_t ldb, const void* c,
+                    int64_t ldc, int act) {
   if (layout != TILEGEN_ROW_MAJOR && layout != TILEGEN_COL_MAJOR) return -1;
   if (ta != TILEGEN_NO_TRANS && ta != TILEGEN_TRANS && ta != TILEGEN_CONJ_TRANS) return -2;
   if (tb != TILEGEN_NO_TRANS && tb != TILEGEN_TRANS && tb != TILEGEN_CONJ_TRANS) return -3;
@@ -62,12 +71,16 @@ static int check_ex(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
   if (n < 0) return -5;
   if (k < 0) return -6;
   const int row = layout == TILEGEN_ROW_MAJOR;
+  const int read = reads_ab(m, n, k, alpha);
   /* Stored extent of a row (row-major) or a column (column-major) of each operand. */
   const int64_t a_min = row ? (ta == TILEGEN_NO_TRANS ? k : m) : (ta == TILEGEN_NO_TRANS ? m : k);
   const int64_t b_min = row ? (tb == TILEGEN_NO_TRANS ? n : k) : (tb == TILEGEN_NO_TRANS ? k : n);
   const int64_t c_min = row ? n : m;
+  if (read && a == NULL) return -8;
   if (lda < (a_min > 1 ? a_min : 1)) return -9;
+  if (read && b == NULL) return -10;
   if (ldb < (b_min > 1 ? b_min : 1)) return -11;
+  if (writes_c(m, n) && c == NULL) return -13;
   if (ldc < (c_min > 1 ? c_min : 1)) return -14;
   if (!valid_act(act)) return -16;
   return 0;
@@ -78,7 +91,7 @@ static int check_ex(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
                              int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, \
                              const T* b, int64_t ldb, T beta, T* c, int64_t ldc, const T* bias,  \
                              tilegen_activation act) {                                          \
-    const int err = check_ex(layout, ta, tb, m, n, k, lda, ldb, ldc, act);                      \
+    const int err = check_ex(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc, act);      \
     if (err) return err;                                                                        \
     int64_t rs_a = 0, cs_a = 0, rs_b = 0, cs_b = 0, rs_c = 0, cs_c = 0;                         \
     tg_strides_from_blas(layout, ta, lda, &rs_a, &cs_a);                                        \
@@ -96,6 +109,9 @@ static int check_ex(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
     if (m < 0) return -1;                                                                       \
     if (n < 0) return -2;                                                                       \
     if (k < 0) return -3;                                                                       \
+    if (reads_ab(m, n, k, alpha) && a == NULL) return -5;                                       \
+    if (reads_ab(m, n, k, alpha) && b == NULL) return -8;                                       \
+    if (writes_c(m, n) && c == NULL) return -12;                                                \
     if (!valid_act(act)) return -17;                                                            \
     tg_gemm_##DT(m, n, k, alpha, a, rs_a, cs_a, b, rs_b, cs_b, beta, c, rs_c, cs_c, bias,       \
                  bias_stride, act);                                                             \
@@ -108,6 +124,7 @@ static int check_ex(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
       int64_t cs_a, const T* b, int64_t rs_b, int64_t cs_b, T beta, T* c, int64_t rs_c,         \
       int64_t cs_c) {                                                                           \
     if (ndim < 0) return -1;                                                                    \
+    if (ndim > 0 && shape == NULL) return -2;                                                   \
     int64_t count = 1;                                                                          \
     for (int64_t d = 0; d < ndim; d++) {                                                        \
       if (shape[d] < 0) return -2;                                                              \
@@ -116,6 +133,17 @@ static int check_ex(int layout, int ta, int tb, int64_t m, int64_t n, int64_t k,
     if (m < 0) return -6;                                                                       \
     if (n < 0) return -7;                                                                       \
     if (k < 0) return -8;                                                                       \
+    {                                                                                           \
+      const int read = count > 0 && reads_ab(m, n, k, alpha);                                   \
+      const int write = count > 0 && writes_c(m, n);                                            \
+      /* (every item's place is computed from all three batch strides) */                      \
+      if (ndim > 0 && write && sa == NULL) return -3;                                           \
+      if (ndim > 0 && write && sb == NULL) return -4;                                           \
+      if (ndim > 0 && write && sc == NULL) return -5;                                           \
+      if (read && a == NULL) return -10;                                                        \
+      if (read && b == NULL) return -13;                                                        \
+      if (write && c == NULL) return -17;                                                       \
+    }                                                                                           \
     if (count == 0 || m == 0 || n == 0) return 0;                                               \
     batch_##DT bt;                                                                              \
     bt.count = count; bt.ndim = ndim; bt.shape = shape; bt.sa = sa; bt.sb = sb; bt.sc = sc;     \

@@ -78,6 +78,22 @@ int main(void) {
   CODE(tilegen_unsharp_mask_u8(src8, s, dst8, s, H, W, C, 5, 1.0, 1.0 / 0.0, 0, 0), -10);
   CODE(tilegen_unsharp_mask_f32(srcf, s, dstf, s, H, W, C, 5, 1.0, 1.0, -1, 0), -11);
   CODE(tilegen_unsharp_mask_f32(srcf, s, dstf, s, H, W, C, 5, 1.0, 1.0, 0, 5), -12);
+  /* NULL images, every entry point: src is parameter 1, dst 3 (and filter2d_u8's kernel 8) */
+  CODE(tilegen_filter2d_u8(NULL, s, dst8, s, H, W, C, k3, 3, 3, 0), -1);
+  CODE(tilegen_filter2d_u8(src8, s, NULL, s, H, W, C, k3, 3, 3, 0), -3);
+  CODE(tilegen_filter2d_u8(src8, s, dst8, s, H, W, C, NULL, 3, 3, 0), -8);
+  CODE(tilegen_gaussian_blur_u8(NULL, s, dst8, s, H, W, C, 3, 1.0, 0), -1);
+  CODE(tilegen_gaussian_blur_u8(src8, s, NULL, s, H, W, C, 3, 1.0, 0), -3);
+  CODE(tilegen_gaussian_blur_f32(NULL, s, dstf, s, H, W, C, 3, 1.0, 0), -1);
+  CODE(tilegen_gaussian_blur_f32(srcf, s, NULL, s, H, W, C, 3, 1.0, 0), -3);
+  CODE(tilegen_box_blur_u8(NULL, s, dst8, s, H, W, C, 3, 0), -1);
+  CODE(tilegen_box_blur_u8(src8, s, NULL, s, H, W, C, 3, 0), -3);
+  CODE(tilegen_box_blur_f32(NULL, s, dstf, s, H, W, C, 3, 0), -1);
+  CODE(tilegen_box_blur_f32(srcf, s, NULL, s, H, W, C, 3, 0), -3);
+  CODE(tilegen_unsharp_mask_u8(NULL, s, dst8, s, H, W, C, 5, 1.0, 1.0, 0, 0), -1);
+  CODE(tilegen_unsharp_mask_u8(src8, s, NULL, s, H, W, C, 5, 1.0, 1.0, 0, 0), -3);
+  CODE(tilegen_unsharp_mask_f32(NULL, s, dstf, s, H, W, C, 5, 1.0, 1.0, 0, 0), -1);
+  CODE(tilegen_unsharp_mask_f32(srcf, s, NULL, s, H, W, C, 5, 1.0, 1.0, 0, 0), -3);
 
   /* In place equals out of place. */
   EXPECT(tilegen_gaussian_blur_u8(src8, s, ref8, s, H, W, C, 5, 1.1, 0) == 0, "gaussian");
