@@ -51,6 +51,6 @@
 
 /* The ISAs whose kernels this build holds (an SDK ships only those it was generated for): the
    dispatcher considers only these, and of them only the build architecture's. */
-#define TG_ISAS_SHIPPED ((1u << TG_ISA_SCALAR) | (1u << TG_ISA_AVX2) | (1u << TG_ISA_AVX512) | (1u << TG_ISA_NEON))
+#define TG_ISAS_SHIPPED ((1u << TG_ISA_SCALAR) | (1u << TG_ISA_AVX2) | (1u << TG_ISA_AVX512) | (1u << TG_ISA_NEON) | (1u << TG_ISA_AVX512BF16))
 
 #endif /* TG_ISA_H */
