@@ -119,11 +119,20 @@ static inline uint16_t f32_to_bf16(float f) {
 
 /* ---- packing ---- */
 
-/* A's rows [i0, i0 + MR) x k [k0, k0 + kc) into pair panel order: per k pair, MR pairs. */
+/* A's rows [i0, i0 + MR) x k [k0, k0 + kc) into pair panel order: per k pair, MR pairs.
+   Row-major A with a full panel copies each row's (k, k + 1) pair whole. */
 static void pack_a(const uint16_t* a, int64_t rs_a, int64_t cs_a, int64_t i0, int64_t m,
                    int64_t k0, int64_t kc, int mr, uint16_t* dst) {
-  const int64_t kp = (kc + 1) / 2, rows = m - i0 < mr ? m - i0 : mr;
-  for (int64_t p = 0; p < kp; p++) {
+  const int64_t rows = m - i0 < mr ? m - i0 : mr;
+  if (cs_a == 1 && rows == mr) {
+    const uint16_t* r = a + i0 * rs_a + k0;
+    for (int64_t p = 0; p < kc / 2; p++, dst += 2 * mr)
+      for (int64_t i = 0; i < mr; i++) memcpy(dst + 2 * i, r + i * rs_a + 2 * p, 4);
+    if (kc % 2 == 0) return;
+    k0 += kc - 1;  /* the odd last k: the general path below, one pair */
+    kc = 1;
+  }
+  for (int64_t p = 0; p < (kc + 1) / 2; p++) {
     const int64_t k = k0 + 2 * p;
     const int second = 2 * p + 1 < kc;
     for (int64_t i = 0; i < mr; i++) {
