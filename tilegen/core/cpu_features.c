@@ -32,6 +32,7 @@ void tg_cpu_detect(tg_cpu_features* out) {
     if ((ebx >> 17) & 1) rep |= TG_FEAT_AVX512DQ;
     if ((ebx >> 30) & 1) rep |= TG_FEAT_AVX512BW;
     if ((ebx >> 31) & 1) rep |= TG_FEAT_AVX512VL;
+    if ((ecx >> 11) & 1) rep |= TG_FEAT_AVX512_VNNI;
     if (max_subleaf >= 1) {
       __cpuid_count(7, 1, eax, ebx, ecx, edx);
       if ((eax >> 5) & 1) rep |= TG_FEAT_AVX512_BF16;
@@ -46,7 +47,7 @@ void tg_cpu_detect(tg_cpu_features* out) {
   const int zmm_ok = ymm_ok && (xcr0 & 0xE0) == 0xE0;
   const uint32_t avx_bits = TG_FEAT_AVX | TG_FEAT_FMA | TG_FEAT_AVX2;
   const uint32_t avx512_bits = TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW |
-                               TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16;
+                               TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16 | TG_FEAT_AVX512_VNNI;
   uint32_t usable = rep & TG_FEAT_SSE2;
   if (ymm_ok) usable |= rep & avx_bits;
   if (zmm_ok) usable |= rep & avx512_bits;

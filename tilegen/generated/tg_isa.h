@@ -30,8 +30,9 @@
 #define TG_FEAT_AVX512VL (1u << 7)
 #define TG_FEAT_ASIMD (1u << 8)
 #define TG_FEAT_AVX512_BF16 (1u << 9)
-#define TG_FEATURE_COUNT 10
-#define TG_FEATURE_NAMES { "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd", "avx512_bf16" }
+#define TG_FEAT_AVX512_VNNI (1u << 10)
+#define TG_FEATURE_COUNT 11
+#define TG_FEATURE_NAMES { "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd", "avx512_bf16", "avx512_vnni" }
 
 /* ISAs, ids in table order. */
 #define TG_ISA_SCALAR 0
@@ -39,7 +40,8 @@
 #define TG_ISA_AVX512 2
 #define TG_ISA_NEON 3
 #define TG_ISA_AVX512BF16 4
-#define TG_ISA_COUNT 5
+#define TG_ISA_AVX512VNNI 5
+#define TG_ISA_COUNT 6
 
 /* X(id, "name", arch, priority, required feature mask) */
 #define TG_FOREACH_ISA(X) \
@@ -48,9 +50,10 @@
   X(TG_ISA_AVX512, "avx512", TG_ARCH_X86_64, 30, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL) \
   X(TG_ISA_NEON, "neon", TG_ARCH_AARCH64, 20, TG_FEAT_ASIMD) \
   X(TG_ISA_AVX512BF16, "avx512bf16", TG_ARCH_X86_64, 35, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16) \
+  X(TG_ISA_AVX512VNNI, "avx512vnni", TG_ARCH_X86_64, 34, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL | TG_FEAT_AVX512_VNNI) \
 
 /* The ISAs whose kernels this build holds (an SDK ships only those it was generated for): the
    dispatcher considers only these, and of them only the build architecture's. */
-#define TG_ISAS_SHIPPED ((1u << TG_ISA_SCALAR) | (1u << TG_ISA_AVX2) | (1u << TG_ISA_AVX512) | (1u << TG_ISA_NEON) | (1u << TG_ISA_AVX512BF16))
+#define TG_ISAS_SHIPPED ((1u << TG_ISA_SCALAR) | (1u << TG_ISA_AVX2) | (1u << TG_ISA_AVX512) | (1u << TG_ISA_NEON) | (1u << TG_ISA_AVX512BF16) | (1u << TG_ISA_AVX512VNNI))
 
 #endif /* TG_ISA_H */

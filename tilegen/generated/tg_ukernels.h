@@ -545,6 +545,16 @@ typedef void (*tg_bf16_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t kp, const 
                                         int64_t cs_c, float alpha, float beta);
 
 
+/* ======== gemms8 ======== */
+/* C (m <= MR rows, n <= NR columns, int32, element (i, j) at c[i*rs_c + j*cs_c]) = A B, plus C
+   when accumulate is nonzero (else C is not read), over kq quads of k: a is a packed A panel
+   (per k quad, MR quads of int8; offset by 128 for the kernels whose row says so), b a packed
+   B panel (per k quad, NR quads; then NR int32 column sums), zero-padded past m, n and k.
+   Sums wrap modulo 2^32. */
+typedef void (*tg_s8_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t kq, const int8_t* a,
+                                      const int8_t* b, int32_t* c, int64_t rs_c, int64_t cs_c,
+                                      int accumulate);
+
 /* ======== gemv ======== */
 /* Both forms (params->bias unused):
    dot form (MRx1cKR), mn = m <= MR rows: y[i*inc_y] = alpha * dot(a + i*rs_a, x) + beta * y[i*inc_y];
@@ -750,6 +760,12 @@ void tg_bf16_gemm_ukernel_8x32c2__avx512bf16(int64_t, int64_t, int64_t, const ui
 void tg_bf16_gemm_ukernel_6x64c2__avx512bf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_12x32c2__avx512(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_4x16c2__avx2(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_s8_gemm_ukernel_14x32c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_8x48c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_12x32c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_6x64c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_8x32c4__avx512(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_4x16c4__avx2(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_f32_gemv_ukernel_4x1c32__avx512(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c16__avx512(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_4x1c16__avx2(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
@@ -772,6 +788,8 @@ double tg_f64_fma_probe__avx512(int64_t iters);
 double tg_f32_fma_probe__avx512bf16(int64_t iters);
 double tg_f64_fma_probe__avx512bf16(int64_t iters);
 double tg_bf16_fma_probe__avx512bf16(int64_t iters);
+double tg_f32_fma_probe__avx512vnni(int64_t iters);
+double tg_f64_fma_probe__avx512vnni(int64_t iters);
 #endif
 
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
@@ -841,6 +859,7 @@ void tg_f64_packa_8__neon(int64_t, int64_t, const double*, int64_t, int64_t, dou
 void tg_f64_packb_6__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__neon(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 void tg_bf16_gemm_ukernel_12x8c2__neon(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_s8_gemm_ukernel_8x8c4__neon(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
@@ -895,6 +914,7 @@ void tg_f64_packa_2__scalar(int64_t, int64_t, const double*, int64_t, int64_t, d
 void tg_f64_packb_4__scalar(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__scalar(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 void tg_bf16_gemm_ukernel_2x2c2__scalar(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_s8_gemm_ukernel_2x2c4__scalar(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_f32_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
@@ -1251,6 +1271,27 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_IF_BUILT_AARCH64(TG_GEMMBF16_UKERNELS_bf16_AARCH64(X)) \
   TG_GEMMBF16_UKERNELS_bf16_ANY(X)
 
+/* TG_GEMMS8_UKERNELS_<dtype>_<ARCH>(X): every gemms8 kernel of that dtype built
+   for that architecture, registry order. X(isa id, MR, NR, production, A offset by 128 (VPDPBUSD), kernel, "name") */
+#define TG_GEMMS8_UKERNELS_s8_X86_64(X) \
+  X(TG_ISA_AVX512VNNI, 14, 32, 1, 1, tg_s8_gemm_ukernel_14x32c4__avx512vnni, "tg_s8_gemm_ukernel_14x32c4__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 8, 48, 0, 1, tg_s8_gemm_ukernel_8x48c4__avx512vnni, "tg_s8_gemm_ukernel_8x48c4__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 12, 32, 0, 1, tg_s8_gemm_ukernel_12x32c4__avx512vnni, "tg_s8_gemm_ukernel_12x32c4__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 6, 64, 0, 1, tg_s8_gemm_ukernel_6x64c4__avx512vnni, "tg_s8_gemm_ukernel_6x64c4__avx512vnni") \
+  X(TG_ISA_AVX512, 8, 32, 1, 0, tg_s8_gemm_ukernel_8x32c4__avx512, "tg_s8_gemm_ukernel_8x32c4__avx512") \
+  X(TG_ISA_AVX2, 4, 16, 1, 0, tg_s8_gemm_ukernel_4x16c4__avx2, "tg_s8_gemm_ukernel_4x16c4__avx2") \
+
+#define TG_GEMMS8_UKERNELS_s8_AARCH64(X) \
+  X(TG_ISA_NEON, 8, 8, 1, 0, tg_s8_gemm_ukernel_8x8c4__neon, "tg_s8_gemm_ukernel_8x8c4__neon") \
+
+#define TG_GEMMS8_UKERNELS_s8_ANY(X) \
+  X(TG_ISA_SCALAR, 2, 2, 1, 0, tg_s8_gemm_ukernel_2x2c4__scalar, "tg_s8_gemm_ukernel_2x2c4__scalar") \
+
+#define TG_FOREACH_GEMMS8_UKERNEL_s8(X) \
+  TG_IF_BUILT_X86_64(TG_GEMMS8_UKERNELS_s8_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_GEMMS8_UKERNELS_s8_AARCH64(X)) \
+  TG_GEMMS8_UKERNELS_s8_ANY(X)
+
 /* TG_GEMV_UKERNELS_<dtype>_<ARCH>(X): every gemv kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, KR, production, kernel, "name") */
 #define TG_GEMV_UKERNELS_f32_X86_64(X) \
@@ -1336,6 +1377,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(tg_filter_select) \
   X(tg_gemm_select) \
   X(tg_gemm_bf16_select) \
+  X(tg_gemm_s8_select) \
   X(tg_rmsnorm_select) \
 
 /* The probe's dtypes by index: float FMAs, then one-instruction pair dot products. */
@@ -1350,6 +1392,8 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512BF16, 0, tg_f32_fma_probe__avx512bf16, 768) \
   X(TG_ISA_AVX512BF16, 1, tg_f64_fma_probe__avx512bf16, 384) \
   X(TG_ISA_AVX512BF16, 2, tg_bf16_fma_probe__avx512bf16, 1536) \
+  X(TG_ISA_AVX512VNNI, 0, tg_f32_fma_probe__avx512vnni, 768) \
+  X(TG_ISA_AVX512VNNI, 1, tg_f64_fma_probe__avx512vnni, 384) \
 
 #define TG_FMA_PROBES_AARCH64(X) \
   X(TG_ISA_NEON, 0, tg_f32_fma_probe__neon, 192) \

@@ -14,12 +14,13 @@ from typing import Mapping, Optional, Tuple
 
 # Element types: name -> C type. Float types have VecOps; integer types (8-bit kernels: uint8
 # pixels with 16/32-bit intermediates) have IntOps; bfloat16 (stored as its 16 bits) has DotOps,
-# computing in float32.
+# computing in float32; int8 (GEMM inputs, k in quads) has QuadOps, computing in int32.
 DTYPES: Mapping[str, str] = {
     "f32": "float", "f64": "double", "u8": "uint8_t", "i16": "int16_t", "i32": "int32_t",
-    "bf16": "uint16_t",
+    "bf16": "uint16_t", "s8": "int8_t",
 }
-DTYPE_BYTES: Mapping[str, int] = {"f32": 4, "f64": 8, "u8": 1, "i16": 2, "i32": 4, "bf16": 2}
+DTYPE_BYTES: Mapping[str, int] = {"f32": 4, "f64": 8, "u8": 1, "i16": 2, "i32": 4, "bf16": 2,
+                                  "s8": 1}
 FLOAT_DTYPES: Tuple[str, ...] = ("f32", "f64")
 INT_DTYPES: Tuple[str, ...] = ("u8", "i16", "i32")
 # What the throughput probe measures, in the order of the C side's dtype index: each float type's
@@ -40,7 +41,7 @@ PREFETCH_LEVELS: Mapping[str, Mapping[str, object]] = {
 # the OS also enables the register state (XGETBV); asimd comes from HWCAP.
 FEATURES: Tuple[str, ...] = (
     "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd",
-    "avx512_bf16",
+    "avx512_bf16", "avx512_vnni",
 )
 
 _ARCH_ALIASES: Mapping[str, str] = {
@@ -277,6 +278,54 @@ PAIR_HELPER = (
 
 
 @dataclass(frozen=True)
+class QuadOps(_Spellings):
+    """Spellings of int8 products on one ISA, k taken four at a time: a "quad vector" holds
+    `lanes` quads (k, k+1, k+2, k+3 of one column or row), one per int32 lane, the first in the
+    low byte; sums are int32 (wrapping, as NumPy's integer matmul wraps):
+
+      load(p)          the quad vector at p (4 * lanes values); also an int32 vector load
+      bcast(p)         the quad at p (four values) in every lane
+      dot(acc, a, b)   acc + the sum over the quad of a's bytes, unsigned, times b's, signed, in
+                       one instruction (VPDPBUSD; empty where the ISA has none: the driver
+                       offsets A by 128 for it and subtracts 128 x B's column sums)
+      byte(x, t)       byte t of each lane sign-extended to int32 (t a literal 0..3), for ISAs
+                       without `dot`
+      mla(acc, a, b)   acc + a * b on int32 lanes
+      zero(), add(a, b), sub(a, b), store(p, x)   int32 vectors
+    """
+
+    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"), "byte": ("x", "t"),
+            "mla": ("acc", "a", "b"), "zero": (), "add": ("a", "b"), "sub": ("a", "b"),
+            "store": ("p", "x")}
+
+    vtype: str
+    lanes: int
+    load_: str
+    bcast_: str
+    zero_: str
+    add_: str
+    sub_: str
+    store_: str
+    mla_: str = ""
+    byte_: str = ""
+    dot_: str = ""
+    helpers: str = ""
+
+    @property
+    def native(self) -> bool:
+        return bool(self.dot_)
+
+
+# Reads the quad at p as one 32-bit value without breaking the aliasing rules.
+QUAD_HELPER = (
+    "static inline int32_t tg_quad_bits(const int8_t* p) {\n"
+    "  int32_t v;\n"
+    "  __builtin_memcpy(&v, p, sizeof(v));\n"
+    "  return v;\n"
+    "}\n")
+
+
+@dataclass(frozen=True)
 class Isa:
     name: str
     arch: str                       # key of ARCH_GUARDS
@@ -291,6 +340,7 @@ class Isa:
     ops: Mapping[str, VecOps] = field(default_factory=dict)       # per float dtype
     int_ops: Mapping[str, IntOps] = field(default_factory=dict)   # per wide integer dtype
     dot_ops: Mapping[str, DotOps] = field(default_factory=dict)   # per 16-bit input dtype
+    quad_ops: Mapping[str, QuadOps] = field(default_factory=dict)  # per 8-bit GEMM input dtype
     # Preprocessor condition under which the inline-assembly k loops compile (GNU syntax on
     # this arch); elsewhere, e.g. MSVC, the same kernel falls back to its intrinsics loop.
     asm_guard: str = ""
@@ -311,11 +361,16 @@ class Isa:
     def dot(self, dtype: str) -> DotOps:
         return self.dot_ops[dtype]
 
+    def quad(self, dtype: str) -> QuadOps:
+        return self.quad_ops[dtype]
+
     def lanes(self, dtype: str) -> int:
         if dtype in self.int_ops:
             return self.int_ops[dtype].lanes
         if dtype in self.dot_ops:
             return self.dot_ops[dtype].lanes  # pairs per vector: float32 lanes
+        if dtype in self.quad_ops:
+            return self.quad_ops[dtype].lanes  # quads per vector: int32 lanes
         return self.ops[dtype].lanes
 
     def prefetch(self, p: str, level: str = "l1") -> str:

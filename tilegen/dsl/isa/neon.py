@@ -1,4 +1,5 @@
-from .base import DTYPES, FLOAT_DTYPES, INT_NARROW, PAIR_HELPER, DotOps, IntOps, Isa, VecOps
+from .base import (DTYPES, FLOAT_DTYPES, INT_NARROW, PAIR_HELPER, QUAD_HELPER, DotOps, IntOps,
+                   Isa, QuadOps, VecOps)
 
 
 def _vec_ops(dtype: str) -> VecOps:
@@ -100,6 +101,17 @@ BF16 = DotOps(
     helpers=PAIR_HELPER)
 
 
+# int8 quads without the dot-product extension: bytes sign-extended to int32 and multiplied.
+S8 = QuadOps(
+    vtype="int32x4_t", lanes=4,
+    load_="vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ({p})))",
+    bcast_="vdupq_n_s32(tg_quad_bits({p}))",
+    zero_="vdupq_n_s32(0)", add_="vaddq_s32({a}, {b})", sub_="vsubq_s32({a}, {b})",
+    store_="vst1q_s32((int32_t*) ({p}), {x})",
+    byte_="vshrq_n_s32(vshlq_n_s32({x}, 24 - 8 * ({t})), 24)",
+    mla_="vmlaq_s32({acc}, {a}, {b})", helpers=QUAD_HELPER)
+
+
 ISA = Isa(
     name="neon", arch="aarch64", vector_bits=128, num_vregs=32, tail="temp",
     cflags=(), headers=("arm_neon.h",), requires=("asimd",), priority=20,
@@ -107,5 +119,6 @@ ISA = Isa(
     ops={d: _vec_ops(d) for d in FLOAT_DTYPES},
     int_ops={d: _int_ops(d) for d in INT_NARROW},
     dot_ops={"bf16": BF16},
+    quad_ops={"s8": S8},
     description="AArch64 Advanced SIMD (ASIMD), 32 q registers",
 )

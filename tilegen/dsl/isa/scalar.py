@@ -1,4 +1,5 @@
-from .base import DTYPES, FLOAT_DTYPES, INT_NARROW, PAIR_HELPER, DotOps, IntOps, Isa, VecOps
+from .base import (DTYPES, FLOAT_DTYPES, INT_NARROW, PAIR_HELPER, QUAD_HELPER, DotOps, IntOps,
+                   Isa, QuadOps, VecOps)
 
 # Helpers for the spellings that are not one C operator. Saturation bounds by narrow type.
 _SAT = {"i16": (0, 255, "uint8_t"), "i32": (-32768, 32767, "int16_t")}
@@ -68,6 +69,18 @@ BF16 = DotOps(
         "}\n"))
 
 
+# int8 quads as one 32-bit value; sums in uint32 so that they wrap as the SIMD lanes do
+# (signed overflow is undefined in C).
+S8 = QuadOps(
+    vtype="int32_t", lanes=1,
+    load_="tg_quad_bits({p})", bcast_="tg_quad_bits({p})",
+    zero_="0", add_="((int32_t) ((uint32_t) ({a}) + (uint32_t) ({b})))",
+    sub_="((int32_t) ((uint32_t) ({a}) - (uint32_t) ({b})))",
+    store_="(*({p}) = ({x}))",
+    byte_="((int32_t) (int8_t) (uint8_t) ((uint32_t) ({x}) >> (8 * ({t}))))",
+    mla_="((int32_t) ((uint32_t) ({acc}) + (uint32_t) (({a}) * ({b}))))", helpers=QUAD_HELPER)
+
+
 ISA = Isa(
     name="scalar", arch="any", vector_bits=0, num_vregs=16, tail="temp",
     # Keep the fallback scalar: GCC 12's loop vectorizer turns the strided A broadcasts into
@@ -77,5 +90,6 @@ ISA = Isa(
     ops={d: _vec_ops(d) for d in FLOAT_DTYPES},
     int_ops={d: _int_ops(d) for d in INT_NARROW},
     dot_ops={"bf16": BF16},
+    quad_ops={"s8": S8},
     description="portable C, one element per 'register' (16 FP registers assumed)",
 )

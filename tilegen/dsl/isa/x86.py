@@ -1,7 +1,7 @@
 """Spellings shared by the x86-64 vector ISAs (AVX2 and AVX-512 differ in width and masks)."""
 from __future__ import annotations
 
-from .base import DTYPES, PAIR_HELPER, AsmOps, DotOps, IntOps, VecOps
+from .base import DTYPES, PAIR_HELPER, QUAD_HELPER, AsmOps, DotOps, IntOps, QuadOps, VecOps
 
 # GCC and Clang on x86-64; TG_NO_ASM builds the intrinsics fallback (the tests build both).
 X86_GNU_ASM = "defined(__GNUC__) && defined(__x86_64__) && !defined(TG_NO_ASM)"
@@ -226,3 +226,21 @@ def bf16_ops(bits: int, native: bool = False) -> DotOps:
         first_=f"{w}_castsi{bits}_ps({w}_slli_epi32({{x}}, 16))",
         second_=f"{w}_castsi{bits}_ps({w}_and_{si}({{x}}, {w}_set1_epi32((int) 0xFFFF0000u)))",
         helpers=PAIR_HELPER, **common)
+
+
+def s8_ops(bits: int, native: bool = False) -> QuadOps:
+    """int8 quads on 256/512-bit vectors: AVX512-VNNI's VPDPBUSD, or (without it) each quad's
+    bytes sign-extended to int32 (shift left, arithmetic shift right) and multiplied."""
+    w, si = ("_mm512", "si512") if bits == 512 else ("_mm256", "si256")
+    common = dict(
+        vtype="__m512i" if bits == 512 else "__m256i", lanes=bits // 32,
+        load_=f"{w}_loadu_{si}((const void*) ({{p}}))",
+        bcast_=f"{w}_set1_epi32(tg_quad_bits({{p}}))",
+        zero_=f"{w}_setzero_{si}()", add_=f"{w}_add_epi32({{a}}, {{b}})",
+        sub_=f"{w}_sub_epi32({{a}}, {{b}})", store_=f"{w}_storeu_{si}((void*) ({{p}}), {{x}})",
+        helpers=QUAD_HELPER)
+    if native:
+        return QuadOps(dot_="_mm512_dpbusd_epi32({acc}, {a}, {b})", **common)
+    return QuadOps(
+        byte_=f"{w}_srai_epi32({w}_slli_epi32({{x}}, 24 - 8 * ({{t}})), 24)",
+        mla_=f"{w}_add_epi32({{acc}}, {w}_mullo_epi32({{a}}, {{b}}))", **common)

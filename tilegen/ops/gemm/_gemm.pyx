@@ -6,7 +6,7 @@ minimal overhead and hands everything else to tilegen.ops.gemm.api, which implem
 full semantics on top of `gemm_into` / `gemm_batched_into`.
 """
 cimport numpy as cnp
-from libc.stdint cimport int64_t, intptr_t, uint16_t
+from libc.stdint cimport int8_t, int32_t, int64_t, intptr_t, uint16_t
 
 import numpy as np
 
@@ -39,6 +39,15 @@ cdef extern from "tilegen.h" nogil:
                           int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b,
                           int64_t cs_b, float beta, void* c, int c_dtype, int64_t rs_c,
                           int64_t cs_c, const float* bias, int64_t bias_stride, int act)
+
+    int tilegen_gemm_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a,
+                        int64_t cs_a, const int8_t* b, int64_t rs_b, int64_t cs_b,
+                        int accumulate, int32_t* c, int64_t rs_c, int64_t cs_c)
+
+cdef extern from "tg_gemm_s8.h" nogil:
+    const char* tilegen_x_gemm_s8_kernel()
+    int tilegen_x_set_gemm_s8_kernel(const char* name)
+    const char* tilegen_x_gemm_s8_kernel_name(int i)
 
 cdef extern from "tg_gemm_bf16.h" nogil:
     const char* tilegen_x_gemm_bf16_kernel()
@@ -570,3 +579,55 @@ def gemm_bf16_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha=1.0
         raise MemoryError("gemm: out of memory for the packed bfloat16 panels")
     if rc != 0:
         raise ValueError(f"tilegen_gemm_bf16: invalid argument {-rc}")
+
+
+# ---------------------------------------------------------------- int8
+
+def s8_kernel():
+    """The int8 GEMM kernel in use."""
+    return _s(tilegen_x_gemm_s8_kernel())
+
+
+def s8_kernels():
+    """The registered int8 GEMM kernels of the ISA it runs on (tune's candidates)."""
+    out = []
+    cdef const char* p = tilegen_x_gemm_s8_kernel_name(0)
+    while p != NULL:
+        out.append(p.decode())
+        p = tilegen_x_gemm_s8_kernel_name(len(out))
+    return out
+
+
+def set_s8_kernel(name=None):
+    """Makes `name` (one of s8_kernels()) the int8 kernel; None restores the built-in."""
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be a kernel name or None, not {type(name).__name__}")
+    cdef bytes raw = (name or "").encode()
+    if tilegen_x_set_gemm_s8_kernel(raw) != 0:
+        raise ValueError(f"name: {name!r} is not an int8 GEMM kernel of this ISA "
+                         f"(one of {', '.join(s8_kernels())})")
+
+
+def gemm_s8_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, bint accumulate=False):
+    """c[...] = a @ b (+ c when accumulate), in place: a (m, k) and b (k, n) int8, c (m, n)
+    int32, exact (int32 sums wrap past 2^31, as NumPy's). Aligned, native byte order, strides
+    multiples of the item size (any sign); c overlaps neither a nor b (the API makes sure)."""
+    cdef int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1]
+    if b.shape[0] != k or c.shape[0] != m or c.shape[1] != n:
+        raise ValueError(f"gemm: shapes {(<object> a).shape} @ {(<object> b).shape} -> "
+                         f"{(<object> c).shape} do not match")
+    if a.dtype != np.int8 or b.dtype != np.int8 or c.dtype != np.int32:
+        raise TypeError(f"gemm: int8 @ int8 -> int32 only, not {a.dtype} @ {b.dtype} -> {c.dtype}")
+    cdef int64_t rs_a = _estride(a, 0), cs_a = _estride(a, 1)
+    cdef int64_t rs_b = _estride(b, 0), cs_b = _estride(b, 1)
+    cdef int64_t rs_c = _estride(c, 0), cs_c = _estride(c, 1)
+    cdef const int8_t* pa = <const int8_t*> cnp.PyArray_DATA(a)
+    cdef const int8_t* pb = <const int8_t*> cnp.PyArray_DATA(b)
+    cdef int32_t* pc = <int32_t*> cnp.PyArray_DATA(c)
+    cdef int acc = 1 if accumulate else 0, rc
+    with nogil:
+        rc = tilegen_gemm_s8(m, n, k, pa, rs_a, cs_a, pb, rs_b, cs_b, acc, pc, rs_c, cs_c)
+    if rc == 1:
+        raise MemoryError("gemm: out of memory for the packed int8 panels")
+    if rc != 0:
+        raise ValueError(f"tilegen_gemm_s8: invalid argument {-rc}")

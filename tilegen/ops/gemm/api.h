@@ -69,8 +69,8 @@ TILEGEN_API int tilegen_dgemm_batched(int64_t batch_ndim, const int64_t* batch_s
  * the activation applied in float32. C is float32 (c_dtype TILEGEN_F32) or bfloat16
  * (TILEGEN_BF16: the float32 result rounded once to nearest, ties to even). Strides in
  * elements, any sign. beta == 0 never reads C; alpha == 0 or k == 0 never reads A or B.
- * Threads split the rows. Returns 0, -p when parameter p (1-based) is invalid (nothing
- * written), or 1 when memory runs out (nothing written).
+ * Threads split the rows (a few rows: the columns). Returns 0, -p when parameter p (1-based)
+ * is invalid (nothing written), or 1 when memory runs out (C may be partly written).
  */
 typedef enum { TILEGEN_F32 = 0, TILEGEN_BF16 = 1 } tilegen_dtype;
 TILEGEN_API int tilegen_gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
@@ -83,3 +83,15 @@ TILEGEN_API void tilegen_bf16_from_f32(int64_t n, const float* x, int64_t incx, 
                                        int64_t incy);
 TILEGEN_API void tilegen_f32_from_bf16(int64_t n, const uint16_t* x, int64_t incx, float* y,
                                        int64_t incy);
+
+/*
+ * int8 GEMM: C (int32) = A B, or C += A B when accumulate is nonzero, with A (m x k: element
+ * (i, p) at a[i*rs_a + p*cs_a]) and B (k x n) int8. Exact: the int32 sums wrap modulo 2^32
+ * only past 2^31 (K over 2^17 of extreme values), as NumPy's int32 matmul wraps. Strides in
+ * elements, any sign. accumulate == 0 never reads C; k == 0 never reads A or B. Threads split
+ * the rows (a few rows: the columns). Returns 0, -p when parameter p (1-based) is invalid
+ * (nothing written), or 1 when memory runs out (C may be partly written).
+ */
+TILEGEN_API int tilegen_gemm_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a,
+                                int64_t cs_a, const int8_t* b, int64_t rs_b, int64_t cs_b,
+                                int accumulate, int32_t* c, int64_t rs_c, int64_t cs_c);

@@ -1,0 +1,321 @@
+/* int8 GEMM: tilegen_gemm_s8 runs here. A and B are int8, C int32, the sums exact (wrapping
+   modulo 2^32 past 2^31, as NumPy's integer matmul). The driver packs A and B into quad panels
+   (the kernels' KR = 4: gemms8.py) -- A offset by 128 and B's column sums after each panel for
+   the VPDPBUSD kernels -- blocks k by KC and columns by NC (from the core's caches, as the float
+   GEMM does) and threads as the bfloat16 driver does: B's block packed in parallel and the row
+   panels split, or for a few rows B streamed through L2 per thread. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tg_gemm_s8.h"
+#include "tg_threads.h"
+#include "tg_workspace.h"
+#include "tilegen.h"
+
+#define TG_S8_PARALLEL_MIN_OPS 4.0e6  /* below this a product runs on one thread */
+#define TG_S8_STREAM_PANELS 4         /* up to this many row panels, B is streamed */
+#define TG_S8_STREAM_KC 512           /* its k block: a multiple of 4; short (few rows) */
+
+/* ---- dispatch ---- */
+
+static tg_interned* interned;
+static tg_gemm_s8_config first;
+static _Atomic(const tg_gemm_s8_config*) current;
+
+/* Block sizes from the caches (1 byte a value): A's MR x KC panel in a quarter of L2, B's
+   KC x NC block in the smaller of 4 x L2 and L3 / 8 (the float GEMM's rule). */
+static void blocking(tg_gemm_s8_config* c) {
+  const tg_cpu_caches* k = tg_caches();
+  int64_t kc = k->l2 / 4 / c->mr / 64 * 64;
+  kc = kc < 256 ? 256 : kc > 8192 ? 8192 : kc;
+  const int64_t b_max = k->l3 <= 0 ? k->l2 / 2 : k->l3 / 8 < 4 * k->l2 ? k->l3 / 8 : 4 * k->l2;
+  int64_t nc = b_max / kc / c->nr * c->nr;
+  c->kc = kc;
+  c->nc = nc < c->nr ? c->nr : nc;
+}
+
+static void publish(const tg_gemm_s8_config* c) {
+  const tg_gemm_s8_config* p = tg_intern(&interned, c, sizeof(*c));
+  if (p == NULL) {
+    if (atomic_load(&current) != NULL) return;
+    first = *c;
+    p = &first;
+  }
+  atomic_store_explicit(&current, p, memory_order_release);
+  tg_dispatch_report("gemm", NULL, "s8", c->isa, c->name);
+}
+
+#define TG_PICK(ISA, MR, NR, PROD, OFFSET, FN, NAME)                                        \
+  if ((ISA) == isa && ((PROD) || want != NULL) && c->fn == NULL &&                          \
+      (want == NULL || strcmp(NAME, want) == 0)) {                                          \
+    c->isa = (ISA); c->fn = FN; c->mr = (MR); c->nr = (NR); c->a_offset = (OFFSET);          \
+    c->name = NAME;                                                                         \
+  }
+
+static void pick(tg_gemm_s8_config* c, int isa, const char* want) {
+  c->fn = NULL;
+  TG_FOREACH_GEMMS8_UKERNEL_s8(TG_PICK)
+  if (c->fn != NULL) blocking(c);
+}
+
+void tg_gemm_s8_select(void) {
+  int order[TG_ISA_COUNT];
+  const int n = tg_isa_candidates(order);
+  tg_gemm_s8_config c;
+  memset(&c, 0, sizeof(c));
+  for (int i = 0; i < n && c.fn == NULL; i++) pick(&c, order[i], NULL);
+  publish(&c);
+  if (tg_dispatch_verbose())
+    fprintf(stderr, "tilegen: s8 gemm: %s, %s (KC %lld, NC %lld)\n", tg_isa_name_of(c.isa),
+            c.name, (long long) c.kc, (long long) c.nc);
+}
+
+const tg_gemm_s8_config* tg_gemm_s8_cfg(void) {
+  tg_dispatch_init();
+  return atomic_load_explicit(&current, memory_order_acquire);
+}
+
+int tilegen_x_set_gemm_s8_kernel(const char* name) {
+  tg_dispatch_init();
+  tg_dispatch_lock();
+  tg_gemm_s8_config c = *atomic_load(&current);
+  pick(&c, c.isa, name != NULL && name[0] != '\0' ? name : NULL);
+  const int found = c.fn != NULL;
+  if (found) publish(&c);
+  tg_dispatch_unlock();
+  return found ? 0 : -1;
+}
+
+const char* tilegen_x_gemm_s8_kernel_name(int i) {
+  const int isa = tg_gemm_s8_cfg()->isa;
+  const char* out = NULL;
+#define TG_NTH(ISA, MR, NR, PROD, OFFSET, FN, NAME) if ((ISA) == isa && i-- == 0) out = NAME;
+  TG_FOREACH_GEMMS8_UKERNEL_s8(TG_NTH)
+#undef TG_NTH
+  return out;
+}
+
+const char* tilegen_x_gemm_s8_kernel(void) { return tg_gemm_s8_cfg()->name; }
+
+/* ---- packing ---- */
+
+/* A's rows [i0, i0 + MR) x k [k0, k0 + kc) into quad panel order: per k quad, MR quads, each
+   byte XOR 0x80 (A + 128 as unsigned) when `offset`. Padding is 0 before the offset: past k it
+   meets B's zero padding, and rows past m are never stored. */
+static void pack_a(const int8_t* a, int64_t rs_a, int64_t cs_a, int64_t i0, int64_t m,
+                   int64_t k0, int64_t kc, int mr, int offset, int8_t* dst) {
+  const int64_t rows = m - i0 < mr ? m - i0 : mr, kq = (kc + 3) / 4;
+  const uint8_t flip = offset ? 0x80u : 0;
+  for (int64_t p = 0; p < kq; p++, dst += 4 * mr) {
+    const int64_t k = k0 + 4 * p, have = kc - 4 * p < 4 ? kc - 4 * p : 4;
+    for (int64_t i = 0; i < mr; i++) {
+      const int8_t* row = a + (i0 + i) * rs_a + k * cs_a;
+      if (i < rows && have == 4 && cs_a == 1) {
+        uint32_t v;
+        memcpy(&v, row, 4);
+        v ^= flip * 0x01010101u;
+        memcpy(dst + 4 * i, &v, 4);
+        continue;
+      }
+      for (int64_t h = 0; h < 4; h++)
+        dst[4 * i + h] = (int8_t) ((uint8_t) (i < rows && h < have ? row[h * cs_a] : 0) ^ flip);
+    }
+  }
+}
+
+/* B's k [k0, k0 + kc) x the NR-wide column panels [q0, q1) of the columns from j0 (nc of them)
+   into quad panels, one after another from dst: per k quad NR quads, then NR int32 sums of
+   128 x the panel's columns (for the offset kernels). k quads are the outer loop so that
+   row-major B is read along its rows. */
+__attribute__((optimize("tree-vectorize")))
+static void pack_b(const int8_t* b, int64_t rs_b, int64_t cs_b, int64_t k0, int64_t kc,
+                   int64_t j0, int64_t nc, int nr, int64_t q0, int64_t q1, int8_t* dst) {
+  const int64_t kq = (kc + 3) / 4, panel = 4 * nr * kq + 4 * nr;
+  for (int64_t q = q0; q < q1; q++) memset(dst + (q - q0) * panel + 4 * nr * kq, 0, 4 * (size_t) nr);
+  for (int64_t p = 0; p < kq; p++) {
+    const int64_t k = k0 + 4 * p, have = kc - 4 * p < 4 ? kc - 4 * p : 4;
+    for (int64_t q = q0; q < q1; q++) {
+      const int64_t jp = q * nr, cols = nc - jp < nr ? nc - jp : nr;
+      const int8_t* r = b + k * rs_b + (j0 + jp) * cs_b;
+      int8_t* d = dst + (q - q0) * panel + p * 4 * nr;
+      int32_t* sums = (int32_t*) (dst + (q - q0) * panel + 4 * nr * kq);
+      if (cols == nr && have == 4 && cs_b == 1) {  /* row-major B: four rows interleaved */
+        const int8_t *r0 = r, *r1 = r + rs_b, *r2 = r + 2 * rs_b, *r3 = r + 3 * rs_b;
+        for (int64_t j = 0; j < nr; j++) {
+          d[4 * j] = r0[j]; d[4 * j + 1] = r1[j]; d[4 * j + 2] = r2[j]; d[4 * j + 3] = r3[j];
+          sums[j] = (int32_t) ((uint32_t) sums[j] + 128u * (uint32_t) (r0[j] + r1[j] + r2[j] + r3[j]));
+        }
+        continue;
+      }
+      for (int64_t j = 0; j < nr; j++) {
+        int32_t s = 0;
+        for (int64_t h = 0; h < 4; h++) {
+          const int8_t v = j < cols && h < have ? r[h * rs_b + j * cs_b] : 0;
+          d[4 * j + h] = v;
+          s += v;
+        }
+        sums[j] = (int32_t) ((uint32_t) sums[j] + 128u * (uint32_t) s);  /* wraps, as C does */
+      }
+    }
+  }
+}
+
+/* ---- the driver ---- */
+
+/* Few rows: the registered kernel of the selected ISA that pads m the least, the selected one
+   on ties. */
+static tg_gemm_s8_config for_rows(const tg_gemm_s8_config* cfg, int64_t m) {
+  tg_gemm_s8_config best = *cfg;
+  if (m >= 4 * (int64_t) cfg->mr) return best;
+  int64_t best_rows = (m + cfg->mr - 1) / cfg->mr * cfg->mr;
+#define TG_ROWS(ISA, MR, NR, PROD, OFFSET, FN, NAME)                       \
+  if ((ISA) == cfg->isa && (m + (MR) - 1) / (MR) * (MR) < best_rows) {     \
+    best_rows = (m + (MR) - 1) / (MR) * (MR);                              \
+    best.fn = FN; best.mr = (MR); best.nr = (NR); best.a_offset = (OFFSET); \
+    best.name = NAME;                                                      \
+  }
+  TG_FOREACH_GEMMS8_UKERNEL_s8(TG_ROWS)
+#undef TG_ROWS
+  if (best.fn != cfg->fn) blocking(&best);
+  return best;
+}
+
+typedef struct {
+  const tg_gemm_s8_config* cfg;
+  const int8_t* a;
+  int64_t rs_a, cs_a, m;
+  const int8_t* b;
+  int64_t rs_b, cs_b, k, n;
+  int8_t* pb;                 /* the packed B block (blocked form) */
+  int64_t k0, kc, nc, j0;     /* the block (blocked form) */
+  int32_t* c;
+  int64_t rs_c, cs_c;
+  int accumulate, accumulate0; /* accumulate0: the caller's, for the first k block */
+  int64_t panels, col_panels;
+  int64_t stream_kc, stream_w;
+  atomic_int failed;
+} block_job;
+
+static int64_t a_panel_bytes(int mr, int64_t kc) { return 4 * mr * ((kc + 3) / 4); }
+static int64_t b_panel_bytes(int nr, int64_t kc) { return 4 * nr * ((kc + 3) / 4) + 4 * nr; }
+
+static void multiply(const block_job* j, int64_t kc, int64_t j0, int64_t nc, const int8_t* pa,
+                     int64_t p0, int64_t p1, const int8_t* pb, int64_t q0, int64_t q1, int acc) {
+  const int mr = j->cfg->mr, nr = j->cfg->nr;
+  const int64_t kq = (kc + 3) / 4;
+  for (int64_t pi = p0; pi < p1; pi++) {
+    const int64_t i0 = pi * mr, rows = j->m - i0 < mr ? j->m - i0 : mr;
+    for (int64_t q = q0; q < q1; q++) {
+      const int64_t jp = q * nr, cols = nc - jp < nr ? nc - jp : nr;
+      j->cfg->fn(rows, cols, kq, pa + (pi - p0) * a_panel_bytes(mr, kc),
+                 pb + (q - q0) * b_panel_bytes(nr, kc),
+                 j->c + i0 * j->rs_c + (j0 + jp) * j->cs_c, j->rs_c, j->cs_c, acc);
+    }
+  }
+}
+
+static void pack_task(void* ctx, int task, int ntasks) {
+  block_job* j = ctx;
+  const int64_t q0 = j->col_panels * task / ntasks, q1 = j->col_panels * (task + 1) / ntasks;
+  pack_b(j->b, j->rs_b, j->cs_b, j->k0, j->kc, j->j0, j->nc, j->cfg->nr, q0, q1,
+         j->pb + q0 * b_panel_bytes(j->cfg->nr, j->kc));
+}
+
+static void rows_task(void* ctx, int task, int ntasks) {
+  block_job* j = ctx;
+  const int mr = j->cfg->mr;
+  int8_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) a_panel_bytes(mr, j->kc));
+  if (pa == NULL) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  for (int64_t pi = j->panels * task / ntasks; pi < j->panels * (task + 1) / ntasks; pi++) {
+    pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, j->k0, j->kc, mr, j->cfg->a_offset, pa);
+    multiply(j, j->kc, j->j0, j->nc, pa, pi, pi + 1, j->pb, 0, j->col_panels, j->accumulate);
+  }
+}
+
+static void stream_task(void* ctx, int task, int ntasks) {
+  block_job* j = ctx;
+  const int mr = j->cfg->mr, nr = j->cfg->nr;
+  int8_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) (j->panels * a_panel_bytes(mr, j->stream_kc)));
+  int8_t* pb = tg_workspace(TG_WS_GEMM_LP_B, (size_t) (j->stream_w * b_panel_bytes(nr, j->stream_kc)));
+  if (pa == NULL || pb == NULL) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  const int64_t q0 = j->col_panels * task / ntasks, q1 = j->col_panels * (task + 1) / ntasks;
+  for (int64_t k0 = 0; k0 < j->k; k0 += j->stream_kc) {
+    const int64_t kc = j->k - k0 < j->stream_kc ? j->k - k0 : j->stream_kc;
+    for (int64_t pi = 0; pi < j->panels; pi++)
+      pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, k0, kc, mr, j->cfg->a_offset,
+             pa + pi * a_panel_bytes(mr, kc));
+    for (int64_t g = q0; g < q1; g += j->stream_w) {
+      const int64_t g1 = q1 - g < j->stream_w ? q1 : g + j->stream_w;
+      pack_b(j->b, j->rs_b, j->cs_b, k0, kc, 0, j->n, nr, g, g1, pb);
+      multiply(j, kc, 0, j->n, pa, 0, j->panels, pb, g, g1, k0 == 0 ? j->accumulate0 : 1);
+    }
+  }
+}
+
+static int run(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a, int64_t cs_a,
+               const int8_t* b, int64_t rs_b, int64_t cs_b, int accumulate, int32_t* c,
+               int64_t rs_c, int64_t cs_c) {
+  const tg_gemm_s8_config cfg = for_rows(tg_gemm_s8_cfg(), m);
+  const int64_t panels = (m + cfg.mr - 1) / cfg.mr;
+  const double ops = 2.0 * (double) m * (double) n * (double) k;
+  const int threads = ops < TG_S8_PARALLEL_MIN_OPS ? 1 : tg_threads_max();
+  block_job j;
+  memset(&j, 0, sizeof(j));
+  j.cfg = &cfg; j.a = a; j.rs_a = rs_a; j.cs_a = cs_a; j.m = m;
+  j.b = b; j.rs_b = rs_b; j.cs_b = cs_b; j.k = k; j.n = n;
+  j.c = c; j.rs_c = rs_c; j.cs_c = cs_c; j.accumulate0 = accumulate; j.panels = panels;
+  atomic_init(&j.failed, 0);
+  if (panels <= TG_S8_STREAM_PANELS) {
+    j.stream_kc = k < TG_S8_STREAM_KC ? k : TG_S8_STREAM_KC;
+    const int64_t w = tg_caches()->l2 / 2 / b_panel_bytes(cfg.nr, j.stream_kc);
+    j.stream_w = w < 1 ? 1 : w;
+    j.col_panels = (n + cfg.nr - 1) / cfg.nr;
+    tg_parallel_run(threads < j.col_panels ? threads : (int) j.col_panels, stream_task, &j);
+    return atomic_load(&j.failed);
+  }
+  const int64_t kc_max = k < cfg.kc ? k : cfg.kc;
+  const int64_t nc_max = n < cfg.nc ? n : cfg.nc;
+  j.pb = tg_workspace(TG_WS_GEMM_LP_B,
+                      (size_t) ((nc_max + cfg.nr - 1) / cfg.nr * b_panel_bytes(cfg.nr, kc_max)));
+  if (j.pb == NULL) return 1;
+  for (int64_t j0 = 0; j0 < n; j0 += cfg.nc) {
+    const int64_t nc = n - j0 < cfg.nc ? n - j0 : cfg.nc;
+    for (int64_t k0 = 0; k0 < k; k0 += cfg.kc) {
+      j.k0 = k0; j.kc = k - k0 < cfg.kc ? k - k0 : cfg.kc; j.nc = nc; j.j0 = j0;
+      j.col_panels = (nc + cfg.nr - 1) / cfg.nr;
+      j.accumulate = k0 == 0 ? accumulate : 1;
+      tg_parallel_run(threads < j.col_panels ? threads : (int) j.col_panels, pack_task, &j);
+      tg_parallel_run(threads < panels ? threads : (int) panels, rows_task, &j);
+      if (atomic_load(&j.failed)) return 1;
+    }
+  }
+  return 0;
+}
+
+int tilegen_gemm_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a,
+                    int64_t cs_a, const int8_t* b, int64_t rs_b, int64_t cs_b, int accumulate,
+                    int32_t* c, int64_t rs_c, int64_t cs_c) {
+  if (m < 0) return -1;
+  if (n < 0) return -2;
+  if (k < 0) return -3;
+  const int reads = m > 0 && n > 0 && k > 0;
+  if (reads && a == NULL) return -4;
+  if (reads && b == NULL) return -7;
+  if (m > 0 && n > 0 && c == NULL) return -11;
+  if (m == 0 || n == 0) return 0;
+  if (!reads) {  /* no product: C = 0, or C unchanged */
+    if (!accumulate)
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t jj = 0; jj < n; jj++) c[i * rs_c + jj * cs_c] = 0;
+    return 0;
+  }
+  return run(m, n, k, a, rs_a, cs_a, b, rs_b, cs_b, accumulate != 0, c, rs_c, cs_c);
+}

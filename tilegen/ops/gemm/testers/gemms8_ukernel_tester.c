@@ -1,0 +1,118 @@
+/*
+ * int8 GEMM micro-kernel tester: C (int32) = A B (+ C when accumulating) from quad-packed
+ * panels, for every m <= MR and n <= NR (every row and column remainder), k quads 0-3 and 17,
+ * row and column strides of C (column stride 1 and a prime), accumulate 0 (C's old values must
+ * not show) and 1. Values cover all of int8, and cases of all -128 or all 127 (the largest
+ * products; VPDPBUSD's A + 128 reaches 255), and one deep case near 2^31 (K = 2^16 of
+ * -128 x -128 = 2^30, then past 2^31: the sums must wrap as int32). A kernel whose row says
+ * so takes A + 128 and B's column sums times 128 after the quads, as the driver packs them.
+ * The reference is an int64 sum wrapped to int32, so the result must match exactly. A, B and C
+ * each end (or, alternately, start) at a PROT_NONE page; every element of C's buffer outside
+ * the tile holds a sentinel that must survive.
+ *
+ * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_LANES=.. -DTG_A_OFFSET=0|1
+ * -DTG_ISA_ID=TG_ISA_<NAME>; prints "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77
+ * (77: the CPU lacks the ISA).
+ */
+#define _GNU_SOURCE
+#include "tg_ukernels.h"
+
+typedef int32_t T;  /* the tester's guarded buffers hold C; A and B get their own below */
+#include "ukernel_tester.h"
+
+static long cases = 0, failed = 0;
+
+enum fill { RANDOM, ALL_MIN, ALL_MAX, MIXED_EXTREMES };
+
+static int8_t value(enum fill f, int which) {
+  switch (f) {
+    case ALL_MIN: return -128;
+    case ALL_MAX: return 127;
+    case MIXED_EXTREMES: return which ? -128 : 127;
+    default: return (int8_t) ((int) (uniform() * 256) - 128);
+  }
+}
+
+static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fill fill) {
+  region ra, rb, rc;
+  guard_alternate();
+  const size_t b_bytes = (size_t) (4 * TG_NR * kq) + 4 * TG_NR;  /* quads, then column sums */
+  int8_t* a = (int8_t*) guarded_bytes((size_t) (4 * TG_MR * kq) + 1, guard_front, &ra);
+  int8_t* b = (int8_t*) guarded_bytes(b_bytes, guard_front, &rb);
+  int8_t* av = malloc((size_t) (4 * TG_MR * kq) + 1);  /* A's true values */
+  /* Packed panels: rows/columns past m/n are the driver's zero padding. */
+  for (int p = 0; p < kq; p++)
+    for (int i = 0; i < TG_MR; i++)
+      for (int h = 0; h < 4; h++) {
+        const int e = (p * TG_MR + i) * 4 + h;
+        av[e] = i < m ? value(fill, (i + h) & 1) : 0;
+        a[e] = TG_A_OFFSET ? (int8_t) ((uint8_t) av[e] ^ 0x80u) : av[e];
+      }
+  int32_t sums[TG_NR];
+  for (int j = 0; j < TG_NR; j++) sums[j] = 0;
+  for (int p = 0; p < kq; p++)
+    for (int j = 0; j < TG_NR; j++)
+      for (int h = 0; h < 4; h++) {
+        const int8_t v = j < n ? value(fill, (j + p) & 1) : 0;
+        b[(p * TG_NR + j) * 4 + h] = v;
+        sums[j] += v;
+      }
+  for (int j = 0; j < TG_NR; j++) {
+    const int32_t comp = (int32_t) ((uint32_t) sums[j] * 128u);
+    memcpy(b + 4 * TG_NR * kq + 4 * j, &comp, 4);
+  }
+  const int64_t rs_c = next_prime((int64_t) (n * cs_c + 1));
+  const size_t c_count = (size_t) ((m - 1) * rs_c + (n - 1) * cs_c + 1);
+  int32_t* c = guarded(c_count, &rc);
+  int32_t* c0 = malloc(c_count * sizeof(int32_t));
+  const int32_t sentinel = 0x5EED;
+  for (size_t q = 0; q < c_count; q++) c[q] = sentinel;
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) c[i * rs_c + j * cs_c] = (int32_t) (uniform() * 2e9) - 1000000000;
+  memcpy(c0, c, c_count * sizeof(int32_t));
+  TG_UKERNEL(m, n, kq, a, b, c, rs_c, cs_c, accumulate);
+  cases++;
+  for (size_t q = 0; q < c_count; q++) {
+    const int64_t i = (int64_t) q / rs_c, rest = (int64_t) q % rs_c;
+    const int in_tile = rest % cs_c == 0 && rest / cs_c < n && i < m;
+    if (in_tile) {
+      const int64_t j = rest / cs_c;
+      int64_t acc = accumulate ? c0[q] : 0;
+      for (int p = 0; p < kq; p++)
+        for (int h = 0; h < 4; h++)
+          acc += (int64_t) av[(p * TG_MR + i) * 4 + h] * b[(p * TG_NR + j) * 4 + h];
+      const int32_t want = (int32_t) (uint32_t) (uint64_t) acc;  /* wrapped, as int32 sums */
+      if (c[q] != want) {
+        if (++failed <= 20)
+          fprintf(stderr, "FAIL m=%d n=%d kq=%d cs_c=%ld accumulate=%d fill=%d at (%ld,%ld): got %d want %d\n",
+                  m, n, kq, (long) cs_c, accumulate, (int) fill, (long) i, (long) j, c[q], want);
+        break;
+      }
+    } else if (c[q] != sentinel) {
+      if (++failed <= 20)
+        fprintf(stderr, "FAIL m=%d n=%d kq=%d cs_c=%ld: wrote outside the tile at %zu\n", m, n, kq,
+                (long) cs_c, q);
+      break;
+    }
+  }
+  free(c0);
+  free(av);
+  release(&ra); release(&rb); release(&rc);
+}
+
+int main(void) {
+  if (!cpu_supported()) return 77;
+  const int kqs[] = {0, 1, 2, 3, 17};
+  for (int m = 1; m <= TG_MR; m++)
+    for (int n = 1; n <= TG_NR; n++)
+      for (int q = 0; q < 5; q++)
+        for (int s = 0; s < 2; s++)
+          for (int acc = 0; acc < 2; acc++) run_case(m, n, kqs[q], s ? 3 : 1, acc, RANDOM);
+  for (int f = ALL_MIN; f <= MIXED_EXTREMES; f++)
+    for (int m = 1; m <= TG_MR; m += TG_MR > 4 ? 3 : 1) run_case(m, TG_NR, 5, 1, 1, (enum fill) f);
+  run_case(TG_MR, TG_NR, 16384, 1, 0, ALL_MIN);  /* 2^30 per element: exact */
+  run_case(TG_MR, TG_NR, 16384, 1, 1, ALL_MIN);  /* + C's old value: may wrap */
+  run_case(TG_MR, TG_NR, 40000, 1, 0, ALL_MIN);  /* past 2^31: wraps */
+  printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,33 @@
+/*
+ * The int8 GEMM's dispatch table (gemm_s8.c): the kernel of the best usable ISA that has one
+ * (the avx512vnni tier's four-way dot products, else a widening kernel), from the generated
+ * TG_FOREACH_GEMMS8_UKERNEL_s8 list, published immutable (dispatch.h); `tilegen tune` may pick
+ * another registered kernel of that ISA.
+ */
+#ifndef TG_GEMM_S8_H
+#define TG_GEMM_S8_H
+
+#include <stdint.h>
+
+#include "dispatch.h"
+#include "tg_ukernels.h"
+
+typedef struct tg_gemm_s8_config {
+  int isa;
+  tg_s8_gemm_ukernel_fn fn;
+  int mr, nr;
+  int a_offset;               /* the kernel takes A + 128 (VPDPBUSD's unsigned operand) */
+  int64_t kc, nc;             /* k values per packed block (a multiple of 4), columns per B block */
+  const char* name;
+} tg_gemm_s8_config;
+
+const tg_gemm_s8_config* tg_gemm_s8_cfg(void);
+void tg_gemm_s8_select(void);
+
+/* ---- tuning and test hooks ---- */
+TG_XAPI_FN(const char*, tilegen_x_gemm_s8_kernel, (void))
+/* `name`, a registered kernel of the selected ISA, or the built-in for NULL or ""; 0 or -1. */
+TG_XAPI_FN(int, tilegen_x_set_gemm_s8_kernel, (const char* name))
+TG_XAPI_FN(const char*, tilegen_x_gemm_s8_kernel_name, (int i))
+
+#endif
