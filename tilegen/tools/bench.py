@@ -101,7 +101,8 @@ def _positive(kind):
 def add_arguments(p: argparse.ArgumentParser) -> None:
     first = next(iter(benchcases.OPS))
     p.add_argument("--op", choices=list(benchcases.OPS), default=first,
-                   help=f"operation (default {first})")
+                   help=f"what to measure (default {first}): " + "; ".join(
+                       f"{op}: {benchcases.summary(op)}" for op in benchcases.OPS))
     p.add_argument("--quick", action="store_true",
                    help="a few small cases with short repetitions and a shorter peak probe "
                         "(~15 s; checks the harness)")
