@@ -148,6 +148,43 @@ def test_boolean_mask_and_fully_masked_rows(path):
                                atol=tol_for(q, k, v))
 
 
+def torch_math(q, k, v, **kw):
+    """torch's reference SDPA (the math backend: its default CPU kernel refuses a 1-D mask
+    with 4-D inputs, which the math definition broadcasts)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel(SDPBackend.MATH):
+        return torch_ref(q, k, v, **kw)
+
+
+@pytest.mark.parametrize("lead", [(), (3,), (2, 3)])
+def test_one_dimensional_mask_broadcasts(lead, path):
+    """A (Sk,) mask broadcasts to (..., Sq, Sk), as the docstring says and torch's
+    scaled_dot_product_attention does: boolean (a key-padding mask shared by every row) and
+    additive, against 2-, 3- and 4-D inputs; the same as the mask broadcast by hand."""
+    sq, sk = 23, 57
+    q, k, v = rand(*lead, sq, 32), rand(*lead, sk, 32), rand(*lead, sk, 24)
+    keep = RNG.random(sk) > 0.4
+    keep[0] = True
+    add = rand(sk, scale=2.0)
+    for mask in (keep, add):
+        got = tg.attention(q, k, v, mask=mask)
+        assert got.shape == (*lead, sq, 24)
+        want = torch_math(q, k, v, attn_mask=mask.astype(np.float64) if mask.dtype.kind == "f"
+                          else mask)
+        np.testing.assert_allclose(got, want, rtol=0, atol=tol_for(q, k, v) + 1e-6)
+        full = np.broadcast_to(mask, (*lead, sq, sk))
+        np.testing.assert_array_equal(got, tg.attention(q, k, v, mask=full))
+    # With causal on top: the (Sk,) mask and the diagonal both apply.
+    np.testing.assert_allclose(tg.attention(q, k, v, mask=keep, causal=True),
+                               ref_attention(q, k, v, mask=keep, causal=True), rtol=0,
+                               atol=tol_for(q, k, v))
+    with pytest.raises(ValueError, match=r"^mask: a scalar is not a mask; .*causal="):
+        tg.attention(q, k, v, mask=np.True_)
+    with pytest.raises(ValueError, match=r"^mask: shape \(56,\) does not broadcast"):
+        tg.attention(q, k, v, mask=keep[:-1])
+
+
 def test_key_padding_mask_broadcast_and_causal(path):
     """A (B, 1, 1, Sk) padding mask broadcast over heads and queries, with causal on top;
     blocks the mask hides wholly are skipped, which must not change the answer."""

@@ -101,7 +101,8 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None):
 
     q (..., Sq, D), k (..., Sk, D), v (..., Sk, Dv) -> (..., Sq, Dv). Leading dimensions
     broadcast; k and v may have fewer heads (the dimension before Sq) than q when their count
-    divides q's (grouped-query attention). `mask` broadcasts to (..., Sq, Sk): boolean (True =
+    divides q's (grouped-query attention). `mask` broadcasts to (..., Sq, Sk) as NumPy
+    broadcasts (a (Sk,) key-padding mask, (Sq, Sk), (B, 1, 1, Sk), ...): boolean (True =
     attend) or floating (added to the scores). `causal=True` lets query i see keys
     j <= i + Sk - Sq (bottom-right aligned, torch's `is_causal` when Sq == Sk); both may be
     given. A query that sees no key gets zeros. `scale` defaults to 1/sqrt(D). float32 and
@@ -131,9 +132,9 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None):
         else:
             raise TypeError(f"mask: dtype {mask.dtype} is not supported; expected bool "
                             "(True = attend) or a floating additive mask")
-        if mask.ndim < 2:
-            raise ValueError(f"mask: expected at least 2 dimensions (..., Sq, Sk), got shape "
-                             f"{mask.shape}")
+        if mask.ndim == 0:  # mask=True is more likely a causal flag than a mask
+            raise ValueError("mask: a scalar is not a mask; it broadcasts to (..., Sq, Sk) from "
+                             "(Sk,) or more dimensions (for causal masking pass causal=)")
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] > 0 else 1.0
     elif isinstance(scale, numbers.Real) and not isinstance(scale, bool):
