@@ -621,6 +621,15 @@ def _pool_text(info: dict) -> str:
     return "; ".join(parts) or "no BLAS/OpenMP pool (single-threaded)"
 
 
+def cv2_text(info: dict) -> str:
+    """OpenCV's side of the cv2 row: its version, parallel framework and threads, and SIMD."""
+    b = info.get("cv2_build", {})
+    return (f"OpenCV {info.get('version', '?')} (parallel framework "
+            f"{b.get('parallel') or '?'}, cv2.getNumThreads() = {info.get('cv2_threads')}; "
+            f"SIMD baseline {b.get('baseline') or 'none'}, dispatched "
+            f"{b.get('dispatched') or 'none'}; cv2.useOptimized() = {b.get('optimized')})")
+
+
 def format_library_lines(report: dict) -> List[str]:
     lines = []
     for lib in report["libs"]:
@@ -642,6 +651,9 @@ def format_library_lines(report: dict) -> List[str]:
                     text += f"; tuning: {tuning.get('status')}"
             elif lib == "torch":
                 text += f"; torch.get_num_threads() = {info.get('torch_threads')}"
+            elif lib == "cv2" and "cv2_build" in info:  # OpenCV's build, not a BLAS pool
+                text = (f"  {lib:<8} {info.get('version', '?'):<12} {threads}T: "
+                        f"{cv2_text(info)}")
             lines.append(text)
     for lib in SINGLE_THREADED:
         if lib in report["libs"] and any(t > 1 for t in report["threads"]):
