@@ -329,6 +329,35 @@ def test_conv2d_cases_and_onnx_model():
     assert case.check((x, w, b), got) is None
 
 
+def test_cv2_row_shows_opencv_not_a_blas_pool():
+    """The image bench's cv2 row reports OpenCV itself (version, parallel framework and its
+    threads, SIMD baseline and dispatch, from cv2.getBuildInformation()), not the BLAS pool
+    threadpoolctl finds beside it, which was NumPy's OpenBLAS on a user's machine."""
+    from tilegen.tools import bench_worker
+
+    cv2 = pytest.importorskip("cv2")
+    build = bench_worker.cv2_build(cv2.getBuildInformation(), cv2.useOptimized())
+    assert build["parallel"] and build["baseline"] and build["optimized"] == cv2.useOptimized()
+    numpy_blas = {"internal_api": "openblas", "version": "0.3.99", "architecture": "Haswell",
+                  "threading_layer": "pthreads", "num_threads": 2,
+                  "filepath": "/site-packages/numpy.libs/libscipy_openblas64_.so"}
+    info = {"lib": "cv2", "version": cv2.__version__, "threads": 2, "cv2_threads": 2,
+            "cv2_build": build, "pools": [numpy_blas]}
+    report = {"libs": ["cv2"], "libraries": {"cv2": {"2": info}}, "op": "image",
+              "threads": [2]}
+    (line,) = bench.format_library_lines(report)
+    assert "OpenBLAS" not in line and "0.3.99" not in line, line
+    assert f"OpenCV {cv2.__version__} (parallel framework {build['parallel']}, " \
+           f"cv2.getNumThreads() = 2; SIMD baseline {build['baseline']}, dispatched " in line
+    text = ("General configuration for OpenCV 5.1.0 ===\n  CPU/HW features:\n"
+            "    Baseline:                    SSE SSE2\n      requested:   SSE3\n"
+            "    Dispatched code generation:  AVX2   AVX512_SKX\n"
+            "  Parallel framework:            TBB (ver 2021.1 interface 12010)\n")
+    assert bench_worker.cv2_build(text, False) == {
+        "optimized": False, "baseline": "SSE SSE2", "dispatched": "AVX2 AVX512_SKX",
+        "parallel": "TBB (ver 2021.1 interface 12010)"}
+
+
 def test_impossible_cells_are_flagged_unreliable():
     """A cell whose median is more than 2x its best, or that claims more than 100% of the FMA
     probe's peak, is flagged: its reasons in the JSON row, a mark in the table and a line naming

@@ -209,6 +209,25 @@ def test_help_shows_choices_and_defaults(capsys):
         assert words in out, words
 
 
+def test_help_names_the_sdk_ops_and_every_bench_op(capsys):
+    """`generate --help` lists the SDK's ops (the op registry, not `tilegen list`'s kernel
+    families); `bench --help` says what each --op value measures, bert (a model) included."""
+    from tilegen.ops import OPS
+    from tilegen.tools import benchcases
+
+    assert main(["generate", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    ops_help = out[out.index("--ops OPS with"):out.index("--out OUT with")]
+    assert f"(allowed: {', '.join(OPS)};" in ops_help and "tilegen list" not in ops_help
+    assert main(["bench", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "bert" in benchcases.OPS and "bert" not in OPS
+    for op in benchcases.OPS:
+        summary = " ".join(benchcases.summary(op).split())
+        assert summary and f"{op}: {summary}" in out, op
+    assert "bert: a model, not an op: a 6-layer BERT-style encoder forward" in out
+
+
 def test_an_invalid_isa_cap_is_one_line_for_the_commands_that_need_the_core(tmp_path):
     """TILEGEN_ISA=foo makes `import tilegen` raise; the command still generates code and
     reports the error as one line where it needs the compiled core."""

@@ -17,6 +17,9 @@ from typing import Callable, List, Optional, Tuple
 from tilegen.ops.plugins import case_dict
 
 NAME = "bert"
+SUMMARY = ("a model, not an op: a 6-layer BERT-style encoder forward (hidden 768, 12 heads, "
+           "float32, random weights) on tg.gemm and tg.attention, against the same forward in "
+           "NumPy and torch")
 LIBS = ("tilegen", "numpy", "torch")
 RATIO_VS = ("torch", "numpy")
 SHOWS = ("gemm", "attention")  # the ops whose dispatch choice the report shows

@@ -10,7 +10,8 @@ the C prefix. The folder owns every level of the op:
     templates/<family>/   its Jinja2 templates
     *.c, *.h              its C driver and dispatch selection (compiled by glob, no list)
     api.h                 its section of tilegen.h
-    _<op>.pyx, api.py     its binding and NumPy-style API
+    _<op>.pyx, _<op>.pyi  its binding and the binding's type stub
+    api.py                its NumPy-style API, when the binding is not all of it
     bench.py, tune.py     its `tilegen bench` and `tilegen tune` plug-ins (optional)
     testers/              the C tester of each family (tested by tests/test_ukernels.py)
 

@@ -17,6 +17,8 @@ tilegen/models/bert.py, works the same), found by tilegen/tools/benchcases.py. T
                               everything else (layout conversions, sessions) prepared here
     shape_note()              lines explaining the case labels
     SHOWS (optional)          ops whose dispatch choice the report shows (default: NAME)
+    SUMMARY (optional)        what it measures, one line for `tilegen bench --help` (default:
+                              the op's op.yaml summary; a model, which has no op.yaml, sets it)
     ratio_cases(case) (optional)
                               ids of the cases whose RATIO_VS peers tilegen's row of `case` is
                               compared with (default: `case` alone), e.g. one layer in every

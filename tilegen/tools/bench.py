@@ -101,7 +101,8 @@ def _positive(kind):
 def add_arguments(p: argparse.ArgumentParser) -> None:
     first = next(iter(benchcases.OPS))
     p.add_argument("--op", choices=list(benchcases.OPS), default=first,
-                   help=f"operation (default {first})")
+                   help=f"what to measure (default {first}): " + "; ".join(
+                       f"{op}: {benchcases.summary(op)}" for op in benchcases.OPS))
     p.add_argument("--quick", action="store_true",
                    help="a few small cases with short repetitions and a shorter peak probe "
                         "(~15 s; checks the harness)")
@@ -620,6 +621,15 @@ def _pool_text(info: dict) -> str:
     return "; ".join(parts) or "no BLAS/OpenMP pool (single-threaded)"
 
 
+def cv2_text(info: dict) -> str:
+    """OpenCV's side of the cv2 row: its version, parallel framework and threads, and SIMD."""
+    b = info.get("cv2_build", {})
+    return (f"OpenCV {info.get('version', '?')} (parallel framework "
+            f"{b.get('parallel') or '?'}, cv2.getNumThreads() = {info.get('cv2_threads')}; "
+            f"SIMD baseline {b.get('baseline') or 'none'}, dispatched "
+            f"{b.get('dispatched') or 'none'}; cv2.useOptimized() = {b.get('optimized')})")
+
+
 def format_library_lines(report: dict) -> List[str]:
     lines = []
     for lib in report["libs"]:
@@ -641,6 +651,9 @@ def format_library_lines(report: dict) -> List[str]:
                     text += f"; tuning: {tuning.get('status')}"
             elif lib == "torch":
                 text += f"; torch.get_num_threads() = {info.get('torch_threads')}"
+            elif lib == "cv2" and "cv2_build" in info:  # OpenCV's build, not a BLAS pool
+                text = (f"  {lib:<8} {info.get('version', '?'):<12} {threads}T: "
+                        f"{cv2_text(info)}")
             lines.append(text)
     for lib in SINGLE_THREADED:
         if lib in report["libs"] and any(t > 1 for t in report["threads"]):

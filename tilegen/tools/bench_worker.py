@@ -100,6 +100,21 @@ def _pools():
     return ThreadpoolController()
 
 
+def cv2_build(text: str, optimized: bool) -> Dict[str, object]:
+    """What the cv2 row reports about OpenCV, from cv2.getBuildInformation(): its parallel
+    framework and SIMD (baseline and dispatched), which decide how fast its filters run. (A
+    BLAS pool threadpoolctl finds is not OpenCV's filters', and may be NumPy's.)"""
+    found: Dict[str, object] = {"optimized": bool(optimized)}
+    keys = {"Parallel framework:": "parallel", "Baseline:": "baseline",
+            "Dispatched code generation:": "dispatched"}
+    for line in text.splitlines():
+        head, sep, value = line.strip().partition(":")
+        key = keys.get(head.strip() + ":")
+        if sep and key and key not in found:
+            found[key] = " ".join(value.split())
+    return found
+
+
 def setup_library(lib: str, threads: int) -> dict:
     """Imports numpy, then `lib`; gives `lib`'s pools `threads` threads (threadpoolctl and the
     library's own API) and every other pool in the process one (the reference checks use
@@ -140,6 +155,7 @@ def setup_library(lib: str, threads: int) -> dict:
         import cv2
         cv2.setNumThreads(threads)
         info["cv2_threads"] = cv2.getNumThreads()
+        info["cv2_build"] = cv2_build(cv2.getBuildInformation(), cv2.useOptimized())
     if pools is not None:
         info["pools"] = [lc.info() for lc in own]
         info["all_pools"] = _pools().info()

@@ -33,7 +33,16 @@ def _discover() -> Dict[str, ModuleType]:
 
 OPS: Dict[str, ModuleType] = _discover()
 
-__all__ = ["LINE_OFFSET", "OPS", "by_id", "cases", "op_module", "op_of", "placed", "reps_for"]
+__all__ = ["LINE_OFFSET", "OPS", "by_id", "cases", "op_module", "op_of", "placed", "reps_for",
+           "summary"]
+
+
+def summary(op: str) -> str:
+    """One line on what `--op op` measures: the plug-in's SUMMARY, else its op's summary."""
+    mod = op_module(op)
+    if hasattr(mod, "SUMMARY"):
+        return mod.SUMMARY
+    return _OPS[op].summary if op in _OPS else ""
 
 
 def op_module(op: str) -> ModuleType:

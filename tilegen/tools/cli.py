@@ -66,8 +66,11 @@ class GenerateCommand:
                        help="write a self-contained C library (CMake, plain C) to --out instead")
         p.add_argument("--isa", help="with --sdk: comma-separated ISAs to ship, e.g. neon,scalar "
                        f"(allowed: {', '.join(ISAS)}; scalar is always added)")
-        p.add_argument("--ops", help="with --sdk: comma-separated ops (allowed: the folders of "
-                       "tilegen/ops/; `tilegen list --op OP` lists an op's kernels)")
+        from tilegen.ops import OPS
+
+        p.add_argument("--ops", help="with --sdk: comma-separated ops, e.g. "
+                       f"{','.join(list(OPS)[:2])} (allowed: {', '.join(OPS)}; "
+                       "the ops they call are added)")
         p.add_argument("--out", help="with --sdk: the folder to write: a new or empty one, or "
                        "a previous SDK's (its files are replaced, those no longer needed removed)")
         p.add_argument("--force", action="store_true",

@@ -29,9 +29,9 @@ def ref_attention(q, k, v, mask=None, causal=False, scale=None):
     if mask is not None:
         mask = np.asarray(mask)
         s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
-    if causal:
+    if causal:  # True and "bottom_right": j <= i + Sk - Sq; "top_left": j <= i
         j, i = np.arange(sk)[None, :], np.arange(sq)[:, None]
-        s = np.where(j <= i + sk - sq, s, -np.inf)
+        s = np.where(j <= i + (0 if causal == "top_left" else sk - sq), s, -np.inf)
     m = np.max(s, axis=-1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
     p = np.exp(s - m)
@@ -112,6 +112,64 @@ def test_causal_bottom_right(sq, sk, path):
         assert not got[:, : sq - sk].any()
 
 
+def lower_right(sq, sk):
+    """The bottom-right causal mask as a boolean (True = attend): torch's
+    causal_lower_right(sq, sk) spelled out (which warns, and is only defined, for Sq <= Sk)."""
+    return np.tril(np.ones((sq, sk), bool), k=sk - sq)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sq,sk", [(5, 37), (1, 37), (37, 5), (37, 37), (70, 33), (33, 70),
+                                   (130, 97), (2, 1), (6, 3)])
+def test_causal_alignment_matches_torch(sq, sk, dtype, path):
+    """causal="top_left" is torch's is_causal=True (query i sees keys j <= i); True and
+    "bottom_right" are torch's causal_lower_right (j <= i + Sk - Sq). With Sq > Sk, top-left
+    has no empty row (row i sees min(i + 1, Sk) keys) and bottom-right hides every key from
+    the first Sq - Sk rows: those are zeros, as torch's math SDPA gives for a fully masked
+    row."""
+    from torch.nn.attention.bias import causal_lower_right
+
+    q, k, v = rand(2, 3, sq, 40, dtype=dtype), rand(2, 3, sk, 40, dtype=dtype), \
+        rand(2, 3, sk, 24, dtype=dtype)
+    tol = tol_for(q, k, v)
+    top = tg.attention(q, k, v, causal="top_left")
+    assert top.dtype == dtype and top.shape == (2, 3, sq, 24)
+    np.testing.assert_allclose(top, torch_ref(q, k, v, is_causal=True), rtol=0, atol=tol)
+    np.testing.assert_allclose(top, ref_attention(q, k, v, causal="top_left"), rtol=0, atol=tol)
+    bottom = tg.attention(q, k, v, causal="bottom_right")
+    np.testing.assert_array_equal(bottom, tg.attention(q, k, v, causal=True))
+    np.testing.assert_allclose(bottom, torch_math(q, k, v, attn_mask=lower_right(sq, sk)),
+                               rtol=0, atol=tol)
+    if sq <= sk:
+        want = SDPA(*(torch.from_numpy(x.astype(np.float64)) for x in (q, k, v)),
+                    attn_mask=causal_lower_right(sq, sk)).numpy()
+        np.testing.assert_allclose(bottom, want, rtol=0, atol=tol)
+    else:
+        assert not bottom[..., : sq - sk, :].any()  # rows that see no key: zeros
+        assert np.abs(bottom[..., sq - sk:, :]).max() > 0
+    if sq == sk:
+        np.testing.assert_array_equal(top, bottom)
+    elif (sq, sk) == (5, 37):  # the case a torch user trips on: the two differ by ~1
+        assert np.abs(top - bottom).max() > 0.5
+
+
+def test_causal_top_left_with_mask_gqa_and_no_keys(path):
+    """top_left with a key-padding mask (a row whose visible keys are all padded gives zeros,
+    as torch's math SDPA does), with grouped-query heads, and with no keys at all."""
+    q, k, v = rand(2, 8, 40, 64), rand(2, 2, 70, 64), rand(2, 2, 70, 48)
+    keep = np.ones((2, 1, 1, 70), bool)
+    keep[1, ..., :10] = False  # sequence 1: rows 0..9 see only padded keys
+    got = tg.attention(q, k, v, mask=keep, causal="top_left")
+    want = ref_attention(q, k, v, mask=keep, causal="top_left")
+    np.testing.assert_allclose(got, want, rtol=0, atol=tol_for(q, k, v))
+    assert not got[1, :, :10].any() and got[0, :, :10].any()
+    tmask = keep & np.tril(np.ones((40, 70), bool))
+    np.testing.assert_allclose(got, torch_math(q, k, v, attn_mask=tmask, enable_gqa=True),
+                               rtol=0, atol=tol_for(q, k, v))
+    empty = tg.attention(rand(3, 5, 8), rand(3, 0, 8), rand(3, 0, 4), causal="top_left")
+    assert empty.shape == (3, 5, 4) and not empty.any()
+
+
 @pytest.mark.parametrize("hq,hkv", [(8, 2), (6, 3), (4, 1)])
 def test_grouped_query_heads(hq, hkv, path):
     q, k, v = rand(2, hq, 40, 64), rand(2, hkv, 70, 64), rand(2, hkv, 70, 48)
@@ -146,6 +204,43 @@ def test_boolean_mask_and_fully_masked_rows(path):
     ok = mask.any(-1)
     np.testing.assert_allclose(got[ok], torch_ref(q, k, v, attn_mask=mask)[ok], rtol=0,
                                atol=tol_for(q, k, v))
+
+
+def torch_math(q, k, v, **kw):
+    """torch's reference SDPA (the math backend: its default CPU kernel refuses a 1-D mask
+    with 4-D inputs, which the math definition broadcasts)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel(SDPBackend.MATH):
+        return torch_ref(q, k, v, **kw)
+
+
+@pytest.mark.parametrize("lead", [(), (3,), (2, 3)])
+def test_one_dimensional_mask_broadcasts(lead, path):
+    """A (Sk,) mask broadcasts to (..., Sq, Sk), as the docstring says and torch's
+    scaled_dot_product_attention does: boolean (a key-padding mask shared by every row) and
+    additive, against 2-, 3- and 4-D inputs; the same as the mask broadcast by hand."""
+    sq, sk = 23, 57
+    q, k, v = rand(*lead, sq, 32), rand(*lead, sk, 32), rand(*lead, sk, 24)
+    keep = RNG.random(sk) > 0.4
+    keep[0] = True
+    add = rand(sk, scale=2.0)
+    for mask in (keep, add):
+        got = tg.attention(q, k, v, mask=mask)
+        assert got.shape == (*lead, sq, 24)
+        want = torch_math(q, k, v, attn_mask=mask.astype(np.float64) if mask.dtype.kind == "f"
+                          else mask)
+        np.testing.assert_allclose(got, want, rtol=0, atol=tol_for(q, k, v) + 1e-6)
+        full = np.broadcast_to(mask, (*lead, sq, sk))
+        np.testing.assert_array_equal(got, tg.attention(q, k, v, mask=full))
+    # With causal on top: the (Sk,) mask and the diagonal both apply.
+    np.testing.assert_allclose(tg.attention(q, k, v, mask=keep, causal=True),
+                               ref_attention(q, k, v, mask=keep, causal=True), rtol=0,
+                               atol=tol_for(q, k, v))
+    with pytest.raises(ValueError, match=r"^mask: a scalar is not a mask; .*causal="):
+        tg.attention(q, k, v, mask=np.True_)
+    with pytest.raises(ValueError, match=r"^mask: shape \(56,\) does not broadcast"):
+        tg.attention(q, k, v, mask=keep[:-1])
 
 
 def test_key_padding_mask_broadcast_and_causal(path):
@@ -282,6 +377,14 @@ def test_runtime_info_reports_the_kernel():
      TypeError, ["mask", "int8"]),
     ((rand(2, 5, 8), rand(2, 6, 8), rand(2, 6, 4)), {"scale": "x"}, TypeError, ["scale"]),
     ((rand(2, 5, 8), rand(2, 6, 8), rand(2, 6, 4)), {"causal": 1}, TypeError, ["causal"]),
+    ((rand(2, 5, 8), rand(2, 6, 8), rand(2, 6, 4)), {"causal": None}, TypeError, ["causal"]),
+    ((rand(2, 5, 8), rand(2, 6, 8), rand(2, 6, 4)), {"causal": "top-left"}, ValueError,
+     ["causal: 'top-left' is not supported", "'bottom_right', 'top_left'"]),
+    ((rand(2, 5, 8), rand(2, 6, 8), rand(2, 6, 4)), {"causal": "upper_left"}, ValueError,
+     ["causal:", "torch's UPPER_LEFT is 'top_left'"]),
+    ((rand(2, 5, 8), rand(2, 6, 8), rand(2, 6, 4)), {"causal": "lower_right"}, ValueError,
+     ["causal:", "torch's LOWER_RIGHT is 'bottom_right'"]),
+    ((rand(2, 5, 8), rand(2, 6, 8), rand(2, 6, 4)), {"causal": ""}, ValueError, ["causal:"]),
     ((rand(5), rand(2, 6, 5), rand(2, 6, 4)), {}, ValueError, ["q", "(5,)"]),
 ])
 def test_bad_input(args, kw, exc, words):
@@ -289,6 +392,8 @@ def test_bad_input(args, kw, exc, words):
         tg.attention(*args, **kw)
     for w in words:
         assert w in str(e.value)
+    if "causal" in kw:
+        assert str(e.value).startswith("causal:")
 
 
 def test_c_api_reports_the_bad_parameter_and_writes_nothing():
@@ -318,7 +423,7 @@ def test_c_api_reports_the_bad_parameter_and_writes_nothing():
     assert call(ndim=1) == -2  # batch_shape NULL
     assert call(hkv=3) == -4
     assert call(sq=-1) == -5
-    assert call(causal=2) == -18
+    assert call(causal=3) == -18 and call(causal=-1) == -18
     # Every array the call reads or writes, NULL in turn: -p, never a crash.
     for name, p in (("q", 9), ("qs", 10), ("k", 11), ("ks", 12), ("v", 13), ("vs", 14),
                     ("out", 20), ("os", 21)):
@@ -328,6 +433,10 @@ def test_c_api_reports_the_bad_parameter_and_writes_nothing():
     assert (out == 7).all()
     assert call() == 0
     np.testing.assert_allclose(out, ref_attention(q, k, v, scale=0.35), atol=1e-5)
+    for causal, how in ((1, True), (2, "top_left")):  # TILEGEN_CAUSAL_BOTTOM_RIGHT, _TOP_LEFT
+        assert call(causal=causal) == 0
+        np.testing.assert_allclose(out, ref_attention(q, k, v, causal=how, scale=0.35),
+                                   atol=1e-5)
 
 
 def test_memory_stays_o_block():

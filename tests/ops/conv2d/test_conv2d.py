@@ -324,6 +324,88 @@ def test_module_paths():
         assert np.allclose(conv(x), tg.conv2d(x, w, **kw), rtol=1e-5, atol=1e-5)
 
 
+# (N, C_in, H, W), (C_out, kH, kW), stride, (top, bottom, left, right), dilation, groups
+ASYMMETRIC = [
+    ((2, 5, 9, 11), (7, 3, 3), 1, (0, 2, 1, 0), 1, 1),
+    ((1, 16, 12, 13), (32, 3, 3), 1, (2, 0, 0, 1), 1, 1),
+    ((1, 8, 10, 9), (8, 1, 1), 1, (1, 0, 0, 2), 1, 1),        # 1x1 with padding
+    ((1, 8, 10, 9), (8, 1, 1), 1, (0, 0, 0, 0), 1, 1),        # 1x1 without: GEMM
+    ((2, 3, 15, 16), (16, 3, 3), 2, (1, 0, 1, 0), 1, 1),      # a stride-2 stem, TF's "same"
+    ((1, 12, 11, 14), (12, 3, 3), 1, (0, 1, 2, 1), 1, 12),    # depthwise
+    ((1, 6, 9, 10), (12, 3, 3), 1, (3, 1, 0, 2), 1, 6),       # depthwise, multiplier 2
+    ((1, 8, 13, 12), (8, 3, 5), (2, 1), (2, 1, 4, 0), (1, 2), 2),
+    ((1, 4, 6, 7), (6, 4, 2), 1, (5, 0, 0, 3), 1, 1),         # more padding than filter
+    ((1, 4, 3, 3), (4, 5, 5), 1, (4, 0, 0, 4), 1, 1),         # output only from padding
+]
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("method", [None, "im2col", "plain", "direct", "gemm", "depthwise",
+                                    "depthwise-nchw"])
+def test_four_value_padding(layout, method):
+    """padding=(top, bottom, left, right): torch's F.pad(x, (left, right, top, bottom)) then a
+    convolution without padding, on every path, both layouts, float32 (tg.conv2d and
+    tg.Conv2d) and float64."""
+    rng = np.random.default_rng(31)
+    _conv.force_method(method)
+    try:
+        for i, ((n, cin, h, w_), (cout, kh, kw), stride, pad, dil, groups) in \
+                enumerate(ASYMMETRIC):
+            x = rng.standard_normal((n, cin, h, w_))
+            w = rng.standard_normal((cout, cin // groups, kh, kw))
+            b = rng.standard_normal(cout)
+            t, bot, left, right = pad
+            act = ACTS[i % len(ACTS)]
+            xp = F.pad(torch.from_numpy(x), (left, right, t, bot)).numpy()
+            want = torch_conv(xp, w, b, stride, 0, dil, groups, act)
+            mag = torch_conv(np.abs(xp), np.abs(w), np.abs(b), stride, 0, dil, groups, None)
+            for dtype in (np.float32, np.float64):
+                xl, wl = to_layout(x.astype(dtype), w.astype(dtype), layout)
+                got = [tg.conv2d(xl, wl, b, stride, pad, dil, groups, layout=layout,
+                                 activation=act),
+                       tg.Conv2d(wl, b, stride, list(pad), dil, groups, layout=layout,
+                                 activation=act)(xl)]
+                tol = (2e-6 if dtype == np.float32 else 1e-13) * np.sqrt(w[0].size) * (mag + 1)
+                for y in got:
+                    assert y.dtype == dtype
+                    y = y if layout == "NCHW" else y.transpose(0, 3, 1, 2)
+                    assert y.shape == want.shape, (pad, y.shape, want.shape)
+                    err = np.abs(y - want)
+                    assert np.all(err <= tol), (i, dtype, float(err.max()))
+    finally:
+        _conv.force_method(None)
+    # Symmetric four values are the pair; the C API gets (top, left, bottom, right).
+    x = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((6, 4, 3, 3)).astype(np.float32)
+    np.testing.assert_array_equal(tg.conv2d(x, w, padding=(1, 1, 2, 2)),
+                                  tg.conv2d(x, w, padding=(1, 2)))
+
+
+def test_module_repr_round_trips():
+    """Conv2d's repr shows padding as the constructor takes it ((h, w), or (top, bottom, left,
+    right) when the sides differ, as "same" with an even filter makes them), and every keyword
+    it shows, passed back in, builds the same convolution."""
+    rng = np.random.default_rng(32)
+    x = rng.standard_normal((1, 6, 11, 12)).astype(np.float32)
+    for shape, kw, shown in [
+            ((8, 6, 3, 3), {"padding": 1}, "padding=(1, 1)"),
+            ((8, 6, 4, 4), {"padding": "same"}, "padding=(1, 2, 1, 2)"),
+            ((8, 6, 2, 3), {"padding": "same", "dilation": (1, 2)}, "padding=(0, 1, 2, 2)"),
+            ((8, 6, 3, 3), {"padding": (0, 2, 1, 0), "stride": 2}, "padding=(0, 2, 1, 0)"),
+            ((6, 1, 3, 3), {"padding": (1, 0, 1, 0), "groups": 6, "activation": "relu"},
+             "padding=(1, 0, 1, 0)"),
+            ((8, 6, 3, 3), {"padding": "valid"}, "padding=(0, 0)")]:
+        w = rng.standard_normal(shape).astype(np.float32)
+        conv = tg.Conv2d(w, **kw)
+        text = repr(conv)
+        assert shown in text, text
+        kwargs = eval("dict(" + text[text.index("stride="):-1] + ")")
+        again = tg.Conv2d(w, **kwargs)
+        assert repr(again) == text
+        np.testing.assert_array_equal(again(x), conv(x))
+        np.testing.assert_array_equal(again(x), tg.conv2d(x, w, **kwargs))
+
+
 # ---------------------------------------------------------------- bad input
 
 X = np.zeros((1, 4, 8, 8), np.float32)
@@ -365,6 +447,13 @@ W = np.zeros((6, 4, 3, 3), np.float32)
     (lambda: tg.conv2d(X, W, layout="NCWH"), ValueError, "layout"),
     (lambda: tg.conv2d("x", W), TypeError, "x"),
     (lambda: tg.Conv2d(W, padding=-1), ValueError, "padding"),
+    (lambda: tg.conv2d(X, W, padding=(1, 2, 3)), ValueError, "padding"),
+    (lambda: tg.conv2d(X, W, padding=(1, 2, 3, 4, 5)), ValueError, "padding"),
+    (lambda: tg.conv2d(X, W, padding=(1, 2, 3, -1)), ValueError, "padding"),
+    (lambda: tg.conv2d(X, W, padding=(1, 2, 3, 2**28 + 1)), ValueError, "padding"),
+    (lambda: tg.Conv2d(W, padding=(1, 2, 3, 1.5)), TypeError, "padding"),
+    (lambda: tg.conv2d(X, np.zeros((6, 4, 12, 3), np.float32), padding=(1, 2, 0, 0)),
+     ValueError, "weight"),  # 12 rows of filter > 8 + 1 + 2 padded rows
     (lambda: tg.Conv2d(W)(np.zeros((1, 5, 8, 8), np.float32)), ValueError, "x"),
 ])
 def test_bad_input(call, exc, word):
@@ -376,7 +465,7 @@ def test_huge_padding_names_padding():
     """A padding the output cannot be allocated for (here 2^20 on each side: a 2-million-square
     output) is refused naming padding, not with NumPy's allocation error."""
     with pytest.raises(MemoryError, match=r"^padding: \(1048576, 1048576, 1048576, 1048576\) "
-                                          r"\(top, left, bottom, right\) makes the output"):
+                                          r"\(top, bottom, left, right\) makes the output"):
         tg.conv2d(X, W, padding=2**20)
 
 

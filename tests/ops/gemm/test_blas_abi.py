@@ -672,3 +672,34 @@ def test_gemm_ex_argument_errors(ex_prog, dt):
     bad = [f"{args}: returned {line}, want {rc}|1 (C untouched)"
            for (args, rc), line in zip(EX_ERRORS, got) if line != f"{rc}|1"]
     assert not bad, "\n".join(bad)
+
+
+def test_ld_preload_does_not_reach_numpys_bundled_openblas():
+    """What the README says where it describes the ABI: LD_PRELOAD serves the standard names
+    only, and NumPy's wheels call their bundled OpenBLAS under its own (scipy_cblas_sgemm64_),
+    which libtilegen does not export. Checked on the NumPy installed here: the GEMM symbols its
+    core imports are looked up in libtilegen."""
+    import ctypes
+    import shutil
+
+    from conftest import REPO_ROOT
+    from numpy._core import _multiarray_umath
+
+    if shutil.which("nm") is None:
+        pytest.skip("nm (binutils) is not installed")
+    r = subprocess.run(["nm", "-D", "--undefined-only", _multiarray_umath.__file__],
+                       capture_output=True, text=True, check=True)
+    wanted = sorted({line.split()[-1].split("@")[0] for line in r.stdout.splitlines()
+                     if "gemm" in line})
+    if not wanted:
+        pytest.skip("this NumPy imports no GEMM symbol (no BLAS, or linked statically)")
+    lib = ctypes.CDLL(tg.get_library())
+    served = [name for name in wanted if hasattr(lib, name)]
+    if served:
+        pytest.skip(f"this NumPy calls the standard names ({', '.join(served)}): LD_PRELOAD "
+                    f"reaches it")
+    assert "scipy_cblas_sgemm64_" in wanted  # the name the README quotes
+    readme = " ".join((REPO_ROOT / "README.md").read_text().split())
+    assert ("LD_PRELOAD replaces only the standard names" in readme
+            and "It does not reach NumPy's (or SciPy's) pip wheels" in readme
+            and "`scipy_cblas_sgemm64_`" in readme)

@@ -389,3 +389,34 @@ def test_neon_end_to_end_under_qemu(tmp_path):
     assert "__neon" in runs["neon"][0] and "__scalar" in runs["arm scalar"][0]
     hashes = {name: lines[1:] for name, lines in runs.items()}
     assert hashes["neon"] == hashes["arm scalar"] == hashes["native"]
+
+
+def test_planar_image_warns_with_the_fix():
+    """A planar CxHxW array (torch's order), here (3, 64, 48), would be filtered as 3 rows of 64
+    pixels with 48 channels: every filter warns (ImageLayoutWarning, at the caller's line) and
+    names np.moveaxis; the fix it names gives the per-plane answer. Channels-last images, and
+    many-channel ones with more rows than channels, do not warn."""
+    import warnings
+
+    planar = RNG.integers(0, 256, (3, 64, 48), dtype=np.uint8)
+    calls = (lambda i: tg.image.gaussian_blur(i, 5, 1.1), lambda i: tg.image.box_blur(i, 3),
+             lambda i: tg.image.filter2d(i, np.ones((3, 3)) / 9), lambda i: tg.image.unsharp_mask(i))
+    for call in calls:
+        with pytest.warns(tg.image.ImageLayoutWarning,
+                          match=r"^img: shape \(3, 64, 48\) is read as 3 rows x 64 columns x 48 "
+                                r"channels; images are HxWxC .*np\.moveaxis\(img, 0, -1\)") as rec:
+            call(planar)
+        assert len(rec) == 1 and rec[0].filename == __file__
+    for img in (planar[0], np.moveaxis(planar, 0, -1), RNG.integers(0, 256, (64, 48, 16), np.uint8),
+                planar[:, :, :4].astype(np.float32)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for call in calls:
+                call(img)
+    fixed = np.moveaxis(tg.image.gaussian_blur(np.moveaxis(planar, 0, -1), 5, 1.1), -1, 0)
+    for c in range(3):
+        np.testing.assert_array_equal(fixed[c], tg.image.gaussian_blur(planar[c], 5, 1.1))
+        np.testing.assert_array_equal(fixed[c], cv2.GaussianBlur(planar[c], (5, 5), 1.1))
+    with pytest.raises(ValueError, match=r"^img: at most 512 channels, got 600; .*"
+                                         r"np\.moveaxis\(img, 0, -1\)"):
+        tg.image.box_blur(np.zeros((3, 8, 600), np.uint8), 3)

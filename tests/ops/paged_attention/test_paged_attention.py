@@ -176,6 +176,32 @@ def test_int64_tables_and_empty_batch():
     assert tg.paged_attention(q[:0], k, v, bt[:0], lens[:0]).shape == (0, 2, 8)
 
 
+def test_causal_is_decodes_bottom_right_alignment():
+    """The query is its sequence's newest token: False, True and "bottom_right" all let it see
+    every cached token (tg.attention's bottom-right causal with Sq = 1 on the gathered rows);
+    "top_left" (which would show it the first token only) is refused naming causal."""
+    k, v, bt, lens = make_cache([37, 1, 130], 16, 2, 32)
+    q = RNG.standard_normal((3, 4, 32)).astype(np.float32)
+    want = ref_paged(q, k, v, bt, lens)
+    for causal in (False, True, "bottom_right", np.True_):
+        np.testing.assert_allclose(tg.paged_attention(q, k, v, bt, lens, causal=causal), want,
+                                   rtol=0, atol=tol(np.float32, 32))
+    t = np.arange(lens[0])
+    kk = np.moveaxis(k[bt[0, t // 16], t % 16], 1, 0)  # (Hkv, L, D)
+    vv = np.moveaxis(v[bt[0, t // 16], t % 16], 1, 0)
+    qq = q[0][:, None, :]  # (Hq, 1, D)
+    np.testing.assert_allclose(tg.attention(qq, kk, vv, causal="bottom_right")[:, 0], want[0],
+                               rtol=0, atol=tol(np.float32, 32))
+    assert np.abs(tg.attention(qq, kk, vv, causal="top_left")[:, 0] - want[0]).max() > 0.1
+    with pytest.raises(ValueError, match=r"^causal: 'top_left' does not apply to decode: .*"
+                                         r"bottom-right .*causal='top_left'\)"):
+        tg.paged_attention(q, k, v, bt, lens, causal="top_left")
+    with pytest.raises(ValueError, match=r"^causal: 'lower_right' is not supported"):
+        tg.paged_attention(q, k, v, bt, lens, causal="lower_right")
+    with pytest.raises(TypeError, match=r"^causal: expected a bool"):
+        tg.paged_attention(q, k, v, bt, lens, causal=1)
+
+
 # ---------------------------------------------------------------- bad input
 
 def _case():

@@ -14,6 +14,9 @@ cnp.import_array()
 
 cdef extern from "tilegen.h" nogil:
     int TILEGEN_ATTENTION_MAX_BATCH_NDIM
+    int TILEGEN_CAUSAL_NONE
+    int TILEGEN_CAUSAL_BOTTOM_RIGHT
+    int TILEGEN_CAUSAL_TOP_LEFT
     int tilegen_attention_f32(int64_t batch_ndim, const int64_t* batch_shape, int64_t heads_q,
                               int64_t heads_kv, int64_t sq, int64_t sk, int64_t d, int64_t dv,
                               const float* q, const int64_t* q_strides, const float* k,
@@ -35,6 +38,26 @@ cdef extern from "tg_attention.h" nogil:
     const char* tilegen_x_attention_kernel_name(int i)
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# causal= values: True is "bottom_right".
+CAUSAL = {"bottom_right": TILEGEN_CAUSAL_BOTTOM_RIGHT, "top_left": TILEGEN_CAUSAL_TOP_LEFT}
+# What torch calls them (torch.nn.attention.bias.CausalVariant), for the error's hint.
+_TORCH_CAUSAL = {"upper_left": "top_left", "lower_right": "bottom_right"}
+
+
+def _causal(causal):
+    """The C API's causal argument for causal=False | True | "bottom_right" | "top_left"."""
+    if isinstance(causal, (bool, np.bool_)):
+        return TILEGEN_CAUSAL_BOTTOM_RIGHT if causal else TILEGEN_CAUSAL_NONE
+    if not isinstance(causal, str):
+        raise TypeError(f"causal: expected a bool, 'bottom_right' or 'top_left', got "
+                        f"{type(causal).__name__}")
+    try:
+        return CAUSAL[causal]
+    except KeyError:
+        hint = _TORCH_CAUSAL.get(causal.lower().replace("-", "_"))
+        hint = f" (torch's {causal.upper()} is {hint!r})" if hint else ""
+        raise ValueError(f"causal: {causal!r} is not supported; allowed: False, True (the same "
+                         f"as 'bottom_right'), 'bottom_right', 'top_left'{hint}") from None
 
 
 def kernel_name():
@@ -101,10 +124,15 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None):
 
     q (..., Sq, D), k (..., Sk, D), v (..., Sk, Dv) -> (..., Sq, Dv). Leading dimensions
     broadcast; k and v may have fewer heads (the dimension before Sq) than q when their count
-    divides q's (grouped-query attention). `mask` broadcasts to (..., Sq, Sk): boolean (True =
-    attend) or floating (added to the scores). `causal=True` lets query i see keys
-    j <= i + Sk - Sq (bottom-right aligned, torch's `is_causal` when Sq == Sk); both may be
-    given. A query that sees no key gets zeros. `scale` defaults to 1/sqrt(D). float32 and
+    divides q's (grouped-query attention). `mask` broadcasts to (..., Sq, Sk) as NumPy
+    broadcasts (a (Sk,) key-padding mask, (Sq, Sk), (B, 1, 1, Sk), ...): boolean (True =
+    attend) or floating (added to the scores). `causal`: False; True or "bottom_right" lets
+    query i see keys j <= i + Sk - Sq (the diagonal aligned bottom-right: the last query sees
+    every key, as a query appended to a KV cache does; torch.nn.attention.bias.
+    causal_lower_right); "top_left" lets it see keys j <= i (torch's `is_causal=True`). They
+    agree when Sq == Sk. A mask and causal may both be given. A query that sees no key gets
+    zeros, as torch's math SDPA returns (bottom-right with Sq > Sk: the first Sq - Sk rows; a
+    mask that hides a whole row; Sk = 0). `scale` defaults to 1/sqrt(D). float32 and
     float64 (mixed inputs compute in float64); the Sq x Sk scores are never stored.
     """
     q = _float_array(q, "q")
@@ -131,17 +159,16 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None):
         else:
             raise TypeError(f"mask: dtype {mask.dtype} is not supported; expected bool "
                             "(True = attend) or a floating additive mask")
-        if mask.ndim < 2:
-            raise ValueError(f"mask: expected at least 2 dimensions (..., Sq, Sk), got shape "
-                             f"{mask.shape}")
+        if mask.ndim == 0:  # mask=True is more likely a causal flag than a mask
+            raise ValueError("mask: a scalar is not a mask; it broadcasts to (..., Sq, Sk) from "
+                             "(Sk,) or more dimensions (for causal masking pass causal=)")
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] > 0 else 1.0
     elif isinstance(scale, numbers.Real) and not isinstance(scale, bool):
         scale = float(scale)
     else:
         raise TypeError(f"scale: expected a real number or None, got {type(scale).__name__}")
-    if not isinstance(causal, (bool, np.bool_)):
-        raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
+    cdef int causal_c = _causal(causal)
 
     sq, d = q.shape[-2], q.shape[-1]
     sk, dv = k.shape[-2], v.shape[-1]
@@ -209,7 +236,6 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None):
         meta[4, :nb + 3] = [s // isz for s in mstr]
     cdef int64_t[:, ::1] mv = meta
     cdef int64_t hq_c = heads, hkv_c = hkv, sq_c = sq, sk_c = sk, d_c = d, dv_c = dv
-    cdef int causal_c = 1 if causal else 0
     cdef int rc
     cdef cnp.ndarray Q = qb, K = kb, V = vb, O = out
     cdef const uint8_t* pkeep = NULL

@@ -1,4 +1,8 @@
 #define TILEGEN_ATTENTION_MAX_BATCH_NDIM 8
+/* The causal argument of tilegen_attention_*. */
+#define TILEGEN_CAUSAL_NONE 0
+#define TILEGEN_CAUSAL_BOTTOM_RIGHT 1 /* key j hidden from query i when j > i + sk - sq */
+#define TILEGEN_CAUSAL_TOP_LEFT 2     /* key j hidden from query i when j > i (torch's is_causal) */
 
 /*
  * Scaled dot-product attention, fused (online softmax; the sq x sk scores are never stored):
@@ -11,9 +15,12 @@
  * i*q_strides[batch_ndim+1] + x], likewise k, v and out (batch_ndim + 2 strides each, in
  * elements; 0 broadcasts). Masks (optional, both may be given; batch_ndim + 3 strides: batch
  * dims, head, query row, key column): mask_keep[...] == 0 hides key j from query i,
- * mask_add[...] is added to the score. causal = 1 hides key j from query i when
- * j > i + sk - sq (the diagonal aligned bottom-right, torch's is_causal when sq == sk).
- * scale is used as given (1/sqrt(d) is the usual). A query that sees no key gets zeros.
+ * mask_add[...] is added to the score. causal = TILEGEN_CAUSAL_BOTTOM_RIGHT (1) hides key j
+ * from query i when j > i + sk - sq (the diagonal aligned bottom-right: the last query sees
+ * every key, as in decoding with a KV cache); TILEGEN_CAUSAL_TOP_LEFT (2) when j > i (torch's
+ * is_causal); the two agree when sq == sk. scale is used as given (1/sqrt(d) is the usual).
+ * A query that sees no key (bottom-right with sq > sk: the first sq - sk rows; or a mask)
+ * gets zeros.
  * out must not overlap the inputs. Returns 0, or -p when parameter p (1-based) is invalid, and
  * then writes nothing. float32 runs the generated kernels; float64 a plain C path.
  */

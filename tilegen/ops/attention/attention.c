@@ -30,7 +30,7 @@ typedef struct {
   int64_t nbatch, hq, hkv, group, sq, sk, d, dv;
   int64_t q_h, q_row, k_h, k_row, v_h, v_row, mask_h, mask_row, mask_col, out_h, out_row;
   int causal;
-  int64_t off;  /* causal: query i sees keys j <= i + off (off = Sk - Sq, bottom-right) */
+  int64_t off;  /* causal: query i sees keys j <= i + off (bottom-right Sk - Sq, top-left 0) */
 } tg_attn_shape;
 
 typedef struct { int64_t q, k, v, mask, out; } tg_attn_offsets;
@@ -126,7 +126,9 @@ static int tg_attn_shape_from(tg_attn_shape* s, int64_t ndim, const int64_t* sha
   if (work && v == NULL) return -13;
   if (vs == NULL) return -14;
   if ((keep != NULL || add != NULL) && ms == NULL) return -17;
-  if (causal != 0 && causal != 1) return -18;
+  if (causal != TILEGEN_CAUSAL_NONE && causal != TILEGEN_CAUSAL_BOTTOM_RIGHT &&
+      causal != TILEGEN_CAUSAL_TOP_LEFT)
+    return -18;
   if (!empty_out && out == NULL) return -20;
   if (os == NULL) return -21;
   s->ndim = (int) ndim;
@@ -159,8 +161,8 @@ static int tg_attn_shape_from(tg_attn_shape* s, int64_t ndim, const int64_t* sha
   }
   s->out_h = os[ndim];
   s->out_row = os[ndim + 1];
-  s->causal = causal;
-  s->off = sk - sq;
+  s->causal = causal != TILEGEN_CAUSAL_NONE;
+  s->off = causal == TILEGEN_CAUSAL_TOP_LEFT ? 0 : sk - sq;
   return 0;
 }
 

@@ -25,6 +25,8 @@ _WEIGHT_DIMS = {"NCHW": "(out_channels, in_channels/groups, kH, kW) (OIHW)",
                 "NHWC": "(out_channels, kH, kW, in_channels/groups) (OHWI)"}
 
 IntPair = Union[int, Tuple[int, int]]
+# padding: an int, (h, w), (top, bottom, left, right), "same" or "valid".
+Padding = Union[int, Tuple[int, int], Tuple[int, int, int, int], str]
 # Paddings and dilations beyond any image the C API takes (its h, w <= 2**28).
 MAX_EXTENT = 1 << 28
 
@@ -90,7 +92,10 @@ def _bias(bias, dtype: np.dtype) -> np.ndarray:
 
 
 def _padding(padding, k: Tuple[int, int], d: Tuple[int, int], s: Tuple[int, int]):
-    """(top, left, bottom, right): torch's rules ("same" puts the odd pixel after)."""
+    """(top, left, bottom, right), the C API's order, from an int, a pair (h, w), a 4-tuple
+    (top, bottom, left, right) (each dimension's pair split into before and after, H first;
+    torch.nn.functional.pad's order is the reverse, (left, right, top, bottom)), or torch's
+    "same" (the odd pixel after) and "valid"."""
     if isinstance(padding, str):
         if padding == "valid":
             return 0, 0, 0, 0
@@ -101,7 +106,13 @@ def _padding(padding, k: Tuple[int, int], d: Tuple[int, int], s: Tuple[int, int]
             th, tw = d[0] * (k[0] - 1), d[1] * (k[1] - 1)
             return th // 2, tw // 2, th - th // 2, tw - tw // 2
         raise ValueError(f"padding: {padding!r} is not supported; allowed: an int, a pair, "
-                         "'same', 'valid'")
+                         "4 values (top, bottom, left, right), 'same', 'valid'")
+    if isinstance(padding, (tuple, list)) and len(padding) == 4:
+        pt, pb, pl, pr = (_int("padding", v, 0, MAX_EXTENT) for v in padding)
+        return pt, pl, pb, pr
+    if isinstance(padding, (tuple, list)) and len(padding) != 2:
+        raise ValueError(f"padding: expected an int, a pair (h, w) or 4 values (top, bottom, "
+                         f"left, right), got {len(padding)} values")
     ph, pw = _pair("padding", padding, 0, MAX_EXTENT)
     return ph, pw, ph, pw
 
@@ -132,7 +143,7 @@ class _Geometry:
                              "(weight.shape[0])")
         self.stride = _pair("stride", stride, 1)
         self.dilation = _pair("dilation", dilation, 1, MAX_EXTENT)
-        self.pads = _padding(padding, (kh, kw), self.dilation, self.stride)
+        self.pads = _padding(padding, (kh, kw), self.dilation, self.stride)  # C order: t, l, b, r
         if bias is not None:
             bias = _bias(bias, w.dtype)
             if bias.shape != (cout,):
@@ -148,6 +159,13 @@ class _Geometry:
         pt, pl, pb, pr = self.pads
         self.tuple = (LAYOUTS.index(layout), self.cin, cout, kh, kw, *self.stride, pt, pl, pb, pr,
                       *self.dilation, self.groups, ACTIVATIONS[activation])
+
+    @property
+    def padding(self):
+        """The padding as conv2d takes it: (h, w) when symmetric, else (top, bottom, left,
+        right)."""
+        pt, pl, pb, pr = self.pads
+        return (pt, pl) if (pt, pl) == (pb, pr) else (pt, pb, pl, pr)
 
     def _layout_hint(self, xshape) -> str:
         """What to say when the channels differ: the weight layout this layout takes, and the
@@ -175,7 +193,9 @@ class _Geometry:
         depthwise_nhwc = self.layout == "NHWC" and self.groups == self.cin == self.cout
         nbytes = math.prod(shape) * x.dtype.itemsize
         # Named after what made it so large: the padding, when there is one.
-        culprit = (f"padding: {self.pads} (top, left, bottom, right) makes" if any(self.pads)
+        pt, pl, pb, pr = self.pads
+        culprit = (f"padding: {(pt, pb, pl, pr)} (top, bottom, left, right) makes"
+                   if any(self.pads)
                    else "x: makes")
         if nbytes > sys.maxsize:
             raise ValueError(f"{culprit} the output {shape}, {nbytes:.3g} bytes: more than "
@@ -224,15 +244,16 @@ class _Geometry:
         return np.ascontiguousarray(x), shape, unbatched
 
 
-def conv2d(x, weight, bias=None, stride: IntPair = 1, padding=0,
+def conv2d(x, weight, bias=None, stride: IntPair = 1, padding: Padding = 0,
            dilation: IntPair = 1, groups: int = 1, *, layout: str = "NCHW",
            activation: Optional[str] = None) -> np.ndarray:
     """torch.nn.functional.conv2d on NumPy arrays, with a fused activation.
 
     layout="NCHW": x (N, C, H, W) or (C, H, W), weight OIHW (out, in/groups, kH, kW), result
     NCHW; layout="NHWC": x (N, H, W, C) or (H, W, C), weight OHWI (out, kH, kW, in/groups),
-    result NHWC. padding: an int, a pair, "same" (stride 1; even filters get the extra pixel
-    after, as torch pads) or "valid". activation: None, "relu", "relu6", "gelu", "silu",
+    result NHWC. padding: an int, a pair (h, w), four values (top, bottom, left, right) (as
+    F.pad(x, (left, right, top, bottom)) then padding=0), "same" (stride 1; even filters get the
+    extra pixel after, as torch pads) or "valid". activation: None, "relu", "relu6", "gelu", "silu",
     applied after the bias. float32 and float64; the result has the input's dtype. bias is
     cast to the weight's dtype (NumPy's float64 np.zeros(n) with float32 weights, say); nested
     lists take the dtype of the array they go with (x and bias the weight's, weight x's).
@@ -253,10 +274,12 @@ class Conv2d:
         y = conv(x)          # == tg.conv2d(x, weight, bias, 1, 1, layout="NHWC", activation="relu")
 
     The packed form is the C API's tilegen_conv2d_f32_pack (float32); float64 weights are kept
-    as given and run on the plain path. Calls may come from several threads at once.
+    as given and run on the plain path. Calls may come from several threads at once. The repr's
+    keywords (stride= onwards) are accepted back by the constructor: padding shows as (h, w),
+    or (top, bottom, left, right) when the sides differ ("same" with an even filter).
     """
 
-    def __init__(self, weight, bias=None, stride: IntPair = 1, padding=0,
+    def __init__(self, weight, bias=None, stride: IntPair = 1, padding: Padding = 0,
                  dilation: IntPair = 1, groups: int = 1, *, layout: str = "NCHW",
                  activation: Optional[str] = None) -> None:
         self._geom = _Geometry(weight, bias, stride, padding, dilation, groups, layout,
@@ -296,7 +319,7 @@ class Conv2d:
     def __repr__(self) -> str:
         g = self._geom
         return (f"Conv2d({g.cin}, {g.cout}, kernel=({g.kh}, {g.kw}), stride={g.stride}, "
-                f"padding={g.pads}, dilation={g.dilation}, groups={g.groups}, "
+                f"padding={g.padding}, dilation={g.dilation}, groups={g.groups}, "
                 f"layout={g.layout!r}, activation={g.activation!r})")
 
 

@@ -6,6 +6,7 @@ cimport numpy as cnp
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -74,6 +75,17 @@ def set_kernel_isa(isa=None):
                          f"(one of {', '.join(kernel_isas())})")
 
 
+class ImageLayoutWarning(UserWarning):
+    """An image array whose shape looks planar (CxHxW, torch's order) rather than HxWxC."""
+
+
+# More channels than this, with fewer rows than channels, is the shape of a planar CxHxW array
+# (a (3, 512, 512) image read as 3 rows x 512 columns x 512 channels): it warns, then runs.
+# Many-channel images are legitimate (up to MAX_CHANNELS; OpenCV 4 takes 512, OpenCV 5 128),
+# so it is not refused; a real one has more rows than channels and does not warn.
+PLANAR_SUSPECT_CHANNELS = 4
+
+
 def _border(border):
     if not isinstance(border, str):
         raise TypeError(f"border: expected one of {', '.join(BORDERS)}, got "
@@ -99,7 +111,16 @@ def _image(img):
     if h < 1 or w < 1 or c < 1:
         raise ValueError(f"img: every dimension must be positive, got shape {img.shape}")
     if c > MAX_CHANNELS:
-        raise ValueError(f"img: at most {MAX_CHANNELS} channels, got {c}")
+        raise ValueError(f"img: at most {MAX_CHANNELS} channels, got {c}; images are HxWxC "
+                         f"(channels last): for a planar CxHxW array use "
+                         f"np.moveaxis(img, 0, -1)")
+    if c > PLANAR_SUSPECT_CHANNELS and h < c:
+        # Cython functions have no frame: stacklevel 1 is the caller's line.
+        warnings.warn(f"img: shape {img.shape} is read as {h} rows x {w} columns x {c} "
+                      f"channels; images are HxWxC (channels last). If this is a planar CxHxW "
+                      f"array (torch's order), pass np.moveaxis(img, 0, -1) and move the "
+                      f"result back with np.moveaxis(out, -1, 0)", ImageLayoutWarning,
+                      stacklevel=1)
     item = img.itemsize
     inner_ok = (img.ndim == 2 and img.strides[1] == item) or (
         img.ndim == 3 and img.strides[2] == item and img.strides[1] == c * item)

@@ -5,10 +5,14 @@
     tg.image.box_blur(img, ksize, *, border="reflect101")
     tg.image.unsharp_mask(img, ksize=5, sigma=1.0, amount=1.0, threshold=0, *, border=...)
 
-img is a uint8 or float32 array of shape HxW or HxWxC (channels interleaved, any strides); the
-result is a new array of the same shape and dtype, and img is never modified. Borders:
+img is a uint8 or float32 array of shape HxW or HxWxC (channels last and interleaved, as OpenCV
+gives them; any strides); the result is a new array of the same shape and dtype, and img is never
+modified. A planar CxHxW array (torch's order) goes through np.moveaxis(img, 0, -1), and the
+result back through np.moveaxis(out, -1, 0); given as it is, an array with more than 4 channels
+and fewer rows than channels warns (ImageLayoutWarning) and runs as HxWxC. Borders:
 "reflect101" (OpenCV's default), "replicate", "constant" (zeros).
 """
-from ._image import BORDERS, box_blur, filter2d, gaussian_blur, unsharp_mask
+from ._image import BORDERS, ImageLayoutWarning, box_blur, filter2d, gaussian_blur, unsharp_mask
 
-__all__ = ["BORDERS", "box_blur", "filter2d", "gaussian_blur", "unsharp_mask"]
+__all__ = ["BORDERS", "ImageLayoutWarning", "box_blur", "filter2d", "gaussian_blur",
+           "unsharp_mask"]

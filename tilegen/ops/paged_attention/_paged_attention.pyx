@@ -112,7 +112,26 @@ cdef object _int32_array(object x, str name):
     return np.ascontiguousarray(a, dtype=np.int32)
 
 
-def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, scale=None):
+def _check_causal(causal):
+    """Decode has one alignment: the new token is its sequence's last, so it sees every cached
+    token (bottom-right, which for one query is also no mask at all). top_left would show it
+    the first token only: refused rather than computed."""
+    if isinstance(causal, (bool, np.bool_)) or causal == "bottom_right":
+        return
+    if isinstance(causal, str):
+        if causal == "top_left":
+            raise ValueError("causal: 'top_left' does not apply to decode: the query is the "
+                             "newest token of its sequence and sees all seq_lens[b] cached "
+                             "tokens, which is the bottom-right alignment (True, "
+                             "'bottom_right'); top-left would let it see the first token only. "
+                             "For prefill with torch's is_causal, use tg.attention(..., "
+                             "causal='top_left')")
+        raise ValueError(f"causal: {causal!r} is not supported; allowed: False, True, "
+                         f"'bottom_right' (all the same for one query per sequence)")
+    raise TypeError(f"causal: expected a bool or 'bottom_right', got {type(causal).__name__}")
+
+
+def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None):
     """Decode attention over a paged KV cache (FlashAttention's `block_table`, vLLM's layout).
 
     q (B, Hq, D): one new token per sequence; k_cache, v_cache (num_blocks, block_size, Hkv, D);
@@ -121,7 +140,11 @@ def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, scale=None):
     t % block_size]; query head h reads kv head h // (Hq // Hkv). Returns (B, Hq, D) in q's dtype
     (float32 or float64; mixed inputs compute in float64). seq_lens[b] = 0 gives zeros; entries
     of block_table past a sequence's length are never read. `scale` defaults to 1/sqrt(D).
+    `causal` is accepted for code written against tg.attention: the query is its sequence's
+    newest token, so it sees every cached token whatever False, True or "bottom_right" says
+    (bottom-right alignment with Sq = 1); "top_left" is refused (ValueError).
     """
+    _check_causal(causal)
     q = _float_array(q, "q")
     k = _float_array(k_cache, "k_cache")
     v = _float_array(v_cache, "v_cache")
