@@ -156,8 +156,9 @@ def select(entries: Iterable[Entry], isa: Optional[str] = None, op: Optional[str
 def serving_isa(entries: Iterable[Entry], op: str, dtype: str, best: str) -> Optional[str]:
     """The ISA whose kernels serve (op, dtype) -- op as kernel names spell it, the family --
     when `best` is the best ISA allowed: the highest-priority one at or below it, of its
-    architecture, with production kernels of that op and dtype (the dispatcher's rule; e.g. avx512bf16 adds bfloat16 kernels only, so its
-    float32 kernels are avx512's). None when no such ISA has them."""
+    architecture, with production kernels of that op and dtype (the dispatcher's rule; e.g.
+    avx512bf16 adds bfloat16 kernels only, so its float32 kernels are avx512's). None when no
+    such ISA has them."""
     from .isa import ISAS
 
     top = ISAS[best]
