@@ -47,6 +47,16 @@ def _both_bf16(x: np.ndarray, y: np.ndarray) -> bool:
     return bf is not None and x.dtype == bf and y.dtype == bf
 
 
+def _both_int8(x: np.ndarray, y: np.ndarray) -> bool:
+    """Both operands int8: tilegen's int8 kernels compute the product (exact int32 sums)."""
+    return x.dtype == np.int8 and y.dtype == np.int8
+
+
+# Result dtypes an int8 product can be given from exact int32 sums: NumPy's sums in a narrower
+# integer type wrap, which is the int32 sum wrapped (integer arithmetic is modular).
+_INT8_RESULTS = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32))
+
+
 _RESULT_DTYPES: dict = {}
 
 
@@ -58,6 +68,47 @@ def _numpy_result_dtype(func, x: np.ndarray, y: np.ndarray) -> np.dtype:
         _RESULT_DTYPES[key] = np.asarray(func(np.zeros((1, 1), x.dtype),
                                               np.zeros((1, 1), y.dtype))).dtype
     return _RESULT_DTYPES[key]
+
+
+def _s8_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
+    """c = a2 @ b2 for int8 (..., m, k) @ (..., k, n) into c (..., m, n) of an _INT8_RESULTS
+    dtype, batch dims broadcast: exact int32 sums, wrapped to c's type as NumPy's wrap."""
+    if c.dtype == np.int32 and c.ndim == 2:
+        _gemm.gemm_s8_into(a2, b2, c)
+        return
+    batch = c.shape[:-2]
+    a3 = np.broadcast_to(a2, batch + a2.shape[-2:])
+    b3 = np.broadcast_to(b2, batch + b2.shape[-2:])
+    t = c if c.dtype == np.int32 else np.empty(c.shape, np.int32)
+    for idx in np.ndindex(*batch):
+        _gemm.gemm_s8_into(a3[idx], b3[idx], t[idx])
+    if t is not c:
+        np.copyto(c, t, casting="unsafe")  # wraps, as NumPy's narrower sums do
+
+
+def _int8_as(A: np.ndarray, B: np.ndarray, dt: np.dtype):
+    """numpy.matmul(A, B, dtype=dt) for int8 A and B on the int8 kernels, or None when NumPy
+    must answer (0-d operands, shapes it rejects, a dtype the int32 sums cannot give: int64
+    only while K < 2^17 keeps every int32 sum exact)."""
+    if A.ndim == 0 or B.ndim == 0 or not (
+            dt in _INT8_RESULTS or dt == np.int64 and A.shape[-1] < 2 ** 17):
+        return None
+    A2 = A[np.newaxis, :] if A.ndim == 1 else A
+    B2 = B[:, np.newaxis] if B.ndim == 1 else B
+    if A2.shape[-1] != B2.shape[-2]:
+        return None
+    try:
+        batch = np.broadcast_shapes(A2.shape[:-2], B2.shape[:-2])
+    except ValueError:
+        return None
+    c = np.empty(batch + (A2.shape[-2], B2.shape[-1]), np.int32 if dt == np.int64 else dt)
+    _s8_into(A2, B2, c)
+    if B.ndim == 1:
+        c = c[..., 0]
+    if A.ndim == 1:
+        c = c[..., 0, :] if B.ndim > 1 else c[..., 0]
+    c = c.astype(dt, copy=False)
+    return c[()] if c.ndim == 0 else c
 
 
 def _bf16_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
@@ -143,9 +194,11 @@ def _matmul_keywords(a, b, out, kw):
             out is None or np.can_cast(dt, out.dtype, casting=casting))
     except (TypeError, ValueError):
         return np.matmul(a, b, out=out, **kw)  # NumPy's error for a bad dtype or casting
-    if dt not in _KERNEL_DTYPES or not castable or A.ndim == 0 or B.ndim == 0:
+    result = _int8_as(A, B, dt) if castable and _both_int8(A, B) else None
+    if result is None and (dt not in _KERNEL_DTYPES or not castable or A.ndim == 0 or B.ndim == 0):
         return np.matmul(a, b, out=out, **kw)
-    result = matmul_general(A.astype(dt, copy=False), B.astype(dt, copy=False))
+    if result is None:
+        result = matmul_general(A.astype(dt, copy=False), B.astype(dt, copy=False))
     if out is not None:
         if out.shape != np.shape(result) or not out.flags.writeable:
             return np.matmul(a, b, out=out, **kw)  # NumPy broadcasts into out, or raises
@@ -173,9 +226,14 @@ def matmul_general(a, b, out=None, **kwargs):
     A, B = np.asarray(a), np.asarray(b)
     dt = None if A.ndim == 0 or B.ndim == 0 else _kernel_dtype(A, B)
     lowp = dt is None and A.ndim > 0 and B.ndim > 0 and _both_bf16(A, B)
+    int8 = dt is None and A.ndim > 0 and B.ndim > 0 and _both_int8(A, B)
     if lowp:
         dt = _numpy_result_dtype(np.matmul, A, B)  # float32 (ml_dtypes 0.7's loop)
         if dt not in (_F32, A.dtype):
+            return np.matmul(a, b, out=out)
+    if int8:
+        dt = _numpy_result_dtype(np.matmul, A, B)  # int8: NumPy's sums wrap in int8
+        if dt not in _INT8_RESULTS:
             return np.matmul(a, b, out=out)
     if dt is None:
         return np.matmul(a, b, out=out)
@@ -194,9 +252,9 @@ def matmul_general(a, b, out=None, **kwargs):
         or not np.can_cast(dt, out.dtype, casting="same_kind")
     ):
         return np.matmul(a, b, out=out)  # NumPy broadcasts into out, or raises its error
-    if not lowp:
+    if not (lowp or int8):
         A2, B2 = _ready(A2, dt), _ready(B2, dt)
-    product = _bf16_into if lowp else _matmul_into
+    product = _bf16_into if lowp else _s8_into if int8 else _matmul_into
 
     def full_view(x):  # the (..., m, n) view of an array of the result's shape
         if A.ndim == 1:
@@ -230,9 +288,14 @@ def dot(a: npt.ArrayLike, b: npt.ArrayLike, out: Optional[np.ndarray] = None) ->
     A, B = np.asarray(a), np.asarray(b)
     dt = None if A.ndim == 0 or B.ndim == 0 else _kernel_dtype(A, B)  # 0-d: multiplication
     lowp = dt is None and A.ndim > 0 and B.ndim > 0 and _both_bf16(A, B)
+    int8 = dt is None and A.ndim > 0 and B.ndim > 0 and _both_int8(A, B)
     if lowp:
         dt = _numpy_result_dtype(np.dot, A, B)  # bfloat16 (ml_dtypes' dot), rounded once
         if dt not in (_F32, A.dtype):
+            return np.dot(a, b, out=out)
+    if int8:
+        dt = _numpy_result_dtype(np.dot, A, B)  # int8, wrapping
+        if dt not in _INT8_RESULTS:
             return np.dot(a, b, out=out)
     k_axis_b = 0 if B.ndim == 1 else B.ndim - 2
     if dt is None or A.shape[-1] != B.shape[k_axis_b]:
@@ -243,14 +306,18 @@ def dot(a: npt.ArrayLike, b: npt.ArrayLike, out: Optional[np.ndarray] = None) ->
         return np.dot(a, b, out=out)  # NumPy raises "output array is not acceptable" or similar
     k, n = A.shape[-1], 1 if B.ndim == 1 else B.shape[-1]
     p, q = math.prod(A.shape[:-1]), math.prod(B.shape[:-2])
-    A2 = A.reshape(p, k) if lowp else _ready(A.reshape(p, k), dt)       # (P, K)
-    B3 = B.reshape(q, k, n) if lowp else _ready(B.reshape(q, k, n), dt)  # (Q, K, N)
+    native = lowp or int8  # the low-precision kernels read their own dtypes
+    A2 = A.reshape(p, k) if native else _ready(A.reshape(p, k), dt)       # (P, K)
+    B3 = B.reshape(q, k, n) if native else _ready(B.reshape(q, k, n), dt)  # (Q, K, N)
     direct = out is not None and not _overlaps(out, A2, B3)
     target = out if direct else np.empty(shape, dtype=dt)
     c3 = target.reshape(p, q, n).transpose(1, 0, 2)  # (Q, P, N) view; memory order (P, Q, N)
     if lowp:
         for i in range(q):
             _gemm.gemm_bf16_into(A2, B3[i], c3[i])
+    elif int8:
+        for i in range(q):
+            _s8_into(A2, B3[i], c3[i])
     elif q == 1:
         _gemm.gemm_into(A2, B3[0], c3[0])
     else:

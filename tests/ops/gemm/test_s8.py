@@ -1,0 +1,153 @@
+"""int8 products: tg.matmul / tg.dot on int8 operands give NumPy's dtypes and NumPy's exact
+answers -- int8 (wrapping) by default, dtype=int32/int16/int64 as asked -- against an int64
+reference, including the extreme values (-128, 127) and K up to 2^16 (every int32 sum exact)
+and past 2^17 (sums wrap as NumPy's int32 sums wrap); every registered kernel, few rows on two
+threads, strides, stacks and 1-D operands; the C API's results and its argument checks."""
+import numpy as np
+import pytest
+from conftest import on_a_worker
+
+import cprog
+import tilegen as tg
+from tilegen.ops.gemm import _gemm
+
+
+def i8(rng, shape, lo=-128, hi=128):
+    return rng.integers(lo, hi, shape, dtype=np.int8)
+
+
+def ref(a, b, dtype=np.int32):
+    """The exact product, then wrapped to `dtype` as NumPy's integer sums wrap."""
+    return (a.astype(np.int64) @ b.astype(np.int64)).astype(dtype)
+
+
+@pytest.fixture(params=["built-in", "every kernel"])
+def kernels(request):
+    names = [None] if request.param == "built-in" else _gemm.s8_kernels()
+    yield names
+    _gemm.set_s8_kernel(None)
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (1, 7, 5), (5, 7, 1), (13, 33, 37), (29, 101, 65),
+                                   (64, 300, 96), (130, 1, 17), (3, 0, 4), (70, 515, 200)])
+def test_matmul_int32_exact(m, k, n, kernels):
+    rng = np.random.default_rng(m * 1000 + k + n)
+    a, b = i8(rng, (m, k)), i8(rng, (k, n))
+    for name in kernels:
+        _gemm.set_s8_kernel(name)
+        got = tg.matmul(a, b, dtype=np.int32)
+        assert got.dtype == np.matmul(a, b, dtype=np.int32).dtype == np.int32
+        assert np.array_equal(got, ref(a, b)), name
+
+
+@pytest.mark.parametrize("fill", [-128, 127])
+def test_extremes_and_deep_k(fill, kernels):
+    """K = 2^16 of one extreme value: 2^30 (or just under) per element, still exact; then
+    K = 2^17 + 5: past 2^31, where NumPy's int32 sums wrap and so must ours."""
+    for k in (1 << 16, (1 << 17) + 5):
+        a = np.full((5, k), fill, np.int8)
+        b = np.full((k, 3), -128, np.int8)
+        b[::7] = 127
+        for name in kernels:
+            _gemm.set_s8_kernel(name)
+            got = tg.matmul(a, b, dtype=np.int32)
+            assert np.array_equal(got, ref(a, b)), (name, k)
+            assert np.array_equal(got, np.matmul(a, b, dtype=np.int32)), (name, k)
+
+
+def test_dtypes_follow_numpy():
+    rng = np.random.default_rng(3)
+    a, b = i8(rng, (9, 40)), i8(rng, (40, 11))
+    for dtype in (None, np.int8, np.int16, np.int32, np.int64, np.float32, np.float64):
+        got, want = tg.matmul(a, b, dtype=dtype), np.matmul(a, b, dtype=dtype)
+        assert got.dtype == want.dtype and np.array_equal(got, want), dtype
+    assert tg.matmul(a, b).dtype == np.int8 and np.array_equal(tg.matmul(a, b), ref(a, b, np.int8))
+    assert tg.dot(a, b).dtype == np.dot(a, b).dtype == np.int8
+    assert np.array_equal(tg.dot(a, b), np.dot(a, b))
+    with pytest.raises(TypeError):  # NumPy's refusal of an unsafe cast under casting="safe"
+        np.matmul(a, b, dtype=np.int32, casting="no")
+    with pytest.raises(TypeError):
+        tg.matmul(a, b, dtype=np.int32, casting="no")
+
+
+def test_strides_views_stacks_and_vectors():
+    rng = np.random.default_rng(4)
+    a, b = i8(rng, (3, 20, 77)), i8(rng, (77, 30))
+    assert np.array_equal(tg.matmul(a, b, dtype=np.int32), np.matmul(a, b, dtype=np.int32))
+    assert np.array_equal(tg.matmul(a, b), np.matmul(a, b))
+    at, bt = a[0].T.copy().T, b[::2, ::3]  # column-major A; a strided view of B
+    assert np.array_equal(tg.matmul(at, b, dtype=np.int32), ref(at, b))
+    assert np.array_equal(tg.matmul(a[0][:, :39], bt, dtype=np.int32), ref(a[0][:, :39], bt))
+    x, y = a[0, 0], b[:, 0]
+    assert np.array_equal(tg.matmul(x, b, dtype=np.int32), np.matmul(x, b, dtype=np.int32))
+    assert np.array_equal(tg.matmul(a[0], y, dtype=np.int32), np.matmul(a[0], y, dtype=np.int32))
+    s = tg.matmul(x, y, dtype=np.int32)
+    assert isinstance(s, np.int32) and s == np.matmul(x, y, dtype=np.int32)
+    assert np.array_equal(tg.dot(a, b), np.dot(a, b))  # N-D . 2-D
+    out = np.empty((20, 30), np.int32)
+    assert tg.matmul(a[1], b, out=out, dtype=np.int32) is out
+    assert np.array_equal(out, ref(a[1], b))
+
+
+@pytest.mark.parametrize("m", [1, 7, 16, 40, 100])
+def test_two_threads_give_the_exact_product(m):
+    """Few rows split columns (B streamed per thread), more rows split the row panels."""
+    rng = np.random.default_rng(m)
+    a, b = i8(rng, (m, 1501)), i8(rng, (1501, 1500))
+    tg.set_num_threads(2)
+    assert np.array_equal(on_a_worker(lambda: tg.matmul(a, b, dtype=np.int32)), ref(a, b))
+
+
+def test_kernel_is_reported():
+    info = tg.runtime_info()["kernels"]["gemm"]["s8"]
+    assert info["kernel"] == _gemm.s8_kernel() and info["kernel"].startswith("tg_s8_gemm_")
+    with pytest.raises(ValueError, match="name"):
+        _gemm.set_s8_kernel("tg_s8_gemm_ukernel_99x99c4__nowhere")
+
+
+C_PROGRAM = r"""
+#include <stdio.h>
+#include <stdint.h>
+#include <tilegen.h>
+
+int main(void) {
+  int8_t a[2 * 5], b[5 * 3];
+  int32_t c[2 * 3], want[2 * 3];
+  for (int i = 0; i < 10; i++) a[i] = (int8_t) (i % 2 ? -128 : 127 - i);
+  for (int i = 0; i < 15; i++) b[i] = (int8_t) (i * 37 - 100);
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++) {
+      int32_t s = 0;
+      for (int p = 0; p < 5; p++) s += a[i * 5 + p] * b[p * 3 + j];
+      want[i * 3 + j] = s;
+      c[i * 3 + j] = 1000;
+    }
+  if (tilegen_gemm_s8(2, 3, 5, a, 5, 1, b, 3, 1, 0, c, 3, 1) != 0) return 2;
+  for (int i = 0; i < 6; i++) if (c[i] != want[i]) { printf("bad %d\n", i); return 3; }
+  if (tilegen_gemm_s8(2, 3, 5, a, 5, 1, b, 3, 1, 1, c, 3, 1) != 0) return 4;  /* C += A B */
+  for (int i = 0; i < 6; i++) if (c[i] != 2 * want[i]) return 5;
+  printf("m %d n %d k %d a %d b %d c %d\n", tilegen_gemm_s8(-1, 3, 5, a, 5, 1, b, 3, 1, 0, c, 3, 1),
+         tilegen_gemm_s8(2, -1, 5, a, 5, 1, b, 3, 1, 0, c, 3, 1),
+         tilegen_gemm_s8(2, 3, -1, a, 5, 1, b, 3, 1, 0, c, 3, 1),
+         tilegen_gemm_s8(2, 3, 5, NULL, 5, 1, b, 3, 1, 0, c, 3, 1),
+         tilegen_gemm_s8(2, 3, 5, a, 5, 1, NULL, 3, 1, 0, c, 3, 1),
+         tilegen_gemm_s8(2, 3, 5, a, 5, 1, b, 3, 1, 0, NULL, 3, 1));
+  /* k == 0: C = 0 (A and B never read, may be NULL); accumulating leaves C alone */
+  if (tilegen_gemm_s8(2, 3, 0, NULL, 0, 1, NULL, 3, 1, 1, c, 3, 1) != 0 || c[0] != 2 * want[0]) return 6;
+  if (tilegen_gemm_s8(2, 3, 0, NULL, 0, 1, NULL, 3, 1, 0, c, 3, 1) != 0 || c[5] != 0) return 7;
+  printf("OK\n");
+  return 0;
+}
+"""
+
+
+def test_c_api(tmp_path):
+    src = tmp_path / "s8_client.c"
+    src.write_text(C_PROGRAM)
+    exe = tmp_path / "s8_client"
+    r = cprog.run([cprog.cc(), "-std=gnu11", f"-I{tg.get_include()}", str(src), "-o", str(exe),
+                   *cprog.tilegen_link_args()])
+    assert r.returncode == 0, r.stderr
+    r = cprog.run([str(exe)])
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), (r.returncode, r.stdout, r.stderr)
+    assert "m -1 n -2 k -3 a -4 b -7 c -11" in r.stdout
