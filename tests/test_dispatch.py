@@ -36,9 +36,10 @@ def best_isa() -> str:
 
 
 def gemm_isa(best: str, dtype: str = "f32") -> str:
-    """The ISA of the (gemm, dtype) kernels when `best` is the best ISA allowed (bfloat16
-    products are the gemmbf16 family's)."""
-    return serving_isa(load_registry(), "gemmbf16" if dtype == "bf16" else "gemm", dtype, best)
+    """The ISA of the (gemm, dtype) kernels when `best` is the best ISA allowed (bfloat16 and
+    int8 products are the gemmbf16 and gemms8 families')."""
+    family = {"bf16": "gemmbf16", "s8": "gemms8"}.get(dtype, "gemm")
+    return serving_isa(load_registry(), family, dtype, best)
 
 
 def need_isa(isa: str):
@@ -85,14 +86,14 @@ def test_runtime_info_structure():
         assert set(ISAS[isa].requires) <= set(enabled), isa
 
     assert info["isa"] == best_isa()
-    assert set(info["kernels"]["gemm"]) == {"f32", "f64", "bf16"}
+    assert set(info["kernels"]["gemm"]) == {"f32", "f64", "bf16", "s8"}
     for dt, cfg in info["kernels"]["gemm"].items():
         assert cfg["isa"] in info["isas_available"]
         main = parse_name(cfg["kernel"])
-        # bf16 products have their own family (pair-interleaved B), same op.
-        family = "gemmbf16" if dt == "bf16" else "gemm"
+        # bf16 and int8 products have their own families (pair/quad-packed B), same op.
+        family = {"bf16": "gemmbf16", "s8": "gemms8"}.get(dt, "gemm")
         assert (main["dtype"], main["op"], main["isa"]) == (dt, family, cfg["isa"])
-        if dt == "bf16":
+        if dt in ("bf16", "s8"):
             continue  # one packed-A kernel; no rows variant to report
         # A C-ordered product runs the "rows" kernels where the ISA has them.
         assert main["a_layout"] == ("rows" if cfg["rows"]["mr"] else "packed")
@@ -222,9 +223,12 @@ PROBE = textwrap.dedent("""
         a = rng.integers(-9, 9, (m, k)).astype("bfloat16")  # exact in float32 sums
         b = rng.integers(-9, 9, (k, n)).astype("bfloat16")
         ok &= bool((tg.matmul(a, b) == a.astype(np.float32) @ b.astype(np.float32)).all())
+        a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+        b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+        ok &= bool((tg.matmul(a, b, dtype=np.int32) == a.astype(np.int64) @ b).all())
     kernels = info["kernels"]["gemm"]
     print(json.dumps({"cap": info["isa_cap"], "ok": ok, "isa": info["isa"],
-                      **{dt: kernels[dt] for dt in ("f32", "f64", "bf16")}}))
+                      **{dt: kernels[dt] for dt in ("f32", "f64", "bf16", "s8")}}))
 """)
 
 
@@ -233,15 +237,15 @@ def run_probe(**env):
     return r, (json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None)
 
 
-@pytest.mark.parametrize("isa", ["scalar", "avx2", "neon", "avx512", "avx512bf16"])
+@pytest.mark.parametrize("isa", ["scalar", "avx2", "neon", "avx512", "avx512vnni", "avx512bf16"])
 def test_tilegen_isa_cap(isa):
     """Under the cap, each dtype's kernels are of the best ISA at or below it that has them
-    (avx512bf16 has bfloat16 kernels only: its float32 ones are avx512's)."""
+    (avx512bf16 has bfloat16 kernels only: its float32 ones are avx512's; avx512vnni int8)."""
     need_isa(isa)
     r, out = run_probe(TILEGEN_ISA=isa)
     assert r.returncode == 0, r.stderr
     assert out["cap"] == isa and out["isa"] == isa
-    for dt in ("f32", "f64", "bf16"):
+    for dt in ("f32", "f64", "bf16", "s8"):
         want = gemm_isa(isa, dt)
         assert out[dt]["isa"] == want and parse_name(out[dt]["kernel"])["isa"] == want, out[dt]
     assert out["ok"], "matmul is wrong under TILEGEN_ISA=" + isa

@@ -14,7 +14,7 @@ from typing import Mapping, Optional, Tuple
 
 # Element types: name -> C type. Float types have VecOps; integer types (8-bit kernels: uint8
 # pixels with 16/32-bit intermediates) have IntOps; bfloat16 (stored as its 16 bits) has DotOps,
-# computing in float32; int8 (GEMM inputs, k in quads) has QuadOps, computing in int32.
+# computing in float32; int8 (products taken k four at a time) has QuadOps, computing in int32.
 DTYPES: Mapping[str, str] = {
     "f32": "float", "f64": "double", "u8": "uint8_t", "i16": "int16_t", "i32": "int32_t",
     "bf16": "uint16_t", "s8": "int8_t",
@@ -340,7 +340,7 @@ class Isa:
     ops: Mapping[str, VecOps] = field(default_factory=dict)       # per float dtype
     int_ops: Mapping[str, IntOps] = field(default_factory=dict)   # per wide integer dtype
     dot_ops: Mapping[str, DotOps] = field(default_factory=dict)   # per 16-bit input dtype
-    quad_ops: Mapping[str, QuadOps] = field(default_factory=dict)  # per 8-bit GEMM input dtype
+    quad_ops: Mapping[str, QuadOps] = field(default_factory=dict)  # per 8-bit product input dtype
     # Preprocessor condition under which the inline-assembly k loops compile (GNU syntax on
     # this arch); elsewhere, e.g. MSVC, the same kernel falls back to its intrinsics loop.
     asm_guard: str = ""
