@@ -12,6 +12,7 @@ import pytest
 
 import cprog
 from conftest import REPO_ROOT
+from tilegen.dsl.isa import ISAS
 from tilegen.tools import bench, benchcases
 from tilegen.ops.gemm import bench as gemm_bench
 from tilegen.tools.cli import main
@@ -86,17 +87,21 @@ def test_quick_numbers_are_plausible(quick_run):
         for dtype in ("f32", "f64"):
             p = report["machine_peak"][t][dtype]
             assert p["gflops"] > 0 and p["isa"] in report["machine"]["isas_available"]
+        # bfloat16 dot products are probed where an ISA has them (avx512bf16), and only there
+        dots = [i for i in report["machine"]["isas_available"]
+                if any(ops.dot_ for ops in ISAS[i].dot_ops.values())]
+        assert ("bf16" in report["machine_peak"][t]) == bool(dots)
     for r in report["results"]:
         assert "error" not in r, r
         assert 0 < r["best_s"] <= r["median_s"] and r["first_s"] > 0
         assert len(r["times_s"]) == 2 and all(t > 0 for t in r["times_s"])
         assert math.isclose(r["rate_best"], flops[r["case"]] / r["best_s"] / 1e9)
-        dtype = r["case"].split("-")[0]
-        # bfloat16 has no probe of its own: its rows carry no % of peak, only rates and ratios
-        peak = report["machine_peak"][str(r["threads"])][dtype if dtype != "bf16" else "f32"]
-        assert ("pct_peak" in r) == (dtype != "bf16"), r
+        # bfloat16's peak is its dot products' (an ISA with vdpbf16ps); without one, no % of peak
+        dtype, peaks = r["case"].split("-")[0], report["machine_peak"][str(r["threads"])]
+        assert ("pct_peak" in r) == (dtype in peaks), r
+        peak = peaks.get(dtype, peaks["f32"])["gflops"]
         # % of peak is a ratio of two measurements; only absurd values mean a units bug
-        assert 0 < r.get("pct_peak", 1) < 1000 and r["rate_best"] < 10 * peak["gflops"]
+        assert 0 < r.get("pct_peak", 1) < 1000 and r["rate_best"] < 10 * peak
         if r["lib"] == "tilegen":
             assert r["ratio"] > 0 and r["ratio_vs"] == "numpy"
 
@@ -112,8 +117,9 @@ def test_peak_prints_positive_numbers():
     r = tilegen_cli("bench", "--peak", "--quick", "--threads", "1")
     assert r.returncode == 0, r.stderr
     rows = [line.split() for line in r.stdout.splitlines()
-            if line.split()[:1] and line.split()[0] in ("scalar", "avx2", "avx512", "neon")]
-    assert rows and {row[1] for row in rows} == {"f32", "f64"}
+            if line.split()[:1] and line.split()[0] in ISAS]
+    dots = {d for i in rows for d, ops in ISAS[i[0]].dot_ops.items() if ops.dot_}
+    assert rows and {row[1] for row in rows} == {"f32", "f64"} | dots
     for row in rows:
         assert float(row[2]) > 0, row
     assert re.search(r"machine peak, 1 thread\(s\): f32 [\d.]+ \(\w+\), f64 [\d.]+", r.stdout)

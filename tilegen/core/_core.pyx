@@ -29,6 +29,7 @@ cdef extern from "dispatch.h" nogil:
     const char* tilegen_x_caches(int64_t* l1d, int64_t* l2, int64_t* l3)
     const char* tilegen_x_env_warnings(int on_stderr)
     int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops)
+    const char* tilegen_x_probe_dtype(int i)
     int tilegen_x_choice_count()
     int tilegen_x_choice(int i, const char** op, const char** part, const char** dtype,
                          const char** isa, const char** kernel)
@@ -110,18 +111,31 @@ def choices():
     return out
 
 
+def probe_dtypes():
+    """The dtypes the throughput probe measures: float FMAs, then pair dot products ("bf16")."""
+    out, i = [], 0
+    while tilegen_x_probe_dtype(i) != NULL:
+        out.append(_s(tilegen_x_probe_dtype(i)))
+        i += 1
+    return tuple(out)
+
+
 cdef int _dtype_index(dtype) except -1:
+    """The probe's index of `dtype`: a name of probe_dtypes() or a NumPy dtype."""
+    names = probe_dtypes()
+    if isinstance(dtype, str) and dtype in names:
+        return names.index(dtype)
     d = np.dtype(dtype)
-    if d == np.float32:
-        return 0
-    if d == np.float64:
-        return 1
-    raise TypeError(f"dtype: {d} is not float32 or float64")
+    short = {"float32": "f32", "float64": "f64", "bfloat16": "bf16"}.get(d.name)
+    if short not in names:
+        raise TypeError(f"dtype: {d} has no probe; allowed: {', '.join(names)}")
+    return names.index(short)
 
 
 def fma_probe(str isa, dtype, int64_t iters):
-    """Runs `isa`'s FMA-throughput probe (independent FMA chains in registers) for `iters`
-    iterations with the GIL released; returns the flops executed. Time it from the caller."""
+    """Runs `isa`'s FMA-throughput probe (independent FMA chains in registers; for bfloat16,
+    pair dot products) for `iters` iterations with the GIL released; returns the flops
+    executed. Time it from the caller. ValueError when the ISA has no probe for the dtype."""
     cdef int d = _dtype_index(dtype), i, rc
     cdef double flops = 0
     names = [_s(tilegen_x_isa_name_of(j)) for j in range(tilegen_x_isa_count())]
@@ -131,6 +145,8 @@ def fma_probe(str isa, dtype, int64_t iters):
     with nogil:
         rc = tilegen_x_fma_probe(i, d, iters, &flops)
     if rc != 0:
+        if isas()[isa]:
+            raise ValueError(f"isa: {isa} has no {dtype} probe (no one-instruction dot product)")
         raise ValueError(f"isa: {isa} is not usable on this CPU")
     return flops
 

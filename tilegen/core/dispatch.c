@@ -358,6 +358,11 @@ int tilegen_x_fma_probe(int isa, int dtype, int64_t iters, double* flops) {
   return *flops > 0 || iters == 0 ? 0 : -1;
 }
 
+const char* tilegen_x_probe_dtype(int i) {
+  static const char* const names[] = TG_PROBE_DTYPE_NAMES;
+  return i >= 0 && i < (int) (sizeof(names) / sizeof(names[0])) ? names[i] : NULL;
+}
+
 int tilegen_x_choice_count(void) {
   tg_dispatch_lock();
   const int n = choice_count;

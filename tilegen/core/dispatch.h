@@ -60,6 +60,8 @@ TG_XAPI_FN(const char*, tilegen_x_isa_cap, (void))    /* the TILEGEN_ISA in forc
 /* Runs the ISA's FMA-throughput probe for `iters` iterations and stores the flops it executed
    in *flops (dtype 0 = f32, 1 = f64). Returns 0, or -1 when the ISA is not usable here. */
 TG_XAPI_FN(int, tilegen_x_fma_probe, (int isa, int dtype, int64_t iters, double* flops))
+/* The name of the probe's dtype index i ("f32", "f64", "bf16"), NULL past the last. */
+TG_XAPI_FN(const char*, tilegen_x_probe_dtype, (int i))
 /* The TILEGEN_*_SIZE values init ignored or clamped, one line each ("" when none, or before
    init). on_stderr 0 / 1: whether init also prints them on stderr (the default; the Python
    package turns it off before init and warns instead); -1 leaves that as it is. */

@@ -157,7 +157,7 @@ def serving_isa(entries: Iterable[Entry], op: str, dtype: str, best: str) -> Opt
     """The ISA whose kernels serve (op, dtype) -- op as kernel names spell it, the family -- when `best` is the best ISA allowed: the
     highest-priority one at or below it, of its architecture, with production kernels of that
     op and dtype (the dispatcher's rule; e.g. avx512bf16 adds bfloat16 kernels only, so its
-    float32 GEMM is avx512's). None when no such ISA has them."""
+    float32 kernels are avx512's). None when no such ISA has them."""
     from .isa import ISAS
 
     top = ISAS[best]

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from tilegen.ops import Op, load_ops
 from .family import FAMILIES, ExtraFile
-from .isa import ARCH_GUARDS, DTYPES, FEATURES, FLOAT_DTYPES, ISAS
+from .isa import ARCH_GUARDS, DTYPES, FEATURES, FLOAT_DTYPES, ISAS, PROBE_DTYPES
 from .lowering import lower
 from .registry import REGISTRY_RELPATH, Entry, load_registry, package_root, registry_path
 from .spec import KernelSpec
@@ -128,6 +128,11 @@ def probe_chains(isa) -> int:
     return min(24, isa.num_vregs - 4)
 
 
+def probe_dots(isa) -> Tuple[str, ...]:
+    """The dtypes whose pair dot product the ISA has as one instruction: probed besides FMAs."""
+    return tuple(d for d, ops in isa.dot_ops.items() if ops.dot_)
+
+
 def _family_header(family, entries: Sequence[Entry], extras: Sequence[ExtraFile], env,
                    arches: Sequence[str]) -> dict:
     """What tg_ukernels.h needs of one family: types, declarations and X-macro rows."""
@@ -180,7 +185,8 @@ def render_all(root: Optional[str] = None, isas: Optional[Sequence[str]] = None,
 
     for isa in chosen_isas:
         body = env.get_template("common/fma_probe.c.j2").render(
-            isa=isa, ops=[(d, isa.vec(d)) for d in FLOAT_DTYPES], chains=probe_chains(isa))
+            isa=isa, ops=[(d, isa.vec(d)) for d in FLOAT_DTYPES],
+            dots=[(d, isa.dot(d)) for d in probe_dots(isa)], chains=probe_chains(isa))
         out[probe_path(isa.name)] = _c_header(
             "common/fma_probe.c.j2", f"{ISA_TABLES} ({isa.name} table)", root) + body
         sources[isa.name].append(probe_path(isa.name))
@@ -193,13 +199,15 @@ def render_all(root: Optional[str] = None, isas: Optional[Sequence[str]] = None,
 
     probes: Dict[str, list] = {a: [] for a in list(arches) + ["any"]}
     for isa in chosen_isas:
-        for d in FLOAT_DTYPES:
+        for d in FLOAT_DTYPES + probe_dots(isa):
             probes[isa.arch].append(dict(
                 name=probe_name(d, isa.name), isa=isa.name, dtype=d,
-                dtype_index=FLOAT_DTYPES.index(d), flops=probe_chains(isa) * isa.lanes(d) * 2))
+                dtype_index=PROBE_DTYPES.index(d),
+                flops=probe_chains(isa) * isa.lanes(d) * (2 if d in FLOAT_DTYPES else 4)))
     out[os.path.join(GENERATED_RELPATH, "tg_ukernels.h")] = _c_header(
         "common/tg_ukernels.h.j2", REGISTRY_NOTE, root) + env.get_template(
-        "common/tg_ukernels.h.j2").render(families=headers, arches=arches, probes=probes)
+        "common/tg_ukernels.h.j2").render(families=headers, arches=arches, probes=probes,
+                                          probe_dtypes=PROBE_DTYPES)
     out.update(op_headers(chosen_ops, env, root))
 
     out[os.path.join(GENERATED_RELPATH, MANIFEST_NAME)] = build_manifest(sources)

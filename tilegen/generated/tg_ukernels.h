@@ -771,6 +771,7 @@ double tg_f32_fma_probe__avx512(int64_t iters);
 double tg_f64_fma_probe__avx512(int64_t iters);
 double tg_f32_fma_probe__avx512bf16(int64_t iters);
 double tg_f64_fma_probe__avx512bf16(int64_t iters);
+double tg_bf16_fma_probe__avx512bf16(int64_t iters);
 #endif
 
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
@@ -1337,7 +1338,10 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(tg_gemm_bf16_select) \
   X(tg_rmsnorm_select) \
 
-/* TG_FMA_PROBES_<ARCH>(X): X(isa id, dtype index (0 f32, 1 f64), probe, flops per iteration) */
+/* The probe's dtypes by index: float FMAs, then one-instruction pair dot products. */
+#define TG_PROBE_DTYPE_NAMES { "f32", "f64", "bf16" }
+
+/* TG_FMA_PROBES_<ARCH>(X): X(isa id, dtype index (TG_PROBE_DTYPE_NAMES), probe, flops per iteration) */
 #define TG_FMA_PROBES_X86_64(X) \
   X(TG_ISA_AVX2, 0, tg_f32_fma_probe__avx2, 192) \
   X(TG_ISA_AVX2, 1, tg_f64_fma_probe__avx2, 96) \
@@ -1345,6 +1349,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512, 1, tg_f64_fma_probe__avx512, 384) \
   X(TG_ISA_AVX512BF16, 0, tg_f32_fma_probe__avx512bf16, 768) \
   X(TG_ISA_AVX512BF16, 1, tg_f64_fma_probe__avx512bf16, 384) \
+  X(TG_ISA_AVX512BF16, 2, tg_bf16_fma_probe__avx512bf16, 1536) \
 
 #define TG_FMA_PROBES_AARCH64(X) \
   X(TG_ISA_NEON, 0, tg_f32_fma_probe__neon, 192) \

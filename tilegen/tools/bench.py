@@ -660,16 +660,24 @@ def format_peaks(report: dict) -> str:
                                                 for t in threads)
     lines.append(head)
     isas = list(dict.fromkeys(isa for t in threads for isa in peaks[t]))
+    order = {d: i for i, d in enumerate(("f32", "f64"))}  # then the dot products, by name
+    dtypes = sorted({d for t in threads for by in peaks[t].values() for d in by},
+                    key=lambda d: (order.get(d, len(order)), d))
+    width = max([8] + [len(i) for i in isas])
+    lines[-1] = f"{'isa':<{width}} {'dtype':<5}" + head[len(f"{'isa':<8} {'dtype':<5}"):]
     for isa in isas:
-        for dtype in ("f32", "f64"):
+        for dtype in dtypes:
+            if not any(dtype in peaks[t].get(isa, {}) for t in threads):
+                continue
             cells = []
             for t in threads:
                 r = peaks[t].get(isa, {}).get(dtype)
                 cells.append(f"{_num(r['best'])} ({_num(r['median'])})" if r else "-")
-            lines.append(f"{isa:<8} {dtype:<5}" + "".join(f"{c:>22}" for c in cells))
+            lines.append(f"{isa:<{width}} {dtype:<5}" + "".join(f"{c:>22}" for c in cells))
     mp = report["machine_peak"]
     for t in threads:
-        parts = [f"{d} {_num(v['gflops'])} ({v['isa']})" for d, v in sorted(mp.get(t, {}).items())]
+        parts = [f"{d} {_num(mp[t][d]['gflops'])} ({mp[t][d]['isa']})"
+                 for d in dtypes if d in mp.get(t, {})]
         lines.append(f"machine peak, {t} thread(s): " + ", ".join(parts))
     lines += [f"note: {n}" for n in report.get("peak_notes", [])]
     return "\n".join(lines)

@@ -155,6 +155,19 @@ def test_threads_give_the_bits_of_one_thread():
     assert np.array_equal(on_a_worker(lambda: tg.matmul(a, b)), one)
 
 
+@pytest.mark.parametrize("m", [1, 7, 16, 29, 40])
+def test_few_rows_on_two_threads(m):
+    """Few rows take the kernel that pads them least and split columns across threads, each
+    thread packing its own panels of B (odd K, N not a multiple of any NR)."""
+    rng = np.random.default_rng(m)
+    a, b = ints(rng, (m, 1501), -2, 3), ints(rng, (1501, 1500), -2, 3)
+    tg.set_num_threads(2)
+    got = on_a_worker(lambda: tg.matmul(a, b))
+    assert np.array_equal(got, ref(a, b))
+    bt = np.asarray(b.T.copy().T)  # column-major B: the strided packing path
+    assert not bt.flags.c_contiguous and np.array_equal(on_a_worker(lambda: tg.matmul(a, bt)), got)
+
+
 def test_kernel_is_reported():
     info = tg.runtime_info()["kernels"]["gemm"]["bf16"]
     assert info["kernel"] == _gemm.bf16_kernel() and info["kernel"].startswith("tg_bf16_gemm_")

@@ -179,3 +179,90 @@ double tg_f64_fma_probe__avx512bf16(int64_t iters)
   return (double) (_mm512_reduce_add_pd(vacc0));
 }
 
+static inline int32_t tg_pair_bits(const uint16_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+double tg_bf16_fma_probe__avx512bf16(int64_t iters)
+{
+  static const uint16_t pair[2] = {0x3F80u, 0x3380u};  /* 1.0 and 2^-24 as bfloat16 */
+  const __m512i vb = _mm512_set1_epi32(tg_pair_bits(pair));
+  const __m512i vc = _mm512_set1_epi32(tg_pair_bits(pair));
+  __m512 vacc0 = _mm512_set1_ps((float) 1);
+  __m512 vacc1 = _mm512_set1_ps((float) 2);
+  __m512 vacc2 = _mm512_set1_ps((float) 3);
+  __m512 vacc3 = _mm512_set1_ps((float) 4);
+  __m512 vacc4 = _mm512_set1_ps((float) 5);
+  __m512 vacc5 = _mm512_set1_ps((float) 6);
+  __m512 vacc6 = _mm512_set1_ps((float) 7);
+  __m512 vacc7 = _mm512_set1_ps((float) 8);
+  __m512 vacc8 = _mm512_set1_ps((float) 9);
+  __m512 vacc9 = _mm512_set1_ps((float) 10);
+  __m512 vacc10 = _mm512_set1_ps((float) 11);
+  __m512 vacc11 = _mm512_set1_ps((float) 12);
+  __m512 vacc12 = _mm512_set1_ps((float) 13);
+  __m512 vacc13 = _mm512_set1_ps((float) 14);
+  __m512 vacc14 = _mm512_set1_ps((float) 15);
+  __m512 vacc15 = _mm512_set1_ps((float) 16);
+  __m512 vacc16 = _mm512_set1_ps((float) 17);
+  __m512 vacc17 = _mm512_set1_ps((float) 18);
+  __m512 vacc18 = _mm512_set1_ps((float) 19);
+  __m512 vacc19 = _mm512_set1_ps((float) 20);
+  __m512 vacc20 = _mm512_set1_ps((float) 21);
+  __m512 vacc21 = _mm512_set1_ps((float) 22);
+  __m512 vacc22 = _mm512_set1_ps((float) 23);
+  __m512 vacc23 = _mm512_set1_ps((float) 24);
+  for (int64_t it = 0; it < iters; it++) {
+    vacc0 = _mm512_dpbf16_ps(vacc0, (__m512bh) (vb), (__m512bh) (vc));
+    vacc1 = _mm512_dpbf16_ps(vacc1, (__m512bh) (vb), (__m512bh) (vc));
+    vacc2 = _mm512_dpbf16_ps(vacc2, (__m512bh) (vb), (__m512bh) (vc));
+    vacc3 = _mm512_dpbf16_ps(vacc3, (__m512bh) (vb), (__m512bh) (vc));
+    vacc4 = _mm512_dpbf16_ps(vacc4, (__m512bh) (vb), (__m512bh) (vc));
+    vacc5 = _mm512_dpbf16_ps(vacc5, (__m512bh) (vb), (__m512bh) (vc));
+    vacc6 = _mm512_dpbf16_ps(vacc6, (__m512bh) (vb), (__m512bh) (vc));
+    vacc7 = _mm512_dpbf16_ps(vacc7, (__m512bh) (vb), (__m512bh) (vc));
+    vacc8 = _mm512_dpbf16_ps(vacc8, (__m512bh) (vb), (__m512bh) (vc));
+    vacc9 = _mm512_dpbf16_ps(vacc9, (__m512bh) (vb), (__m512bh) (vc));
+    vacc10 = _mm512_dpbf16_ps(vacc10, (__m512bh) (vb), (__m512bh) (vc));
+    vacc11 = _mm512_dpbf16_ps(vacc11, (__m512bh) (vb), (__m512bh) (vc));
+    vacc12 = _mm512_dpbf16_ps(vacc12, (__m512bh) (vb), (__m512bh) (vc));
+    vacc13 = _mm512_dpbf16_ps(vacc13, (__m512bh) (vb), (__m512bh) (vc));
+    vacc14 = _mm512_dpbf16_ps(vacc14, (__m512bh) (vb), (__m512bh) (vc));
+    vacc15 = _mm512_dpbf16_ps(vacc15, (__m512bh) (vb), (__m512bh) (vc));
+    vacc16 = _mm512_dpbf16_ps(vacc16, (__m512bh) (vb), (__m512bh) (vc));
+    vacc17 = _mm512_dpbf16_ps(vacc17, (__m512bh) (vb), (__m512bh) (vc));
+    vacc18 = _mm512_dpbf16_ps(vacc18, (__m512bh) (vb), (__m512bh) (vc));
+    vacc19 = _mm512_dpbf16_ps(vacc19, (__m512bh) (vb), (__m512bh) (vc));
+    vacc20 = _mm512_dpbf16_ps(vacc20, (__m512bh) (vb), (__m512bh) (vc));
+    vacc21 = _mm512_dpbf16_ps(vacc21, (__m512bh) (vb), (__m512bh) (vc));
+    vacc22 = _mm512_dpbf16_ps(vacc22, (__m512bh) (vb), (__m512bh) (vc));
+    vacc23 = _mm512_dpbf16_ps(vacc23, (__m512bh) (vb), (__m512bh) (vc));
+  }
+  vacc0 = _mm512_add_ps(vacc0, vacc1);
+  vacc0 = _mm512_add_ps(vacc0, vacc2);
+  vacc0 = _mm512_add_ps(vacc0, vacc3);
+  vacc0 = _mm512_add_ps(vacc0, vacc4);
+  vacc0 = _mm512_add_ps(vacc0, vacc5);
+  vacc0 = _mm512_add_ps(vacc0, vacc6);
+  vacc0 = _mm512_add_ps(vacc0, vacc7);
+  vacc0 = _mm512_add_ps(vacc0, vacc8);
+  vacc0 = _mm512_add_ps(vacc0, vacc9);
+  vacc0 = _mm512_add_ps(vacc0, vacc10);
+  vacc0 = _mm512_add_ps(vacc0, vacc11);
+  vacc0 = _mm512_add_ps(vacc0, vacc12);
+  vacc0 = _mm512_add_ps(vacc0, vacc13);
+  vacc0 = _mm512_add_ps(vacc0, vacc14);
+  vacc0 = _mm512_add_ps(vacc0, vacc15);
+  vacc0 = _mm512_add_ps(vacc0, vacc16);
+  vacc0 = _mm512_add_ps(vacc0, vacc17);
+  vacc0 = _mm512_add_ps(vacc0, vacc18);
+  vacc0 = _mm512_add_ps(vacc0, vacc19);
+  vacc0 = _mm512_add_ps(vacc0, vacc20);
+  vacc0 = _mm512_add_ps(vacc0, vacc21);
+  vacc0 = _mm512_add_ps(vacc0, vacc22);
+  vacc0 = _mm512_add_ps(vacc0, vacc23);
+  return (double) (_mm512_reduce_add_ps(vacc0));
+}
+

@@ -15,6 +15,8 @@
 #include "tilegen.h"
 
 #define TG_BF16_PARALLEL_MIN_FLOPS 4.0e6  /* below this a product runs on one thread */
+#define TG_BF16_STREAM_PANELS 4  /* up to this many row panels, B is streamed (stream_task) */
+#define TG_BF16_STREAM_KC 256    /* its k block: even; short, as few rows make C updates cheap */
 
 /* ---- dispatch ---- */
 
@@ -117,11 +119,20 @@ static inline uint16_t f32_to_bf16(float f) {
 
 /* ---- packing ---- */
 
-/* A's rows [i0, i0 + MR) x k [k0, k0 + kc) into pair panel order: per k pair, MR pairs. */
+/* A's rows [i0, i0 + MR) x k [k0, k0 + kc) into pair panel order: per k pair, MR pairs.
+   Row-major A with a full panel copies each row's (k, k + 1) pair whole. */
 static void pack_a(const uint16_t* a, int64_t rs_a, int64_t cs_a, int64_t i0, int64_t m,
                    int64_t k0, int64_t kc, int mr, uint16_t* dst) {
-  const int64_t kp = (kc + 1) / 2, rows = m - i0 < mr ? m - i0 : mr;
-  for (int64_t p = 0; p < kp; p++) {
+  const int64_t rows = m - i0 < mr ? m - i0 : mr;
+  if (cs_a == 1 && rows == mr) {
+    const uint16_t* r = a + i0 * rs_a + k0;
+    for (int64_t p = 0; p < kc / 2; p++, dst += 2 * mr)
+      for (int64_t i = 0; i < mr; i++) memcpy(dst + 2 * i, r + i * rs_a + 2 * p, 4);
+    if (kc % 2 == 0) return;
+    k0 += kc - 1;  /* the odd last k: the general path below, one pair */
+    kc = 1;
+  }
+  for (int64_t p = 0; p < (kc + 1) / 2; p++) {
     const int64_t k = k0 + 2 * p;
     const int second = 2 * p + 1 < kc;
     for (int64_t i = 0; i < mr; i++) {
@@ -137,92 +148,177 @@ static void pack_a(const uint16_t* a, int64_t rs_a, int64_t cs_a, int64_t i0, in
   }
 }
 
-/* B's k [k0, k0 + kc) x columns [j0, j0 + nc) into NR-wide pair panels. */
+/* B's k [k0, k0 + kc) x the NR-wide column panels [q0, q1) of the columns from j0 (nc of
+   them) into pair panels, one after another from dst: per k pair, NR (k, k + 1) pairs. The k
+   pairs are the outer loop so that row-major B is read along its rows (a panel at a time would
+   walk kc rows a page apart for 64 bytes each); full panels take branch-free paths, which GCC
+   vectorizes: packing is the whole cost of a product with few rows. */
+__attribute__((optimize("tree-vectorize")))
 static void pack_b(const uint16_t* b, int64_t rs_b, int64_t cs_b, int64_t k0, int64_t kc,
-                   int64_t j0, int64_t nc, int nr, uint16_t* dst) {
-  const int64_t kp = (kc + 1) / 2;
-  for (int64_t jp = 0; jp < nc; jp += nr) {
-    const int64_t cols = nc - jp < nr ? nc - jp : nr;
-    for (int64_t p = 0; p < kp; p++) {
-      const int64_t k = k0 + 2 * p;
-      const int second = 2 * p + 1 < kc;
+                   int64_t j0, int64_t nc, int nr, int64_t q0, int64_t q1, uint16_t* dst) {
+  const int64_t kp = (kc + 1) / 2, panel = 2 * nr * kp;
+  for (int64_t p = 0; p < kp; p++) {
+    const int64_t k = k0 + 2 * p;
+    const int second = 2 * p + 1 < kc;
+    for (int64_t q = q0; q < q1; q++) {
+      const int64_t jp = q * nr, cols = nc - jp < nr ? nc - jp : nr;
       const uint16_t* r0 = b + k * rs_b + (j0 + jp) * cs_b;
       const uint16_t* r1 = r0 + rs_b;
-      for (int64_t j = 0; j < nr; j++) {
-        dst[2 * j] = j < cols ? r0[j * cs_b] : 0;
-        dst[2 * j + 1] = j < cols && second ? r1[j * cs_b] : 0;
+      uint16_t* d = dst + (q - q0) * panel + p * 2 * nr;
+      uint32_t* d32 = (uint32_t*) d;  /* 4-byte aligned: every offset is whole pairs */
+      if (cols == nr && second && cs_b == 1) {  /* row-major B: merge two rows */
+        for (int64_t j = 0; j < nr; j++) d32[j] = (uint32_t) r0[j] | (uint32_t) r1[j] << 16;
+      } else if (cols == nr && second && rs_b == 1) {  /* column-major B: pairs are adjacent */
+        for (int64_t j = 0; j < nr; j++) memcpy(d32 + j, r0 + j * cs_b, sizeof(uint32_t));
+      } else {
+        for (int64_t j = 0; j < nr; j++) {
+          d[2 * j] = j < cols ? r0[j * cs_b] : 0;
+          d[2 * j + 1] = j < cols && second ? r1[j * cs_b] : 0;
+        }
       }
-      dst += 2 * nr;
     }
   }
 }
 
 /* ---- the driver ---- */
 
+/* Few rows: the registered kernel of the selected ISA that pads m the least (a 14-row kernel
+   computes 28 rows for m = 16, an 8-row one 16), the selected one on ties. */
+static tg_gemm_bf16_config for_rows(const tg_gemm_bf16_config* cfg, int64_t m) {
+  tg_gemm_bf16_config best = *cfg;
+  if (m >= 4 * (int64_t) cfg->mr) return best;
+  int64_t best_rows = (m + cfg->mr - 1) / cfg->mr * cfg->mr;
+#define TG_ROWS(ISA, MR, NR, PROD, FN, NAME)                               \
+  if ((ISA) == cfg->isa && (m + (MR) - 1) / (MR) * (MR) < best_rows) {     \
+    best_rows = (m + (MR) - 1) / (MR) * (MR);                              \
+    best.fn = FN; best.mr = (MR); best.nr = (NR); best.name = NAME;        \
+  }
+  TG_FOREACH_GEMMBF16_UKERNEL_bf16(TG_ROWS)
+#undef TG_ROWS
+  if (best.fn != cfg->fn) blocking(&best);
+  return best;
+}
+
 typedef struct {
   const tg_gemm_bf16_config* cfg;
   const uint16_t* a;
   int64_t rs_a, cs_a, m;
-  const uint16_t* pb;         /* the packed B block */
-  int64_t k0, kc, nc, j0;
+  const uint16_t* b;
+  int64_t rs_b, cs_b, k, n;
+  uint16_t* pb;               /* the packed B block (blocked form) */
+  int64_t k0, kc, nc, j0;     /* the block (blocked form) */
   float* c;
   int64_t rs_c, cs_c;
-  float alpha, beta;
-  int64_t panels;             /* row panels of MR */
+  float alpha, beta, beta0;   /* beta0: the caller's, for the first k block */
+  int64_t panels, col_panels; /* row panels of MR; column panels of NR (of the block, or all) */
+  int64_t stream_kc, stream_w; /* streamed form: k per block, column panels per packed group */
   atomic_int failed;
 } block_job;
 
-static void block_task(void* ctx, int task, int ntasks) {
-  block_job* j = ctx;
+/* Row panels [p0, p1) of A's k block against the packed column panels [q0, q1) of B, whose
+   panel q0 is at pb; pa holds the row panels from p0 on. */
+static void multiply(const block_job* j, int64_t kc, int64_t j0, int64_t nc, const uint16_t* pa,
+                     int64_t p0, int64_t p1, const uint16_t* pb, int64_t q0, int64_t q1,
+                     float beta) {
   const int mr = j->cfg->mr, nr = j->cfg->nr;
+  const int64_t kp = (kc + 1) / 2;
+  for (int64_t pi = p0; pi < p1; pi++) {
+    const int64_t i0 = pi * mr, rows = j->m - i0 < mr ? j->m - i0 : mr;
+    for (int64_t q = q0; q < q1; q++) {
+      const int64_t jp = q * nr, cols = nc - jp < nr ? nc - jp : nr;
+      j->cfg->fn(rows, cols, kp, pa + (pi - p0) * 2 * mr * kp, pb + (q - q0) * 2 * nr * kp,
+                 j->c + i0 * j->rs_c + (j0 + jp) * j->cs_c, j->rs_c, j->cs_c, j->alpha, beta);
+    }
+  }
+}
+
+/* Blocked form, many row panels: B's block is packed whole, its column panels split across
+   threads (pack_task); then each thread takes row panels (rows_task). */
+static void pack_task(void* ctx, int task, int ntasks) {
+  block_job* j = ctx;
+  const int64_t q0 = j->col_panels * task / ntasks, q1 = j->col_panels * (task + 1) / ntasks;
+  pack_b(j->b, j->rs_b, j->cs_b, j->k0, j->kc, j->j0, j->nc, j->cfg->nr, q0, q1,
+         j->pb + q0 * 2 * j->cfg->nr * ((j->kc + 1) / 2));
+}
+
+static void rows_task(void* ctx, int task, int ntasks) {
+  block_job* j = ctx;
+  const int mr = j->cfg->mr;
   const int64_t kp = (j->kc + 1) / 2;
   uint16_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) (2 * mr * kp) * sizeof(uint16_t));
   if (pa == NULL) {
     atomic_store(&j->failed, 1);
     return;
   }
-  const int64_t p0 = j->panels * task / ntasks, p1 = j->panels * (task + 1) / ntasks;
-  for (int64_t pi = p0; pi < p1; pi++) {
-    const int64_t i0 = pi * mr, rows = j->m - i0 < mr ? j->m - i0 : mr;
-    pack_a(j->a, j->rs_a, j->cs_a, i0, j->m, j->k0, j->kc, mr, pa);
-    for (int64_t jp = 0; jp < j->nc; jp += nr) {
-      const int64_t cols = j->nc - jp < nr ? j->nc - jp : nr;
-      j->cfg->fn(rows, cols, kp, pa, j->pb + (jp / nr) * 2 * nr * kp,
-                 j->c + i0 * j->rs_c + (j->j0 + jp) * j->cs_c, j->rs_c, j->cs_c, j->alpha,
-                 j->beta);
+  for (int64_t pi = j->panels * task / ntasks; pi < j->panels * (task + 1) / ntasks; pi++) {
+    pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, j->k0, j->kc, mr, pa);
+    multiply(j, j->kc, j->j0, j->nc, pa, pi, pi + 1, j->pb, 0, j->col_panels, j->beta);
+  }
+}
+
+/* Streamed form, few row panels: each thread takes a share of all column panels and, per short
+   k block, packs A whole and B a group of column panels at a time (the group stays in L2, so
+   B goes through memory once); short k blocks keep the rows a group reads few. */
+static void stream_task(void* ctx, int task, int ntasks) {
+  block_job* j = ctx;
+  const int mr = j->cfg->mr, nr = j->cfg->nr;
+  const int64_t kp = (j->stream_kc + 1) / 2;
+  uint16_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) (j->panels * 2 * mr * kp) * sizeof(uint16_t));
+  uint16_t* pb = tg_workspace(TG_WS_GEMM_LP_B, (size_t) (j->stream_w * 2 * nr * kp) * sizeof(uint16_t));
+  if (pa == NULL || pb == NULL) {
+    atomic_store(&j->failed, 1);
+    return;
+  }
+  const int64_t q0 = j->col_panels * task / ntasks, q1 = j->col_panels * (task + 1) / ntasks;
+  for (int64_t k0 = 0; k0 < j->k; k0 += j->stream_kc) {
+    const int64_t kc = j->k - k0 < j->stream_kc ? j->k - k0 : j->stream_kc;
+    for (int64_t pi = 0; pi < j->panels; pi++)
+      pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, k0, kc, mr, pa + pi * 2 * mr * ((kc + 1) / 2));
+    for (int64_t g = q0; g < q1; g += j->stream_w) {
+      const int64_t g1 = q1 - g < j->stream_w ? q1 : g + j->stream_w;
+      pack_b(j->b, j->rs_b, j->cs_b, k0, kc, 0, j->n, nr, g, g1, pb);
+      multiply(j, kc, 0, j->n, pa, 0, j->panels, pb, g, g1, k0 == 0 ? j->beta0 : 1.0f);
     }
   }
 }
 
-/* C (float32) = alpha * A B + beta * C. 0, or 1 when memory runs out (C untouched). */
+/* C (float32) = alpha * A B + beta * C. 0, or 1 when memory runs out (C may be part written). */
 static int run_f32(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
                    int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b, int64_t cs_b,
                    float beta, float* c, int64_t rs_c, int64_t cs_c) {
-  const tg_gemm_bf16_config* cfg = tg_gemm_bf16_cfg();
-  const int64_t kc_max = k < cfg->kc ? k : cfg->kc;
-  const int64_t nc_max = n < cfg->nc ? n : cfg->nc;
-  const int64_t nc_pad = (nc_max + cfg->nr - 1) / cfg->nr * cfg->nr;
-  uint16_t* pb = tg_workspace(TG_WS_GEMM_LP_B,
-                              (size_t) (nc_pad * 2 * ((kc_max + 1) / 2)) * sizeof(uint16_t));
-  if (pb == NULL) return 1;
   const double flops = 2.0 * (double) m * (double) n * (double) k;
-  const int64_t panels = (m + cfg->mr - 1) / cfg->mr;
-  int threads = flops < TG_BF16_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();
-  if (threads > panels) threads = (int) panels;
+  const int threads = flops < TG_BF16_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();
+  const tg_gemm_bf16_config cfg = for_rows(tg_gemm_bf16_cfg(), m);
+  const int64_t panels = (m + cfg.mr - 1) / cfg.mr;
   block_job j;
   memset(&j, 0, sizeof(j));
-  j.cfg = cfg; j.a = a; j.rs_a = rs_a; j.cs_a = cs_a; j.m = m; j.pb = pb;
-  j.c = c; j.rs_c = rs_c; j.cs_c = cs_c; j.alpha = alpha; j.panels = panels;
+  j.cfg = &cfg; j.a = a; j.rs_a = rs_a; j.cs_a = cs_a; j.m = m;
+  j.b = b; j.rs_b = rs_b; j.cs_b = cs_b; j.k = k; j.n = n;
+  j.c = c; j.rs_c = rs_c; j.cs_c = cs_c; j.alpha = alpha; j.beta0 = beta; j.panels = panels;
   atomic_init(&j.failed, 0);
-  for (int64_t j0 = 0; j0 < n; j0 += cfg->nc) {
-    const int64_t nc = n - j0 < cfg->nc ? n - j0 : cfg->nc;
-    for (int64_t k0 = 0; k0 < k; k0 += cfg->kc) {
-      const int64_t kc = k - k0 < cfg->kc ? k - k0 : cfg->kc;
-      pack_b(b, rs_b, cs_b, k0, kc, j0, nc, cfg->nr, pb);
-      j.k0 = k0; j.kc = kc; j.nc = nc; j.j0 = j0;
+  if (panels <= TG_BF16_STREAM_PANELS) {
+    /* A group of packed B panels in half of L2 at the short k block. */
+    j.stream_kc = k < TG_BF16_STREAM_KC ? k : TG_BF16_STREAM_KC;
+    const int64_t w = tg_caches()->l2 / 2 / (j.stream_kc * 2 * cfg.nr);
+    j.stream_w = w < 1 ? 1 : w;
+    j.col_panels = (n + cfg.nr - 1) / cfg.nr;
+    tg_parallel_run(threads < j.col_panels ? threads : (int) j.col_panels, stream_task, &j);
+    return atomic_load(&j.failed);
+  }
+  const int64_t kc_max = k < cfg.kc ? k : cfg.kc;
+  const int64_t nc_max = n < cfg.nc ? n : cfg.nc;
+  const int64_t nc_pad = (nc_max + cfg.nr - 1) / cfg.nr * cfg.nr;
+  j.pb = tg_workspace(TG_WS_GEMM_LP_B, (size_t) (nc_pad * 2 * ((kc_max + 1) / 2)) * sizeof(uint16_t));
+  if (j.pb == NULL) return 1;
+  for (int64_t j0 = 0; j0 < n; j0 += cfg.nc) {
+    const int64_t nc = n - j0 < cfg.nc ? n - j0 : cfg.nc;
+    for (int64_t k0 = 0; k0 < k; k0 += cfg.kc) {
+      j.k0 = k0; j.kc = k - k0 < cfg.kc ? k - k0 : cfg.kc; j.nc = nc; j.j0 = j0;
+      j.col_panels = (nc + cfg.nr - 1) / cfg.nr;
       j.beta = k0 == 0 ? beta : 1.0f;
-      tg_parallel_run(threads, block_task, &j);
-      if (atomic_load(&j.failed)) return 1;  /* only the first block can fail: C untouched */
+      tg_parallel_run(threads < j.col_panels ? threads : (int) j.col_panels, pack_task, &j);
+      tg_parallel_run(threads < panels ? threads : (int) panels, rows_task, &j);
+      if (atomic_load(&j.failed)) return 1;
     }
   }
   return 0;
