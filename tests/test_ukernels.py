@@ -6,6 +6,14 @@ x86 kernels and the scalar fallback run natively on an x86-64 host; NEON kernels
 fallback once more) are cross-built with aarch64-linux-gnu-gcc -static and run under qemu-aarch64.
 On an aarch64 host NEON runs natively. A kernel whose ISA this CPU lacks is skipped (tester exit 77).
 All testers are compiled and run in parallel once per session; each test then reads its result.
+
+Each tester also reports what it covered (tests/c/ukernel_tester.h): a `COVER <dim> STEP <step>
+ALONE <list> AFTER <list>` line per dimension the kernel tiles (the remainders run with values up
+to the step, and past it) and a `CLAMP <act> <point> POSITIONS <p> BELOW <b> ABOVE <a>` line per
+clamp point of its activations; test_tester_coverage holds them to the family's tester_coverage
+and tester_clamps: every remainder 0..step-1 of every dimension run alone and, where the tester
+runs values past the step (a loop rather than a tile's edge), after full steps too; every
+position of the tile seen on both sides of every clamp.
 """
 import os
 import re
@@ -15,7 +23,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import pytest
 from conftest import REPO_ROOT
@@ -155,7 +163,7 @@ def build_and_run(case, workdir: Path) -> Outcome:
 def outcomes(request, tmp_path_factory):
     """Build and run the testers of the selected cases, in parallel, once per session."""
     wanted = {item.callspec.id for item in request.session.items
-              if item.originalname == "test_ukernel"}
+              if item.originalname in ("test_ukernel", "test_tester_coverage")}
     selected = [c for c in CASES if case_id(c) in wanted]
     workdir = tmp_path_factory.mktemp("ukernels")
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
@@ -195,3 +203,120 @@ def test_ukernel(case, outcomes, ukernel_runs):
     tally["cases"] += cases
     if failed or rc != 0 or cases == 0:
         pytest.fail(detail, pytrace=False)
+
+
+COVER_LINE = re.compile(r"^COVER (\S+) STEP (\d+) ALONE (\S+) AFTER (\S+)$", re.M)
+CLAMP_LINE = re.compile(r"^CLAMP (\S+) (\S+) POSITIONS (\d+) BELOW (\d+) ABOVE (\d+)$", re.M)
+
+
+def remainders(listed: str) -> Set[int]:
+    """"0-5,7" -> {0, 1, 2, 3, 4, 5, 7} ("none": the empty set)."""
+    out: Set[int] = set()
+    for part in listed.split(","):
+        if part == "none":
+            continue
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def coverage_gaps(spec: KernelSpec, stdout: str) -> List[str]:
+    """What a tester's report misses of the rule its family states: every remainder of every
+    tiled dimension (tester_coverage) run alone, and after full steps wherever the tester runs
+    past the step; both sides of every clamp point at every position of the tile
+    (tester_clamps); and nothing reported that the family does not state."""
+    family = spec.family
+    want_dims = family.tester_coverage(spec)
+    got_dims = {m.group(1): (int(m.group(2)), remainders(m.group(3)), remainders(m.group(4)))
+                for m in COVER_LINE.finditer(stdout)}
+    gaps = []
+    for dim, step in want_dims.items():
+        if dim not in got_dims:
+            gaps.append(f"{dim}: no COVER line (step {step})")
+            continue
+        got_step, alone, after = got_dims[dim]
+        if got_step != step:
+            gaps.append(f"{dim}: the tester steps by {got_step}, the kernel by {step}")
+            continue
+        missing = sorted(set(range(step)) - alone)
+        if missing:
+            gaps.append(f"{dim} (step {step}): remainders {missing} never run alone "
+                        f"(values up to {step})")
+        missing = sorted(set(range(step)) - after)
+        if after and missing:
+            gaps.append(f"{dim} (step {step}): remainders {missing} never run after a full "
+                        f"step (values past {step})")
+    gaps += [f"{dim}: reported by the tester, not in {family.name}.tester_coverage"
+             for dim in sorted(set(got_dims) - set(want_dims))]
+    want_clamps = {(act, float(point)) for act, points in family.tester_clamps(spec).items()
+                   for point in points}
+    got_clamps = {(m.group(1), float(m.group(2))): tuple(int(m.group(g)) for g in (3, 4, 5))
+                  for m in CLAMP_LINE.finditer(stdout)}
+    for act, point in sorted(want_clamps):
+        if (act, point) not in got_clamps:
+            gaps.append(f"{act} at {point:g}: no CLAMP line")
+            continue
+        positions, below, above = got_clamps[act, point]
+        if positions == 0 or below != positions or above != positions:
+            gaps.append(f"{act} at {point:g}: of {positions} tile positions, {below} seen below "
+                        f"and {above} above")
+    gaps += [f"{act} at {point:g}: reported by the tester, not in "
+             f"{family.name}.tester_clamps" for act, point in sorted(set(got_clamps) - want_clamps)]
+    return gaps
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_tester_coverage(case, outcomes):
+    """The tester ran every remainder of every dimension the kernel tiles, and fed every
+    position of the tile both sides of each clamp (its COVER and CLAMP lines)."""
+    entry, target = case
+    out = outcomes[case_id(case)]
+    if out.skip or (out.run is not None and out.run.returncode == SKIP_EXIT):
+        pytest.skip(out.skip or "this CPU lacks the ISA")
+    if out.run is None or out.run.returncode != 0:
+        pytest.skip("the tester failed (test_ukernel reports it)")
+    gaps = coverage_gaps(entry.spec, out.run.stdout)
+    assert not gaps, f"{entry.name}'s tester misses:\n  " + "\n  ".join(gaps)
+
+
+def test_coverage_check_catches_a_missing_remainder():
+    """The check above, on reports made up for one kernel of every family: a complete one
+    passes (with or without values past the step); one remainder fewer alone or after a full
+    step, a step that differs, a missing line, a dimension or clamp the family does not name,
+    or a clamp seen on one side only fails."""
+    for family in sorted({e.spec.family.name for e in ENTRIES}):
+        specs = [e.spec for e in ENTRIES if e.spec.family.name == family]
+        spec = next((s for s in specs if s.family.tester_clamps(s)), specs[0])
+        dims = spec.family.tester_coverage(spec)
+        clamps = spec.family.tester_clamps(spec)
+        assert dims, f"{family}: tester_coverage names no dimension"
+
+        def report(drop_alone=None, drop_after=None, step_off=None, one_side=None,
+                   after=True, extra=""):
+            lines = []
+            for dim, step in dims.items():
+                alone = ",".join(str(r) for r in range(step) if (dim, r) != drop_alone)
+                past = ",".join(str(r) for r in range(step) if (dim, r) != drop_after)
+                lines.append(f"COVER {dim} STEP {step + (dim == step_off)} ALONE {alone or 'none'}"
+                             f" AFTER {(past or 'none') if after else 'none'}")
+            for act, points in clamps.items():
+                for point in points:
+                    above = 5 if (act, point) == one_side else 6
+                    lines.append(f"CLAMP {act} {point:g} POSITIONS 6 BELOW 6 ABOVE {above}")
+            return "\n".join(lines) + "\n" + extra
+
+        assert coverage_gaps(spec, report()) == [], family
+        assert coverage_gaps(spec, report(after=False)) == [], family
+        assert coverage_gaps(spec, report(extra="COVER bogus STEP 2 ALONE 0-1 AFTER none\n"))
+        assert coverage_gaps(spec, report(extra="CLAMP relu 7 POSITIONS 6 BELOW 6 ABOVE 6\n"))
+        for dim, step in dims.items():
+            assert coverage_gaps(spec, report(drop_alone=(dim, step - 1))), (family, dim)
+            assert coverage_gaps(spec, report(drop_alone=(dim, 0))), (family, dim)
+            if step > 1:  # a step of 1 has no remainder past the full steps to miss
+                assert coverage_gaps(spec, report(drop_after=(dim, step - 1))), (family, dim)
+            assert coverage_gaps(spec, report(step_off=dim)), (family, dim)
+            short = "\n".join(l for l in report().splitlines() if not l.startswith(f"COVER {dim} "))
+            assert coverage_gaps(spec, short), (family, dim)
+        for act, points in clamps.items():
+            for point in points:
+                assert coverage_gaps(spec, report(one_side=(act, point))), (family, act)

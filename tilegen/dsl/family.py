@@ -3,9 +3,9 @@
 A family (a module ``tilegen/ops/<op>/<family>.py`` holding one ``FAMILY`` object, listed in its
 op's op.yaml) owns everything about its kernels that shared code must not know: its schedule
 fields and name tokens, shape rules and register budget, the lowering to a template plan, its C
-prototypes and dispatch-table rows, its registry rules, any extra generated files, and how its C
-tester is built. The spec, registry, renderer, header template and C dispatcher only ever talk
-to a family through this interface.
+prototypes and dispatch-table rows, its registry rules, any extra generated files, how its C
+tester is built and what that tester must cover. The spec, registry, renderer, header template
+and C dispatcher only ever talk to a family through this interface.
 
 Adding a family to an op: the module, templates/<family>/ and <family>.yaml in the op's folder,
 its name in op.yaml's families, a driver that selects from the generated
@@ -123,6 +123,21 @@ class OpFamily:
     def tester_sources(self, spec: "KernelSpec") -> List[str]:
         """Generated files the tester links besides the kernel (paths under the tree root)."""
         return []
+
+    def tester_coverage(self, spec: "KernelSpec") -> Dict[str, int]:
+        """Every dimension the kernel tiles, with its step (rows MR, columns NR, the unrolled k,
+        keys per score tile, values per chunk...), read from the spec: the tester must call the
+        kernel with every remainder 0..step-1 of each, alone and (where the kernel loops past
+        the step) after full steps. It prints `COVER <dim> STEP <step> ALONE <list> AFTER
+        <list>` for what it ran (tests/c/ukernel_tester.h), and tests/test_ukernels.py holds
+        that against this. The default is an MR x NR tile's rows and columns."""
+        return {"m": spec.mr, "n": spec.nr}
+
+    def tester_clamps(self, spec: "KernelSpec") -> Dict[str, Tuple[float, ...]]:
+        """The clamped activations the kernel may apply, each with its clamp points: the tester
+        must feed every position of the tile exact results on both sides of each point
+        (`CLAMP <act> <point> POSITIONS <p> BELOW <b> ABOVE <a>`, b = a = p)."""
+        return {}
 
     @property
     def tester(self) -> str:

@@ -169,8 +169,14 @@ class Attention(OpFamily):
     def tester_defines(self, s) -> Dict[str, object]:
         cw = s.pv_vecs * self.lanes(s)
         return {"TG_EXP": exp_name(s.dtype, s.isa), "TG_MR": s.mr, "TG_NR": s.nr, "TG_KB": s.kb,
-                "TG_CW": cw, "TG_WORK": work_floats(s.mr, s.kb, cw),
-                "TG_EXP_ULP": self.EXP_ULP.get(s.isa, 1.0)}
+                "TG_UNROLL": s.unroll, "TG_CW": cw, "TG_LANES": self.lanes(s),
+                "TG_WORK": work_floats(s.mr, s.kb, cw), "TG_EXP_ULP": self.EXP_ULP.get(s.isa, 1.0)}
+
+    def tester_coverage(self, s) -> Dict[str, int]:
+        """Keys per S register tile, d steps per S loop iteration, dv per PV chunk; and the exp
+        over an array, a vector at a time. The MR queries are the lanes of whole vectors."""
+        return {"keys": s.nr, "d": s.unroll, "dv": s.pv_vecs * self.lanes(s),
+                "exp_n": self.lanes(s)}
 
     def tester_sources(self, s) -> List[str]:
         return [exp_path(s.dtype, s.isa)]

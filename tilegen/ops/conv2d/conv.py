@@ -38,6 +38,9 @@ from tilegen.dsl.isa import DTYPES, Isa, VecOps, get_isa
 from tilegen.dsl.family import OpFamily, RegisterBudget
 from tilegen.dsl.lowering import RowsPlan, row_addressing
 
+# The activations the kernels apply at run time that clamp, with their clamp points.
+ACT_CLAMPS: Dict[str, Tuple[float, ...]] = {"relu": (0.0,), "relu6": (0.0, 6.0)}
+
 TOKEN = re.compile(r"^conv([0-9]+)x([0-9]+)s([0-9]+)$")
 STRIDES = (1, 2)
 MAX_TAPS_SIDE = 11
@@ -194,6 +197,14 @@ class Conv(OpFamily):
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride,
                 "TG_FIXED_C": s.kr if s.kr > 1 else 0, "TG_UNROLL": s.unroll,
                 "TG_NCHW": int(s.layout == "nchw")}
+
+    def tester_coverage(self, s) -> Dict[str, int]:
+        """The tile's rows and columns (pixels x output channels, or output channels x pixels
+        channel-first) and the unrolled input-channel loop (none when the tile fixes c)."""
+        return {"m": s.mr, "n": s.nr, **({"c": s.unroll} if s.kr == 1 else {})}
+
+    def tester_clamps(self, s) -> Dict[str, Tuple[float, ...]]:
+        return dict(ACT_CLAMPS)  # the activation is a run-time choice of every kernel
 
 
 FAMILY = Conv()

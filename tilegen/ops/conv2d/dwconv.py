@@ -26,7 +26,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from tilegen.dsl.isa import DTYPES, Isa, VecOps, get_isa
 from tilegen.dsl.family import OpFamily, RegisterBudget
-from .conv import LAYOUTS, MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES
+from .conv import ACT_CLAMPS, LAYOUTS, MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES
 from tilegen.dsl.lowering import FMA_CHAINS, RowsPlan, row_addressing
 
 TOKEN = re.compile(r"^dwconv([0-9]+)x([0-9]+)s([0-9]+)$")
@@ -271,8 +271,18 @@ class Dwconv(OpFamily):
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KH": s.kh, "TG_KW": s.kw, "TG_S": s.stride,
                 "TG_NCHW": int(s.layout == "nchw"), "TG_D1": int(s.dilation == "1"),
                 "TG_STEP": self.pixel_step(s), "TG_ROWS": s.out_rows,
-                "TG_ROW_TILES": int(s.tiling == "rows"),
+                "TG_ROW_TILES": int(s.tiling == "rows"), "TG_GROUP": self.group(s),
                 "TG_REACH": self.reach_vectors(s) * self.lanes(s)}
+
+    def tester_coverage(self, s) -> Dict[str, int]:
+        """Channel-first: the tile's rows (channels, or output rows of row tiles) and pixels.
+        Channels-last: pixels (per tile and per step), channels and output rows."""
+        if s.layout == "nchw":
+            return {"m": s.mr, "n": s.nr}
+        return {"m": s.mr, "m_group": self.group(s), "n": s.nr, "rows": s.out_rows}
+
+    def tester_clamps(self, s) -> Dict[str, Tuple[float, ...]]:
+        return dict(ACT_CLAMPS)  # the activation is a run-time choice of every kernel
 
 
 FAMILY = Dwconv()

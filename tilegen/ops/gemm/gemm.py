@@ -37,6 +37,8 @@ BLOCKING: Dict[str, Dict[str, Tuple[int, int]]] = {
 }
 
 GENERATED = os.path.join("tilegen", "generated")
+# k values per block of the packing routines' interleaving loops (row-major A, column-major B).
+PACK_KB = 8
 
 
 @dataclass(frozen=True)
@@ -230,7 +232,7 @@ class Gemm(OpFamily):
             epi = epilogue_name(dtype, isa)
             body = env.get_template("gemm/pack.c.j2").render(
                 dtype=dtype, ctype=DTYPES[dtype], isa=ISAS[isa], v=ISAS[isa].vec(dtype),
-                mrs=sorted(mrs), nrs=sorted(nrs), epilogue=epi)
+                mrs=sorted(mrs), nrs=sorted(nrs), epilogue=epi, pack_kb=PACK_KB)
             t = DTYPES[dtype]
             decls = [f"void {packa_name(dtype, isa, m)}(int64_t, int64_t, const {t}*, int64_t, "
                      f"int64_t, {t}*);" for m in sorted(mrs)]
@@ -259,8 +261,17 @@ class Gemm(OpFamily):
             "TG_PACKA": packa_name(s.dtype, s.isa, s.mr), "TG_PACKR": packr_name(s.dtype, s.isa),
             "TG_PACKB": packb_name(s.dtype, s.isa, s.nr), "TG_MR": s.mr, "TG_NR": s.nr,
             "TG_UNROLL": s.unroll, "TG_EPI": f"({epilogue_flags(s)})",
-            "TG_ROWS": int(s.a_layout == "rows"),
+            "TG_ROWS": int(s.a_layout == "rows"), "TG_PACK_KB": PACK_KB,
         }
+
+    def tester_coverage(self, s) -> Dict[str, int]:
+        """Rows and columns of the tile, the unrolled k loop, and the k blocks of the packing
+        routines the tester runs with the kernel."""
+        return {"m": s.mr, "n": s.nr, "k": s.unroll, "k_pack": PACK_KB}
+
+    def tester_clamps(self, s) -> Dict[str, Tuple[float, ...]]:
+        return {act: points for act, points in (("relu", (0.0,)), ("relu6", (0.0, 6.0)))
+                if act in s.epilogue}
 
     def tester_sources(self, s) -> List[str]:
         return [pack_path(s.dtype, s.isa)]

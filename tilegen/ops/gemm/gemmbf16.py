@@ -81,5 +81,10 @@ class GemmBf16(OpFamily):
     def tester_defines(self, s) -> Dict[str, object]:
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s)}
 
+    def tester_coverage(self, s) -> Dict[str, int]:
+        """The tile's rows and columns (n % NR also fixes the masked or temporary column
+        vectors); the k pairs run one at a time (no unrolled remainder)."""
+        return {"m": s.mr, "n": s.nr}
+
 
 FAMILY = GemmBf16()

@@ -12,8 +12,9 @@ block; the GEMM driver selects them):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Dict
 
-from tilegen.dsl.isa import DTYPES, Isa, VecOps, get_isa
+from tilegen.dsl.isa import DTYPE_BYTES, DTYPES, Isa, VecOps, get_isa
 from tilegen.dsl.lowering import VectorPlan
 from tilegen.dsl.family import OpFamily, RegisterBudget
 
@@ -90,7 +91,15 @@ class Gemv(OpFamily):
 
 
     def tester_defines(self, s):
-        return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KR": s.kr}
+        return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KR": s.kr, "TG_LANES": self.lanes(s)}
+
+    def tester_coverage(self, s) -> Dict[str, int]:
+        """Dot form: rows of A, k per step. Axpy form: columns per step (from the end of the
+        head), rows per pass, and (vector ISAs) the head columns, up to a 64-byte line of them."""
+        if self.axpy(s):
+            head = {"head": 64 // DTYPE_BYTES[s.dtype]} if self.lanes(s) > 1 else {}
+            return {"n": s.nr, "k": s.kr, **head}
+        return {"m": s.mr, "k": s.kr}
 
 
 FAMILY = Gemv()

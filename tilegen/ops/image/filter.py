@@ -185,6 +185,11 @@ class Filter(OpFamily):
     def tester_defines(self, s) -> Dict[str, object]:
         return {"TG_KIND": f"TG_FILTER_KIND_{s.kind.upper()}", "TG_MR": s.mr, "TG_NR": s.nr}
 
+    def tester_coverage(self, s) -> Dict[str, int]:
+        """Values per block along the row; hfilt's taps, taken two at a time; filt2d's rows."""
+        return {"x": s.nr, **({"taps": 2} if s.kind == "hfilt" else {}),
+                **({"m": s.mr} if s.kind == "filt2d" else {})}
+
 
 @functools.lru_cache(maxsize=None)
 def _box_divisor_macro() -> str:

@@ -167,8 +167,18 @@ class AttnDecode(OpFamily):
     def tester_defines(self, s) -> Dict[str, object]:
         lanes = self.lanes(s)
         fixed, per_slice = decode_work_floats(s)
+        tk, tp = steps(s)
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_CW": s.pv_vecs * lanes, "TG_LANES": lanes,
-                "TG_PF": s.prefetch, "TG_WORK": fixed, "TG_SLICE_WORK": per_slice}
+                "TG_TK": tk, "TG_TP": tp, "TG_PF": s.prefetch, "TG_WORK": fixed,
+                "TG_SLICE_WORK": per_slice}
+
+    def tester_coverage(self, s) -> Dict[str, int]:
+        """Tokens per score step, per PV step and per softmax vector; d per key-row vector and
+        per PV chunk. The MR heads of a slice are whole rows, the slices a count."""
+        lanes = self.lanes(s)
+        tk, tp = steps(s)
+        return {"tokens_score": tk, "tokens_pv": tp, "tokens_lanes": lanes, "d_vector": lanes,
+                "d_chunk": s.pv_vecs * lanes}
 
 
 FAMILY = AttnDecode()

@@ -59,5 +59,9 @@ class Rmsnorm(OpFamily):
     def tester_defines(self, s) -> Dict[str, object]:
         return {"TG_NR": s.nr, "TG_LANES": self.lanes(s)}
 
+    def tester_coverage(self, s) -> Dict[str, int]:
+        """The row, NR values per step (n % NR also fixes the vector steps and the tail)."""
+        return {"n": s.nr}
+
 
 FAMILY = Rmsnorm()

@@ -5,19 +5,24 @@
  * float64 reference, then the family's exp over an array in ULPs.
  *
  * Built per kernel with -DTG_T=float -DTG_DT=f32 -DTG_UKERNEL=<fn> -DTG_EXP=<exp fn> -DTG_MR=..
- * -DTG_NR=.. -DTG_KB=.. -DTG_CW=<PV chunk floats> -DTG_WORK=<work floats> -DTG_EXP_ULP=<bound>
- * -DTG_ISA_ID=TG_ISA_<NAME>; prints "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77.
+ * -DTG_NR=.. -DTG_KB=.. -DTG_UNROLL=<d steps per S loop iteration> -DTG_CW=<PV chunk floats>
+ * -DTG_LANES=.. -DTG_WORK=<work floats> -DTG_EXP_ULP=<bound> -DTG_ISA_ID=TG_ISA_<NAME>; prints
+ * the COVER lines and "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77.
  *
  * Kernel cases: n (keys per call) in {1, NR-1, NR, NR+1, KB-1, KB}; d in {0, 1, 3, 17, 64, 130};
  * dv in {1, CW-1, CW, CW+1, 2CW+3} and 256; prime row strides for K and V; no bias, a random
  * additive bias with -inf entries, a first block wholly masked, a query masked in every block
- * (which must leave l = 0 and O = 0); scores up to about +-1e3. Every buffer (Q^T, K, V, bias,
- * O, m, l, work) ends at a PROT_NONE page, O's rows carry sentinels past the chunk-padded dv.
+ * (which must leave l = 0 and O = 0); scores up to about +-1e3. Then every remainder of each
+ * dimension the kernel tiles: n = 1 .. 2NR (every key tail of the last S tile, alone and after
+ * a full one), d = 0 .. 2*UNROLL+1 (the unrolled d loop's remainders), dv = 1 .. 2CW (every
+ * column of the last PV chunk, alone and after a full one); each dimension reported as a COVER
+ * line (ukernel_tester.h). Every buffer (Q^T, K, V, bias, O, m, l, work) ends at a PROT_NONE
+ * page, O's rows carry sentinels past the chunk-padded dv.
  *
  * exp: every 13th float32 bit pattern in [-87, 0] on x86-64 hosts (86 million values, every
  * binade; every 1009th elsewhere, where the tester usually runs under qemu), each within
  * TG_EXP_ULP ULP of exp() in double; below -87, -inf included, exactly +0; -0 gives 1 and NaN
- * stays NaN.
+ * stays NaN; arrays of 1 .. 2*LANES values (every remainder of its vector loop).
  */
 #define _GNU_SOURCE
 #include <float.h>
@@ -77,6 +82,9 @@ static void run_case(int n, int d, int dv, int mode, int nblocks, double qscale)
   for (int i = 0; i < MR; i++) { m[i] = (T) -INFINITY; l[i] = 0; }
   T* work = guarded(TG_WORK, &rw);
 
+  cover("keys", TG_NR, n);
+  cover("d", TG_UNROLL, d);
+  cover("dv", TG_CW, dv);
   for (int b = 0; b < nblocks; b++) {
     args_t a;
     a.d = d; a.dv = dv; a.qt = qt; a.k = k[b]; a.rs_k = rs_k; a.v = v[b]; a.rs_v = rs_v;
@@ -183,6 +191,28 @@ static void check_exp(void) {
             count, (double) (TG_EXP_ULP), worst, worst_x);
   }
   printf("exp: %ld values in [-87, 0], max error %.3f ULP (at %.9g)\n", count, worst, worst_x);
+  /* Every remainder of the array loop: n = 1 .. 2*LANES values. */
+  for (int n = 1; n <= 2 * TG_LANES; n++) {
+    region rx, ry;
+    float* xs = (float*) guarded_bytes((size_t) n * sizeof(float), n & 1, &rx);
+    float* ys = (float*) guarded_bytes((size_t) n * sizeof(float), n & 1, &ry);
+    for (int t = 0; t < n; t++) xs[t] = (float) (40.0 * uniform() - 45.0);
+    TG_EXP(n, xs, ys);
+    cover("exp_n", TG_LANES, n);
+    cases++;
+    for (int t = 0; t < n; t++) {
+      const double want = exp((double) xs[t]);
+      int e;
+      frexp(want, &e);
+      const double err = fabs((double) ys[t] - want) / ldexp(1.0, e - 24);
+      if (!(err <= (TG_EXP_ULP))) {
+        failed++;
+        fprintf(stderr, "FAIL exp array of %d: exp(%.9g) = %.9g (%.3f ULP)\n", n, xs[t], ys[t], err);
+      }
+    }
+    release(&rx);
+    release(&ry);
+  }
   /* Special values and the underflow region. */
   const float special[] = {-INFINITY, -87.0001f, -88.0f, -100.0f, -1e30f, -FLT_MAX, -0.0f, 0.0f, NAN};
   const int ns = (int) (sizeof(special) / sizeof(special[0]));
@@ -230,7 +260,21 @@ int main(void) {
       }
   /* Scores near +-1e3: one key dominates each row. */
   for (int a = 0; a < nn; a++) run_case(ns[a], 64, TG_CW + 1, 1, 2, 100.0);
+  /* Every remainder of every tiled dimension. Keys: every tail of the last S tile, alone and
+     after a full tile, with every mask mode. */
+  for (int n = 1; n <= 2 * TG_NR && n <= TG_KB; n++) {
+    run_case(n, 17, TG_CW + 1, 0, 1, 1.0);
+    run_case(n, 17, TG_CW + 1, 1, 2, 1.0);
+    run_case(n, 17, TG_CW + 1, 2, 2, 1.0);
+    run_case(n, 17, TG_CW + 1, 3, 3, 1.0);
+  }
+  /* d: every remainder of the unrolled d loop. */
+  for (int d = 0; d <= 2 * TG_UNROLL + 1; d++) run_case(TG_NR + 1, d, TG_CW + 1, 1, 2, 1.0);
+  /* dv: every column count of the last PV chunk (masked or zero-padded), alone and after a
+     full chunk. */
+  for (int dv = 1; dv <= 2 * TG_CW; dv++) run_case(TG_NR + 4 <= TG_KB ? TG_NR + 4 : TG_KB, 17, dv, 1, 2, 1.0);
   check_exp();
+  cover_report();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }

@@ -7,8 +7,9 @@
  *   -DTG_KH=.. -DTG_KW=.. -DTG_S=<stride> -DTG_FIXED_C=<input channels, 0: any> -DTG_UNROLL=..
  *   -DTG_NCHW=0|1 (channel-first kernels: MR output channels x NR pixels, one pointer per tap)
  *
- * Cases: every m <= MR and n <= NR; input channels c in {1, unroll-1, unroll, unroll+1,
- * 2*unroll+1, 37} (or the kernel's fixed count); dilation 1 and 2 (the tap step dps = D*ps);
+ * Cases: every m <= MR and n <= NR; input channels c in 1 .. 2*unroll+1 (every remainder of the
+ * unrolled channel loop, alone and after a full step) and 37 (or the kernel's fixed count);
+ * dilation 1 and 2 (the tap step dps = D*ps);
  * a prime pixel stride ps > c whose gap channels hold NaN (a kernel that reads past channel c
  * returns NaN); each filter row in its own allocation that ends at a PROT_NONE page right after
  * the last input the tile may read (MR pixels); the weight panel likewise; the output with a
@@ -16,10 +17,13 @@
  * faults or is caught by a sentinel. Channel-first kernels: each tap's input in its own
  * allocation ending right after the last value read (channel c-1, S*NR values), a prime
  * channel stride whose gap holds NaN, and NaN in the odd values of stride-2 rows (read, then
- * dropped by the stride-2 load); the same m, n, c, output and activation cases.
+ * dropped by the stride-2 load); the same m, n, c, output and activation cases. ReLU and ReLU6
+ * once more for every m and n with positive inputs and weights of one sign per output channel
+ * (alternating), scaled so that every exact result lies beyond the clamps at 0 and 6: both
+ * sides of each clamp at every position of the tile.
  *
- * Prints "KERNEL <name> CASES <n> FAILED <f>"; exits 0 when all pass, 1 on failure, 77 when the
- * CPU lacks the ISA.
+ * Prints the COVER and CLAMP lines (ukernel_tester.h) and "KERNEL <name> CASES <n> FAILED <f>";
+ * exits 0 when all pass, 1 on failure, 77 when the CPU lacks the ISA.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -34,7 +38,27 @@ typedef CAT(CAT(tg_, TG_DT), _conv_params) params_t;
 static const T SENTINEL = (T) -12345.625;
 static long cases = 0, failed = 0;
 
-static double activate(double x, int act) {
+/* 0: inputs U(-1, 1) (times the case's scale), weights U(-1, 1). +1 or -1: the clamp cases,
+   inputs positive (times the scale), the weights of output channel j (the tile's column j:
+   NR columns channels-last, MR rows channel-first) of sign clamp_sign * (-1)^j, magnitudes in
+   [0.5, 1], biases U(-1, 1). */
+static int clamp_sign = 0;
+static inline double magnitude(void) { return 0.5 + 0.5 * fabs(uniform()); }
+static inline double input_value(double scale) {
+  return scale * (clamp_sign ? magnitude() : uniform());
+}
+static inline double weight_value(int64_t channel) {
+  if (!clamp_sign) return uniform();
+  return ((clamp_sign < 0) ^ (int) (channel & 1)) ? -magnitude() : magnitude();
+}
+
+/* act(x), noting which side of its clamps x fell at tile position pos. */
+static double activate_at(double x, int act, int pos) {
+  if (act == TG_ACT_RELU) clamp_seen("relu", 0, TG_MR * TG_NR, pos, x);
+  if (act == TG_ACT_RELU6) {
+    clamp_seen("relu6", 0, TG_MR * TG_NR, pos, x);
+    clamp_seen("relu6", 6, TG_MR * TG_NR, pos, x);
+  }
   switch (act) {
     case TG_ACT_RELU: return x > 0 ? x : 0;
     case TG_ACT_RELU6: return x > 0 ? (x < 6 ? x : 6) : 0;
@@ -63,12 +87,13 @@ static void run_case(int m, int n, int c, int d, int act, double scale) {
   for (int kh = 0; kh < TG_KH; kh++) {
     T* x = guarded(row_count, &rr[kh]);
     for (size_t e = 0; e < row_count; e++)
-      x[e] = (int64_t) e % ps < c ? (T) (scale * uniform()) : (T) NAN;  /* NaN between pixels */
+      x[e] = (int64_t) e % ps < c ? (T) input_value(scale) : (T) NAN;  /* NaN between pixels */
     rows[kh] = xs[kh] = x;
   }
   const size_t w_count = (size_t) TG_NR * (1 + (size_t) TG_KH * TG_KW * c);
   T* w = guarded(w_count, &rw);
-  for (size_t e = 0; e < w_count; e++) w[e] = (T) uniform();
+  for (size_t e = 0; e < w_count; e++)
+    w[e] = (T) (e < TG_NR ? uniform() : weight_value((int64_t) e % TG_NR));
   const int64_t ys = next_prime(n + 1);
   const size_t y_count = (size_t) ((m - 1) * ys + n);
   T* y = guarded(y_count, &ry);
@@ -77,6 +102,9 @@ static void run_case(int m, int n, int c, int d, int act, double scale) {
   params_t params;
   params.act = act;
   TG_UKERNEL(m, n, c, rows, ps, dps, w, y, ys, &params);
+  cover("m", TG_MR, m);
+  cover("n", TG_NR, n);
+  if (!TG_FIXED_C) cover("c", TG_UNROLL, c);
   cases++;
 
   for (int i = 0; i < m; i++) {
@@ -96,7 +124,7 @@ static void run_case(int m, int n, int c, int d, int act, double scale) {
             acc += p;
             mag += fabs(p);
           }
-      const double want = activate(acc, act);
+      const double want = activate_at(acc, act, i * TG_NR + j);
       const int k = TG_KH * TG_KW * c;
       const double tol = 1.2 * TOL * sqrt((double) k) * mag + 1e-6 * fabs(want) + 1e-30;
       const double got = (double) y[idx];
@@ -125,13 +153,14 @@ static void run_nchw_case(int m, int n, int c, int act, double scale) {
     T* x = guarded(count, &rt[t]);
     for (size_t e = 0; e < count; e++) {
       const int64_t off = (int64_t) e % cs;
-      x[e] = off < span && off % TG_S == 0 ? (T) (scale * uniform()) : (T) NAN;
+      x[e] = off < span && off % TG_S == 0 ? (T) input_value(scale) : (T) NAN;
     }
     taps[t] = xs[t] = x;
   }
   const size_t w_count = (size_t) TG_MR * (1 + (size_t) TAPS * c);
   T* w = guarded(w_count, &rw);
-  for (size_t e = 0; e < w_count; e++) w[e] = (T) uniform();
+  for (size_t e = 0; e < w_count; e++)
+    w[e] = (T) (e < TG_MR ? uniform() : weight_value((int64_t) e % TG_MR));
   const int64_t ys = next_prime(n + 1);
   const size_t y_count = (size_t) ((m - 1) * ys + n);
   T* y = guarded(y_count, &ry);
@@ -140,6 +169,9 @@ static void run_nchw_case(int m, int n, int c, int act, double scale) {
   params.act = act;
   const nchw_fn kernel = TG_UKERNEL;
   kernel(m, n, c, taps, cs, w, y, ys, &params);
+  cover("m", TG_MR, m);
+  cover("n", TG_NR, n);
+  if (!TG_FIXED_C) cover("c", TG_UNROLL, c);
   cases++;
   for (int i = 0; i < m; i++)
     for (int j = 0; j < ys && (size_t) i * ys + j < y_count; j++) {
@@ -156,7 +188,7 @@ static void run_nchw_case(int m, int n, int c, int act, double scale) {
           acc += p;
           mag += fabs(p);
         }
-      const double want = activate(acc, act);
+      const double want = activate_at(acc, act, i * TG_NR + j);
       const double tol = 1.2 * TOL * sqrt((double) (TAPS * c)) * mag + 1e-6 * fabs(want) + 1e-30;
       if (!(fabs((double) y[idx] - want) <= tol)) report(m, n, c, 1, act, i, j, y[idx], want, tol);
     }
@@ -169,22 +201,28 @@ static void run_nchw_case(int m, int n, int c, int act, double scale) {
 int main(void) {
   if (!cpu_supported()) return 77;
   const int u = TG_UNROLL;
-  const int candidates[] = {1, u - 1, u, u + 1, 2 * u + 1, 37};
-  int cs[8], nc = 0;
+  /* c: every remainder of the unrolled channel loop, alone and after a full step; and 37 */
+  int cs[2 * TG_UNROLL + 2], nc = 0;
   if (TG_FIXED_C) {
     cs[nc++] = TG_FIXED_C;
   } else {
-    for (size_t ci = 0; ci < sizeof(candidates) / sizeof(candidates[0]); ci++) {
-      int dup = candidates[ci] < 1;
-      for (int q = 0; q < nc; q++) dup |= cs[q] == candidates[ci];
-      if (!dup) cs[nc++] = candidates[ci];
-    }
+    for (int c = 1; c <= 2 * u + 1; c++) cs[nc++] = c;
+    cs[nc++] = 37;
   }
+  /* The clamp cases: |exact results| in [10, 40] + bias, beyond both clamps. */
+  const int c_clamp = cs[0];
+  const double clamp_scale = 40.0 / (TG_KH * TG_KW * c_clamp);
 #if TG_NCHW
   for (int ci = 0; ci < nc; ci++)
     for (int m = 1; m <= TG_MR; m++)
       for (int n = 1; n <= TG_NR; n++) run_nchw_case(m, n, cs[ci], (m + n + ci) % 5, 1.0);
   for (int act = 0; act < 5; act++) run_nchw_case(TG_MR, TG_NR, cs[nc - 1], act, 8.0);
+  for (int m = 1; m <= TG_MR; m++)
+    for (int n = 1; n <= TG_NR; n++)
+      for (clamp_sign = -1; clamp_sign <= 1; clamp_sign += 2) {
+        run_nchw_case(m, n, c_clamp, TG_ACT_RELU, clamp_scale);
+        run_nchw_case(m, n, c_clamp, TG_ACT_RELU6, clamp_scale);
+      }
 #else
   for (int ci = 0; ci < nc; ci++)
     for (int m = 1; m <= TG_MR; m++)
@@ -195,7 +233,15 @@ int main(void) {
       }
   /* The activations over a wide range of inputs (exp's clamps, erfc's tails). */
   for (int act = 0; act < 5; act++) run_case(TG_MR, TG_NR, cs[nc - 1], 1, act, 8.0);
+  for (int m = 1; m <= TG_MR; m++)
+    for (int n = 1; n <= TG_NR; n++)
+      for (clamp_sign = -1; clamp_sign <= 1; clamp_sign += 2) {
+        run_case(m, n, c_clamp, 1, TG_ACT_RELU, clamp_scale);
+        run_case(m, n, c_clamp, 1, TG_ACT_RELU6, clamp_scale);
+      }
 #endif
+  clamp_sign = 0;
+  cover_report();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }

@@ -9,7 +9,8 @@
  *   -DTG_ROW_TILES=0|1 (channel-first row tiles, "_nchw_rows": MR output rows of one channel)
  *   -DTG_REACH=<values a row tile reads before its centred input pointer and past NR pixels>
  *   -DTG_STEP=<pixels a channels-last tile computes at a time> -DTG_ROWS=<output rows a
- *   channels-last call may compute ("rN" kernels; 1 otherwise)>
+ *   channels-last call may compute ("rN" kernels; 1 otherwise)> -DTG_GROUP=<pixels per step of
+ *   a channels-last tile>
  *
  * Cases: every m <= MR and n <= NR; dilation 1 and 2; a prime pixel stride ps > n whose
  * channels past n hold NaN (a kernel that uses them returns NaN); each filter row in its own
@@ -25,10 +26,13 @@
  * input rows of a prime-ish pitch (a whole number of vectors) in one allocation that starts
  * TG_REACH values before the centred pointer or ends right after the last value the tile may
  * read, the columns no output pixel q < n uses NaN, the output rows a prime pitch apart with
- * sentinels between them.
+ * sentinels between them. ReLU and ReLU6 once more for every m and n (and every output row)
+ * with positive inputs and weights of one sign per channel (alternating), scaled so that every
+ * exact result lies beyond the clamps at 0 and 6: both sides of each clamp at every position of
+ * the tile.
  *
- * Prints "KERNEL <name> CASES <n> FAILED <f>"; exits 0 when all pass, 1 on failure, 77 when the
- * CPU lacks the ISA.
+ * Prints the COVER and CLAMP lines (ukernel_tester.h) and "KERNEL <name> CASES <n> FAILED <f>";
+ * exits 0 when all pass, 1 on failure, 77 when the CPU lacks the ISA.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -43,7 +47,32 @@ typedef CAT(CAT(tg_, TG_DT), _conv_params) params_t;
 static const T SENTINEL = (T) -12345.625;
 static long cases = 0, failed = 0;
 
-static double activate(double x, int act) {
+#ifndef TG_ROWS
+#define TG_ROWS 1
+#endif
+/* Tile positions whose clamps are tracked: output rows x MR x NR. */
+#define POSITIONS (TG_ROWS * TG_MR * TG_NR)
+
+/* 0: inputs U(-1, 1) (times the case's scale), weights U(-1, 1). +1 or -1: the clamp cases,
+   inputs positive (times the scale), the weights of channel j of sign clamp_sign * (-1)^j,
+   magnitudes in [0.5, 1], biases U(-1, 1). */
+static int clamp_sign = 0;
+static inline double magnitude(void) { return 0.5 + 0.5 * fabs(uniform()); }
+static inline double input_value(double scale) {
+  return scale * (clamp_sign ? magnitude() : uniform());
+}
+static inline double weight_value(int64_t channel) {
+  if (!clamp_sign) return uniform();
+  return ((clamp_sign < 0) ^ (int) (channel & 1)) ? -magnitude() : magnitude();
+}
+
+/* act(x), noting which side of its clamps x fell at tile position pos. */
+static double activate_at(double x, int act, int pos) {
+  if (act == TG_ACT_RELU) clamp_seen("relu", 0, POSITIONS, pos, x);
+  if (act == TG_ACT_RELU6) {
+    clamp_seen("relu6", 0, POSITIONS, pos, x);
+    clamp_seen("relu6", 6, POSITIONS, pos, x);
+  }
   switch (act) {
     case TG_ACT_RELU: return x > 0 ? x : 0;
     case TG_ACT_RELU6: return x > 0 ? (x < 6 ? x : 6) : 0;
@@ -61,10 +90,11 @@ static void report(int m, int n, int d, int act, int i, int j, double got, doubl
             "(tol %.3g)\n", m, n, d, act, i, j, got, want, tol);
 }
 
-/* count weights U(-1, 1) in a guarded panel. */
-static inline T* random_panel(size_t count, region* r) {
+/* A guarded panel of count weights for `channels` channels: biases, then the taps' weights. */
+static inline T* weight_panel(size_t count, int64_t channels, region* r) {
   T* w = guarded(count, r);
-  for (size_t e = 0; e < count; e++) w[e] = (T) uniform();
+  for (size_t e = 0; e < count; e++)
+    w[e] = (T) (e < (size_t) channels ? uniform() : weight_value((int64_t) e % channels));
   return w;
 }
 
@@ -78,9 +108,6 @@ static inline T* sentinel_output(int m, int n, int64_t ys, size_t* count, region
 }
 
 #if !TG_NCHW
-#ifndef TG_ROWS
-#define TG_ROWS 1
-#endif
 enum { IN_ROWS = TG_KH + TG_ROWS - 1 };
 
 static void run_case(int m, int n, int d, int act, double scale, int nrows) {
@@ -94,10 +121,10 @@ static void run_case(int m, int n, int d, int act, double scale, int nrows) {
   for (int kh = 0; kh < in_rows; kh++) {
     T* x = guarded(row_count, &rr[kh]);
     for (size_t e = 0; e < row_count; e++)
-      x[e] = (int64_t) e % ps < n ? (T) (scale * uniform()) : (T) NAN;
+      x[e] = (int64_t) e % ps < n ? (T) input_value(scale) : (T) NAN;
     rows[kh] = xs[kh] = x;
   }
-  T* w = random_panel((size_t) TG_NR * (1 + TG_KH * TG_KW), &rw);
+  T* w = weight_panel((size_t) TG_NR * (1 + TG_KH * TG_KW), TG_NR, &rw);
   const int64_t ys = next_prime(n + 1);
   const size_t row_y = (size_t) ((m - 1) * ys + n);       /* one output row's span */
   const int64_t yrs = next_prime((int64_t) row_y + 2);    /* sentinels between the rows */
@@ -111,6 +138,10 @@ static void run_case(int m, int n, int d, int act, double scale, int nrows) {
   params_t params;
   params.act = act;
   TG_UKERNEL(m, n, rows, ps, dps, w, y, ys, nrows, yrs, &params);
+  cover("m", TG_MR, m);
+  cover("m_group", TG_GROUP, m);
+  cover("n", TG_NR, n);
+  cover("rows", TG_ROWS, nrows);
   cases++;
 
   for (size_t idx = 0; idx < y_count; idx++) {
@@ -129,7 +160,7 @@ static void run_case(int m, int n, int d, int act, double scale, int nrows) {
         acc += p;
         mag += fabs(p);
       }
-    const double want = activate(acc, act);
+    const double want = activate_at(acc, act, (r * TG_MR + i) * TG_NR + j);
     const double tol = 1.2 * TOL * sqrt((double) (TG_KH * TG_KW)) * mag + 1e-6 * fabs(want) + 1e-30;
     const double got = (double) y[idx];
     if (!(fabs(got - want) <= tol)) report(m, n, d, act, r * 1000 + i, j, got, want, tol);
@@ -154,9 +185,9 @@ static void run_rows_case(int m, int n, int act, double scale) {
   for (size_t e = 0; e < count; e++) {
     const int64_t off = (int64_t) e - RF, col = ((off % cs) + cs) % cs;
     const int64_t c = col >= cs - RF ? col - cs : col;  /* columns just before a row: -RF.. */
-    x[off] = c >= -P && c < n - 1 + TG_KW - P ? (T) (scale * uniform()) : (T) NAN;
+    x[off] = c >= -P && c < n - 1 + TG_KW - P ? (T) input_value(scale) : (T) NAN;
   }
-  T* w = random_panel((size_t) (1 + TG_KH * TG_KW), &rw);
+  T* w = weight_panel((size_t) (1 + TG_KH * TG_KW), 1, &rw);
   const int64_t ys = next_prime(n + 1);
   size_t y_count;
   T* y = sentinel_output(m, n, ys, &y_count, &ry);
@@ -164,6 +195,8 @@ static void run_rows_case(int m, int n, int act, double scale) {
   params.act = act;
   const T* taps[1] = {x};
   TG_UKERNEL(m, n, taps, cs, w, y, ys, &params);
+  cover("m", TG_MR, m);
+  cover("n", TG_NR, n);
   cases++;
   for (int r = 0; r < m; r++)
     for (int q = 0; q < ys && (size_t) r * ys + q < y_count; q++) {
@@ -179,7 +212,7 @@ static void run_rows_case(int m, int n, int act, double scale) {
           acc += p;
           mag += fabs(p);
         }
-      const double want = activate(acc, act);
+      const double want = activate_at(acc, act, r * TG_NR + q);
       const double tol = 1.2 * TOL * sqrt((double) (TG_KH * TG_KW)) * mag + 1e-6 * fabs(want) + 1e-30;
       if (!(fabs((double) y[idx] - want) <= tol)) report(m, n, 1, act, r, q, y[idx], want, tol);
     }
@@ -199,17 +232,19 @@ static void run_nchw_case(int m, int n, int act, double scale) {
     T* x = guarded(count, &rt[t]);
     for (size_t e = 0; e < count; e++) {
       const int64_t off = (int64_t) e % cs;
-      x[e] = off < span && off % TG_S == 0 ? (T) (scale * uniform()) : (T) NAN;
+      x[e] = off < span && off % TG_S == 0 ? (T) input_value(scale) : (T) NAN;
     }
     taps[t] = xs[t] = x;
   }
-  T* w = random_panel((size_t) TG_MR * (1 + TAPS), &rw);
+  T* w = weight_panel((size_t) TG_MR * (1 + TAPS), TG_MR, &rw);
   const int64_t ys = next_prime(n + 1);
   size_t y_count;
   T* y = sentinel_output(m, n, ys, &y_count, &ry);
   params_t params;
   params.act = act;
   TG_UKERNEL(m, n, taps, cs, w, y, ys, &params);
+  cover("m", TG_MR, m);
+  cover("n", TG_NR, n);
   cases++;
   for (int i = 0; i < m; i++)
     for (int j = 0; j < ys && (size_t) i * ys + j < y_count; j++) {
@@ -224,7 +259,7 @@ static void run_nchw_case(int m, int n, int act, double scale) {
         acc += p;
         mag += fabs(p);
       }
-      const double want = activate(acc, act);
+      const double want = activate_at(acc, act, i * TG_NR + j);
       const double tol = 1.2 * TOL * sqrt((double) TAPS) * mag + 1e-6 * fabs(want) + 1e-30;
       if (!(fabs((double) y[idx] - want) <= tol)) report(m, n, 1, act, i, j, y[idx], want, tol);
     }
@@ -236,6 +271,8 @@ static void run_nchw_case(int m, int n, int act, double scale) {
 
 int main(void) {
   if (!cpu_supported()) return 77;
+  /* The clamp cases: |exact results| in [10, 40] + bias, beyond both clamps. */
+  const double clamp_scale = 40.0 / (TG_KH * TG_KW);
 #if TG_NCHW && TG_ROW_TILES
   for (int m = 1; m <= TG_MR; m++)
     for (int n = 1; n <= TG_NR; n++) {
@@ -243,10 +280,22 @@ int main(void) {
       run_rows_case(m, n, (m + n) % 5, 1.0);
     }
   for (int act = 0; act < 5; act++) run_rows_case(TG_MR, TG_NR, act, 8.0);
+  for (int m = 1; m <= TG_MR; m++)
+    for (int n = 1; n <= TG_NR; n++)
+      for (clamp_sign = -1; clamp_sign <= 1; clamp_sign += 2) {
+        run_rows_case(m, n, TG_ACT_RELU, clamp_scale);
+        run_rows_case(m, n, TG_ACT_RELU6, clamp_scale);
+      }
 #elif TG_NCHW
   for (int m = 1; m <= TG_MR; m++)
     for (int n = 1; n <= TG_NR; n++) run_nchw_case(m, n, (m + n) % 5, 1.0);
   for (int act = 0; act < 5; act++) run_nchw_case(TG_MR, TG_NR, act, 8.0);
+  for (int m = 1; m <= TG_MR; m++)
+    for (int n = 1; n <= TG_NR; n++)
+      for (clamp_sign = -1; clamp_sign <= 1; clamp_sign += 2) {
+        run_nchw_case(m, n, TG_ACT_RELU, clamp_scale);
+        run_nchw_case(m, n, TG_ACT_RELU6, clamp_scale);
+      }
 #else
   for (int nrows = 1; nrows <= TG_ROWS; nrows++) {
     for (int m = 1; m <= TG_MR; m++)
@@ -258,7 +307,15 @@ int main(void) {
       }
     for (int act = 0; act < 5; act++) run_case(TG_MR, TG_NR, 1, act, 8.0, nrows);
   }
+  for (int m = 1; m <= TG_MR; m++)
+    for (int n = 1; n <= TG_NR; n++)
+      for (clamp_sign = -1; clamp_sign <= 1; clamp_sign += 2) {
+        run_case(m, n, 1, TG_ACT_RELU, clamp_scale, TG_ROWS);
+        run_case(m, n, 1, TG_ACT_RELU6, clamp_scale, TG_ROWS);
+      }
 #endif
+  clamp_sign = 0;
+  cover_report();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }

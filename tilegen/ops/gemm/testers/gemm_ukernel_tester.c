@@ -5,13 +5,16 @@
  * Built once per kernel (natively, or with aarch64-linux-gnu-gcc to run under qemu-aarch64):
  *   -DTG_T=float|double -DTG_DT=f32|f64 -DTG_UKERNEL=<fn> -DTG_PACKA=<fn> -DTG_PACKR=<fn>
  *   -DTG_PACKB=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_UNROLL=.. -DTG_EPI=<TG_EPI_* flags>
- *   -DTG_ROWS=0|1 (the kernel's A layout: packed panels, or rows) -DTG_ISA_ID=TG_ISA_<NAME>
+ *   -DTG_ROWS=0|1 (the kernel's A layout: packed panels, or rows) -DTG_PACK_KB=<k values per
+ *   block of the packing routines' interleaving loops> -DTG_ISA_ID=TG_ISA_<NAME>
  *
  * "rows" kernels read A either in place (row-major, prime row stride; MR rows are allocated, as
  * the driver only hands full panels over in place) or from a TG_PACKR row panel with a prime
  * leading dimension; "packed" kernels read a TG_PACKA panel, or one with a wider stride.
  *
- * Cases: every m <= MR and n <= NR; k in {0, 1, unroll-1, unroll, unroll+1, 2*unroll+1, 300};
+ * Cases: every m <= MR and n <= NR; k in 0 .. 2*unroll+1 (every remainder of the unrolled k
+ * loop, alone and after a full step) and 300; k in 0 .. 2*PACK_KB+1 through the packing
+ * routines' interleaving paths (row-major A, column-major B, full panels);
  * A and B packed from row- and column-major sources with prime leading dimensions; B also read
  * unpacked (prime row stride); panels read with a wider stride (NaN in the gaps; rows kernels: a
  * row copy with a prime stride); C with a prime row stride and sentinels in every gap; beta in
@@ -48,6 +51,15 @@ static void report(const char* what, int m, int n, int k, double alpha, double b
 enum { A_ROW = 0, A_COL = 1 };
 enum { B_PACKED_ROW = 0, B_PACKED_COL = 1, B_DIRECT = 2 };
 
+/* 0: inputs U(-1, 1). +1 or -1: the clamp cases, A(i, kk) of sign (-1)^i and B(kk, j) of
+   sign clamp_sign * (-1)^j, magnitudes in [0.5, 1]: every product of (i, j) has the sign
+   clamp_sign * (-1)^(i+j). */
+static int clamp_sign = 0;
+static inline double signed_value(int negative) {
+  const double x = 0.5 + 0.5 * fabs(uniform());
+  return negative ? -x : x;
+}
+
 static void run_case(int m, int n, int k, double alpha, double beta, int a_layout, int b_mode,
                      int a_pad) {
   region ra, rb, rpa, rpb, rc, rbias;
@@ -59,7 +71,10 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
   const int64_t a_rs = a_layout == A_ROW ? lda : 1, a_cs = a_layout == A_ROW ? 1 : lda;
   const size_t a_count = (size_t) (k == 0 ? 0 : a_layout == A_ROW ? (rows - 1) * lda + k : (k - 1) * lda + rows);
   T* a = guarded(a_count, &ra);
-  for (size_t i = 0; i < a_count; i++) a[i] = (T) uniform();
+  for (size_t i = 0; i < a_count; i++) {
+    const int64_t row = a_layout == A_ROW ? (int64_t) i / lda : (int64_t) i % lda;
+    a[i] = (T) (clamp_sign ? signed_value((int) (row & 1)) : uniform());
+  }
 
   /* B: k x n source; packed from row- or column-major, or read directly with a prime stride. */
   const int64_t ldb = b_mode == B_PACKED_COL ? next_prime(k + 1) : next_prime(TG_NR + 1);
@@ -67,7 +82,10 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
   const int64_t b_cols = b_mode == B_DIRECT ? TG_NR : n;  /* the kernel reads NR per row */
   const size_t b_count = (size_t) (k == 0 ? 0 : b_mode == B_PACKED_COL ? (n - 1) * ldb + k : (k - 1) * ldb + b_cols);
   T* b = guarded(b_count, &rb);
-  for (size_t i = 0; i < b_count; i++) b[i] = (T) uniform();
+  for (size_t i = 0; i < b_count; i++) {
+    const int64_t col = b_mode == B_PACKED_COL ? (int64_t) i / ldb : (int64_t) i % ldb;
+    b[i] = (T) (clamp_sign ? signed_value((clamp_sign < 0) ^ (int) (col & 1)) : uniform());
+  }
 
   /* The A operand the kernel reads, through the real packing routines. */
   const T* ak;
@@ -142,6 +160,9 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
   params.beta = (T) beta;
   params.bias = bias;
   TG_UKERNEL(m, n, k, ak, a_stride, bk, rs_b, c, ldc, &params);
+  cover("m", TG_MR, m);
+  cover("n", TG_NR, n);
+  cover("k", TG_UNROLL, k);
   cases++;
 
   for (int i = 0; i < m; i++) {
@@ -166,9 +187,12 @@ static void run_case(int m, int n, int k, double alpha, double beta, int a_layou
       mag += fabs((double) bias[j]);
 #endif
 #if TG_EPI & TG_EPI_RELU
+      clamp_seen("relu", 0, TG_MR * TG_NR, i * TG_NR + j, want);
       want = want > 0 ? want : 0;
 #endif
 #if TG_EPI & TG_EPI_RELU6
+      clamp_seen("relu6", 0, TG_MR * TG_NR, i * TG_NR + j, want);
+      clamp_seen("relu6", 6, TG_MR * TG_NR, i * TG_NR + j, want);
       want = want > 0 ? (want < 6 ? want : 6) : 0;
 #endif
       const double tol = TOL * sqrt((double) (k > 1 ? k : 1)) * (mag + 1e-30) + 1e-30;
@@ -214,13 +238,10 @@ static void check_packb_block(void) {
 int main(void) {
   if (!cpu_supported()) return 77;
   const int u = TG_UNROLL;
-  const int candidates[] = {0, 1, u - 1, u, u + 1, 2 * u + 1, 300};
-  int ks[8], nk = 0;
-  for (size_t ci = 0; ci < sizeof(candidates) / sizeof(candidates[0]); ci++) {
-    int dup = candidates[ci] < 0;
-    for (int q = 0; q < nk; q++) dup |= ks[q] == candidates[ci];
-    if (!dup) ks[nk++] = candidates[ci];
-  }
+  /* k: every remainder of the unrolled loop, alone and after a full step; and a deep one */
+  int ks[2 * TG_UNROLL + 3], nk = 0;
+  for (int k = 0; k <= 2 * u + 1; k++) ks[nk++] = k;
+  ks[nk++] = 300;
   const double ab[][2] = {{1.0, 0.0}, {-1.5, 1.0}, {1.0, 0.5}, {0.0, 0.5}};
   for (int ki = 0; ki < nk; ki++) {
     const int k = ks[ki];
@@ -238,7 +259,28 @@ int main(void) {
       }
     }
   }
+  /* The packing routines' interleaving paths (a full panel of row-major A, column-major B):
+     every remainder of their k blocks, alone and after a full block. */
+  for (int k = 0; k <= 2 * TG_PACK_KB + 1; k++) {
+    run_case(TG_MR, TG_NR, k, 1.0, 0.0, A_ROW, B_PACKED_COL, 0);
+    cover("k_pack", TG_PACK_KB, k);
+  }
+#if TG_EPI & (TG_EPI_RELU | TG_EPI_RELU6)
+  /* Both sides of every clamp at every position of every tile: |products| in [0.25, 1], so
+     alpha = 40/k puts |alpha * A B| in [10, 40], beyond bias and beta*C (|.| < 1) and the
+     clamps at 0 and 6; each sign of the checkerboard, with beta 0 and 1. */
+  for (int m = 1; m <= TG_MR; m++)
+    for (int n = 1; n <= TG_NR; n++)
+      for (int sign = -1; sign <= 1; sign += 2) {
+        const int k = u + 1;
+        clamp_sign = sign;
+        run_case(m, n, k, 40.0 / k, 0.0, A_ROW, B_PACKED_ROW, 0);
+        run_case(m, n, k, 40.0 / k, 1.0, A_COL, B_PACKED_COL, 0);
+        clamp_sign = 0;
+      }
+#endif
   check_packb_block();
+  cover_report();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }

@@ -8,8 +8,8 @@
  * the tile holds a sentinel that must survive.
  *
  * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_LANES=..
- * -DTG_ISA_ID=TG_ISA_<NAME> (-DTG_T=uint16_t); prints "KERNEL <name> CASES <n> FAILED <f>";
- * exit 0 / 1 / 77 (77: the CPU lacks the ISA).
+ * -DTG_ISA_ID=TG_ISA_<NAME> (-DTG_T=uint16_t); prints the COVER lines (ukernel_tester.h) and
+ * "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77 (77: the CPU lacks the ISA).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -67,6 +67,8 @@ static void run_case(int m, int n, int kp, int64_t cs_c, double alpha, double be
       c[i * rs_c + j * cs_c] = beta == 0 ? NAN : (float) (exact ? (int) (uniform() * 9) : uniform());
   memcpy(c0, c, c_count * sizeof(float));
   TG_UKERNEL(m, n, kp, a, b, c, rs_c, cs_c, (float) alpha, (float) beta);
+  cover("m", TG_MR, m);
+  cover("n", TG_NR, n);
   cases++;
   for (size_t q = 0; q < c_count; q++) {
     const int64_t i = (int64_t) q / rs_c, rest = (int64_t) q % rs_c;
@@ -115,6 +117,7 @@ int main(void) {
               run_case(m, n, kps[q], s ? 3 : 1, alphas[x], betas[y], 1);
   for (int m = 1; m <= TG_MR; m += TG_MR > 4 ? 3 : 1)
     run_case(m, TG_NR, 300, 1, 1, 0, 0);
+  cover_report();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }

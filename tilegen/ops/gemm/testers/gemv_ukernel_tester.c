@@ -1,18 +1,21 @@
 /*
  * GEMV micro-kernel tester, both forms.
  * Dot form (NR = 1): y[i*inc_y] = alpha * dot(A[i, :k], x) + beta * y[i*inc_y] for every m <= MR,
- * k in {0, 1, KR-1, KR, KR+1, 2KR+1, 300}, prime row strides of A, prime inc_y with sentinels
- * between the outputs.
+ * k in 0 .. 2KR+1 (every remainder of the KR step, alone and after a full one) and 300, prime
+ * row strides of A, prime inc_y with sentinels between the outputs.
  * Axpy form (MR = 1, NR > 1): y[j] = alpha * sum_r x[r] * A[r, j] + beta * y[j] for n around
- * the vector width and NR (every column tail) and k around KR (every row remainder), prime row
- * strides of A (the gap between rows poisoned with NaN, so a column past n that reaches y shows),
- * and rows whole lines apart starting at offsets into a line (the kernel's head columns).
+ * the vector width and NR and k around KR, then n = 1 .. 2NR+1 (every column remainder of the
+ * NR step, alone and after a full one), k = 0 .. 2KR+1 (every row remainder of a pass) and rows
+ * whole lines apart starting at every offset into a line (every count of the kernel's head
+ * columns); prime row strides of A elsewhere (the gap between rows poisoned with NaN, so a
+ * column past n that reaches y shows).
  * Both: beta 0 with NaN in y, beta 1, alpha 0; every buffer ends (or, alternately, starts) at a
  * PROT_NONE page so an over-read of a row, of x or of y faults.
  *
  * Built per kernel with -DTG_T=float|double -DTG_DT=f32|f64 -DTG_UKERNEL=<fn> -DTG_MR=..
- * -DTG_NR=.. -DTG_KR=.. -DTG_ISA_ID=TG_ISA_<NAME>; prints "KERNEL <name> CASES <n> FAILED <f>";
- * exit 0 / 1 / 77 (77: the CPU lacks the ISA).
+ * -DTG_NR=.. -DTG_KR=.. -DTG_LANES=.. -DTG_ISA_ID=TG_ISA_<NAME>; prints the COVER lines
+ * (ukernel_tester.h) and "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77 (77: the CPU
+ * lacks the ISA).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -61,6 +64,12 @@ static void run_axpy_case(int n, int k, double alpha, double beta, int lead) {
   params.beta = (T) beta;
   params.bias = NULL;
   TG_UKERNEL(n, k, a, rs_a, x, y, 1, &params);
+  /* The head: the columns before the rows' first line boundary (rows whole lines apart). */
+  const int64_t head_cols = lead < 0 ? 0 : (LINE - lead) % LINE;
+  const int64_t head = head_cols < n ? head_cols : n;
+  cover("n", TG_NR, n - head);
+  cover("k", TG_KR, k);
+  if (lead >= 0 && TG_LANES > 1) cover("head", LINE, head_cols);  /* scalar: no head */
   cases++;
   for (int j = 0; j < n; j++) {
     double acc = 0, mag = 0;
@@ -97,6 +106,23 @@ int main(void) {
       }
     }
   }
+  /* Every remainder of every tiled dimension: columns (a full pass of KR rows and the
+     remainder rows), rows, and the head columns at every offset into a line. */
+  for (int n = 1; n <= 2 * TG_NR + 1; n++) {
+    run_axpy_case(n, TG_KR + 3, 1.0, 0.0, -1);
+    run_axpy_case(n, TG_KR + 3, -1.5, 1.0, -1);
+  }
+  for (int k = 0; k <= 2 * TG_KR + 1; k++) {
+    run_axpy_case(TG_NR + 5, k, 1.0, 0.0, -1);
+    run_axpy_case(3, k, 0.75, -2.0, -1);
+  }
+  const int hn[] = {1, 3, TG_NR + 1, 2 * TG_NR + 19};
+  for (int lead = 0; lead < LINE; lead++)
+    for (int i = 0; i < 4; i++) {
+      run_axpy_case(hn[i], TG_KR + 1, 1.0, 0.0, lead);
+      run_axpy_case(hn[i], 2 * TG_KR, 0.75, -2.0, lead);
+    }
+  cover_report();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }
@@ -125,6 +151,8 @@ static void run_case(int m, int k, double alpha, double beta) {
   params.beta = (T) beta;
   params.bias = NULL;
   TG_UKERNEL(m, k, a, rs_a, x, y, inc_y, &params);
+  cover("m", TG_MR, m);
+  cover("k", TG_KR, k);
   cases++;
   for (size_t idx = 0; idx < y_count; idx++) {
     if (idx % inc_y) {
@@ -151,13 +179,10 @@ static void run_case(int m, int k, double alpha, double beta) {
 
 int main(void) {
   if (!cpu_supported()) return 77;
-  const int candidates[] = {0, 1, TG_KR - 1, TG_KR, TG_KR + 1, 2 * TG_KR + 1, 300};
-  int ks[8], nk = 0;
-  for (size_t c = 0; c < sizeof(candidates) / sizeof(candidates[0]); c++) {
-    int dup = candidates[c] < 0;
-    for (int q = 0; q < nk; q++) dup |= ks[q] == candidates[c];
-    if (!dup) ks[nk++] = candidates[c];
-  }
+  /* k: every remainder of the KR step, alone and after a full one; and a long row */
+  int ks[2 * TG_KR + 3], nk = 0;
+  for (int k = 0; k <= 2 * TG_KR + 1; k++) ks[nk++] = k;
+  ks[nk++] = 300;
   for (int ki = 0; ki < nk; ki++) {
     for (int m = 1; m <= TG_MR; m++) {
       run_case(m, ks[ki], 1.0, 0.0);
@@ -165,6 +190,7 @@ int main(void) {
       run_case(m, ks[ki], 0.0, 0.5);
     }
   }
+  cover_report();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }

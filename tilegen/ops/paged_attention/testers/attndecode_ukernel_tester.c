@@ -5,8 +5,9 @@
  *
  * Built per kernel with -DTG_T=float -DTG_DT=f32 -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=..
  * -DTG_CW=<PV chunk floats> -DTG_WORK=<work floats per call> -DTG_SLICE_WORK=<per slice>
- * -DTG_PF=<prefetch distance> -DTG_LANES=.. -DTG_ISA_ID=TG_ISA_<NAME>; prints
- * "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77.
+ * -DTG_PF=<prefetch distance> -DTG_LANES=.. -DTG_TK=<tokens per score step>
+ * -DTG_TP=<tokens per PV step> -DTG_ISA_ID=TG_ISA_<NAME>; prints the COVER lines
+ * (ukernel_tester.h) and "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77.
  *
  * Cases: n in {1, 2, 3, L-1, L, L+1, NR-1, NR}; d in {1, 3, L-1, L+1, 17, 64, 128, 130, 256};
  * one slice, and three slices over two kv heads (slices 0 and 1 share head 0); a token's kv
@@ -14,7 +15,10 @@
  * stride, handed to the kernel in a scrambled order (so the row that ends at the buffer's
  * PROT_NONE page is any token), with the PREFETCH extra pointers repeating the last token;
  * scores up to about +-1e3. q, O (with sentinels past the chunk-padded d), m, l and work end at
- * guard pages too.
+ * guard pages too. Then every remainder of each dimension the kernel tiles: n = 1 .. 2*max(L,
+ * TK, TP) (the tokens of the score steps, the PV steps and the softmax's vectors), d = 1 .. 2CW
+ * (every column of the key rows' last vector and of the last PV chunk, alone and after a full
+ * one), each reported as a COVER line.
  */
 #define _GNU_SOURCE
 #include <float.h>
@@ -83,6 +87,11 @@ static void run_case(int n, int d, int chunks, int ns, double qscale, unsigned p
   for (int h = 0; h < rows; h++) { m[h] = (T) -INFINITY; l[h] = 0; }
   const int wsize = TG_WORK + ns * TG_SLICE_WORK;
   T* work = guarded((size_t) wsize, &rw);
+  cover("tokens_score", TG_TK, n);
+  cover("tokens_pv", TG_TP, n);
+  cover("tokens_lanes", TG_LANES, n);
+  cover("d_vector", TG_LANES, d);
+  cover("d_chunk", TG_CW, d);
   for (int c = 0; c < chunks; c++) {
     args_t a;
     a.d = d; a.ns = ns; a.koff = koff; a.voff = voff;
@@ -167,6 +176,22 @@ int main(void) {
     }
   for (int a = 0; a < nn; a++) run_case(tn[a], 64, 2, 1, 100.0, 3u);  /* scores near +-1e3 */
   for (int a = 0; a < nn; a++) run_case(tn[a], 64, 1, MAX_SLICES, 100.0, 9u);
+  /* Every remainder of every tiled dimension. Tokens: the score steps of TK, the PV steps of TP
+     and the softmax's vectors of L tokens, each alone and after a full one. */
+  int nmax = 2 * (L > TG_TK ? (L > TG_TP ? L : TG_TP) : (TG_TK > TG_TP ? TG_TK : TG_TP));
+  if (nmax > TG_NR) nmax = TG_NR;
+  for (int n = 1; n <= nmax; n++) {
+    run_case(n, 2 * L + 1, 2, 1, 1.0, 11u + (unsigned) n);
+    run_case(n, 2 * L + 1, 1, MAX_SLICES, 1.0, 13u + (unsigned) n);
+  }
+  /* d: every column of the key rows' last vector and of the last PV chunk (masked or
+     zero-padded), alone and after a full chunk; token steps with a remainder. */
+  const int nd_tok = TG_TK + TG_TP + 1 <= TG_NR ? TG_TK + TG_TP + 1 : TG_NR;
+  for (int d = 1; d <= 2 * TG_CW; d++) {
+    run_case(nd_tok, d, 2, 1, 1.0, 17u + (unsigned) d);
+    run_case(nd_tok, d, 1, MAX_SLICES, 1.0, 19u + (unsigned) d);
+  }
+  cover_report();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }

@@ -6,8 +6,8 @@
  * loop, within TOL * sqrt(n) relative; rows of zeros give zeros (eps keeps the scale finite).
  *
  * Built per kernel with -DTG_T=float|double -DTG_DT=f32|f64 -DTG_UKERNEL=<fn> -DTG_NR=..
- * -DTG_LANES=.. -DTG_ISA_ID=TG_ISA_<NAME>; prints "KERNEL <name> CASES <n> FAILED <f>";
- * exit 0 / 1 / 77 (77: the CPU lacks the ISA).
+ * -DTG_LANES=.. -DTG_ISA_ID=TG_ISA_<NAME>; prints the COVER line (ukernel_tester.h) and
+ * "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77 (77: the CPU lacks the ISA).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -32,6 +32,7 @@ static void run_case(int64_t n, int weighted, int in_place, int zeros) {
     for (int64_t i = 0; i < n; i++) y[i] = (T) NAN;
   const T eps = (T) 1e-6;
   TG_UKERNEL(n, x, w, eps, y);
+  cover("n", TG_NR, n);  /* n % NR fixes the vector steps and the tail of both passes too */
   cases++;
   double ss = 0;
   for (int64_t i = 0; i < n; i++) ss += (double) x0[i] * (double) x0[i];
@@ -63,6 +64,7 @@ int main(void) {
     run_case(long_rows[r], 1, 1, 0);
     run_case(long_rows[r], 1, 0, 1);
   }
+  cover_report();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }
