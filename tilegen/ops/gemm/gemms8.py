@@ -80,5 +80,10 @@ class GemmS8(OpFamily):
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s),
                 "TG_A_OFFSET": int(get_isa(s.isa).quad(s.dtype).native)}
 
+    def tester_coverage(self, s) -> Dict[str, int]:
+        """The tile's rows and columns; the k quads run one at a time (no unrolled
+        remainder)."""
+        return {"m": s.mr, "n": s.nr}
+
 
 FAMILY = GemmS8()

@@ -11,8 +11,8 @@
  * the tile holds a sentinel that must survive.
  *
  * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_LANES=.. -DTG_A_OFFSET=0|1
- * -DTG_ISA_ID=TG_ISA_<NAME>; prints "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77
- * (77: the CPU lacks the ISA).
+ * -DTG_ISA_ID=TG_ISA_<NAME>; prints the COVER lines (ukernel_tester.h) and
+ * "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77 (77: the CPU lacks the ISA).
  */
 #define _GNU_SOURCE
 #include "tg_ukernels.h"
@@ -71,6 +71,8 @@ static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fi
     for (int j = 0; j < n; j++) c[i * rs_c + j * cs_c] = (int32_t) (uniform() * 2e9) - 1000000000;
   memcpy(c0, c, c_count * sizeof(int32_t));
   TG_UKERNEL(m, n, kq, a, b, c, rs_c, cs_c, accumulate);
+  cover("m", TG_MR, m);
+  cover("n", TG_NR, n);
   cases++;
   for (size_t q = 0; q < c_count; q++) {
     const int64_t i = (int64_t) q / rs_c, rest = (int64_t) q % rs_c;
@@ -113,6 +115,7 @@ int main(void) {
   run_case(TG_MR, TG_NR, 16384, 1, 0, ALL_MIN);  /* 2^30 per element: exact */
   run_case(TG_MR, TG_NR, 16384, 1, 1, ALL_MIN);  /* + C's old value: may wrap */
   run_case(TG_MR, TG_NR, 40000, 1, 0, ALL_MIN);  /* past 2^31: wraps */
+  cover_report();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }
