@@ -88,9 +88,11 @@ def test_quick_numbers_are_plausible(quick_run):
             p = report["machine_peak"][t][dtype]
             assert p["gflops"] > 0 and p["isa"] in report["machine"]["isas_available"]
         # bfloat16 dot products are probed where an ISA has them (avx512bf16), and only there
-        dots = [i for i in report["machine"]["isas_available"]
-                if any(ops.dot_ for ops in ISAS[i].dot_ops.values())]
-        assert ("bf16" in report["machine_peak"][t]) == bool(dots)
+        for dtype in ("bf16", "s8"):
+            dots = [i for i in report["machine"]["isas_available"]
+                    if dtype in {**ISAS[i].dot_ops, **ISAS[i].quad_ops}
+                    and {**ISAS[i].dot_ops, **ISAS[i].quad_ops}[dtype].dot_]
+            assert (dtype in report["machine_peak"][t]) == bool(dots), dtype
     for r in report["results"]:
         assert "error" not in r, r
         assert 0 < r["best_s"] <= r["median_s"] and r["first_s"] > 0
@@ -118,7 +120,8 @@ def test_peak_prints_positive_numbers():
     assert r.returncode == 0, r.stderr
     rows = [line.split() for line in r.stdout.splitlines()
             if line.split()[:1] and line.split()[0] in ISAS]
-    dots = {d for i in rows for d, ops in ISAS[i[0]].dot_ops.items() if ops.dot_}
+    dots = {d for i in rows for d, ops in {**ISAS[i[0]].dot_ops, **ISAS[i[0]].quad_ops}.items()
+            if ops.dot_}
     assert rows and {row[1] for row in rows} == {"f32", "f64"} | dots
     for row in rows:
         assert float(row[2]) > 0, row
@@ -172,7 +175,7 @@ def test_worker_env_drops_openblas_overrides_without_touching_ours(monkeypatch):
 def test_case_list_and_check():
     full = benchcases.cases("gemm")
     ids = [c.id for c in full]
-    assert len(ids) == len(set(ids)) == 25
+    assert len(ids) == len(set(ids)) == 30
     every = {c.id for op in benchcases.OPS for q in (False, True) for c in benchcases.cases(op, q)}
     assert set(benchcases.by_id()) == every and set(ids) | set(QUICK_IDS) <= every
     assert {c.group for c in full} == set(gemm_bench.GROUPS)
@@ -186,6 +189,11 @@ def test_case_list_and_check():
     assert [(c.dtype, c.m, c.k, c.n) for c in full if c.group == "bf16"] == [
         ("bf16", 256, 256, 256), ("bf16", 1024, 1024, 1024), ("bf16", 2048, 2048, 2048),
         ("bf16", 4096, 4096, 4096), ("bf16", 16, 4096, 4096)]
+    assert [(c.m, c.k, c.n) for c in full if c.group == "s8"] == [
+        (256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096),
+        (16, 4096, 4096)]
+    s8_big = next(c for c in full if c.id == "s8-2048x2048x2048")
+    assert s8_big.runs_on("torch") and not s8_big.runs_on("numpy")  # NumPy's loop: too slow
     stacks = [c for c in full if c.group == "stacked"]
     assert [(c.batch, c.m, c.k, c.n) for c in stacks] == [(100, 8, 8, 8), (64, 64, 64, 64),
                                                           (96, 128, 64, 128)]
@@ -199,10 +207,11 @@ def test_case_list_and_check():
         for x in (a, b) if out is None else (a, b, out):  # placed like NumPy's big arrays
             assert x.ctypes.data % 64 == benchcases.LINE_OFFSET and x.flags.c_contiguous
         assert (out is None) == case.alloc and (out is None or not out.any())
-        good = np.matmul(a, b)
+        good = np.matmul(a, b, dtype=np.int32 if case.dtype == "s8" else None)
         assert case.check((a, b, out), good) is None
         assert "off" in case.check((a, b, out), good + 1)
-        assert "non-finite" in case.check((a, b, out), good * np.nan)
+        if case.dtype != "s8":  # integers have no NaN
+            assert "non-finite" in case.check((a, b, out), good * np.nan)
         assert "dtype" in case.check((a, b, out), good.astype(np.float16))
         assert "shape" in case.check((a, b, out), good[..., :-1])
         if case.batch:

@@ -112,7 +112,8 @@ def choices():
 
 
 def probe_dtypes():
-    """The dtypes the throughput probe measures: float FMAs, then pair dot products ("bf16")."""
+    """The dtypes the throughput probe measures: float FMAs, then pair ("bf16") and four-way
+    ("s8") dot products."""
     out, i = [], 0
     while tilegen_x_probe_dtype(i) != NULL:
         out.append(_s(tilegen_x_probe_dtype(i)))
@@ -126,7 +127,7 @@ cdef int _dtype_index(dtype) except -1:
     if isinstance(dtype, str) and dtype in names:
         return names.index(dtype)
     d = np.dtype(dtype)
-    short = {"float32": "f32", "float64": "f64", "bfloat16": "bf16"}.get(d.name)
+    short = {"float32": "f32", "float64": "f64", "bfloat16": "bf16", "int8": "s8"}.get(d.name)
     if short not in names:
         raise TypeError(f"dtype: {d} has no probe; allowed: {', '.join(names)}")
     return names.index(short)

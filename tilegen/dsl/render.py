@@ -133,6 +133,11 @@ def probe_dots(isa) -> Tuple[str, ...]:
     return tuple(d for d, ops in isa.dot_ops.items() if ops.dot_)
 
 
+def probe_quads(isa) -> Tuple[str, ...]:
+    """The dtypes whose four-way dot product the ISA has as one instruction (VPDPBUSD)."""
+    return tuple(d for d, ops in isa.quad_ops.items() if ops.dot_)
+
+
 def _family_header(family, entries: Sequence[Entry], extras: Sequence[ExtraFile], env,
                    arches: Sequence[str]) -> dict:
     """What tg_ukernels.h needs of one family: types, declarations and X-macro rows."""
@@ -186,7 +191,8 @@ def render_all(root: Optional[str] = None, isas: Optional[Sequence[str]] = None,
     for isa in chosen_isas:
         body = env.get_template("common/fma_probe.c.j2").render(
             isa=isa, ops=[(d, isa.vec(d)) for d in FLOAT_DTYPES],
-            dots=[(d, isa.dot(d)) for d in probe_dots(isa)], chains=probe_chains(isa))
+            dots=[(d, isa.dot(d)) for d in probe_dots(isa)],
+            quads=[(d, isa.quad(d)) for d in probe_quads(isa)], chains=probe_chains(isa))
         out[probe_path(isa.name)] = _c_header(
             "common/fma_probe.c.j2", f"{ISA_TABLES} ({isa.name} table)", root) + body
         sources[isa.name].append(probe_path(isa.name))
@@ -199,11 +205,12 @@ def render_all(root: Optional[str] = None, isas: Optional[Sequence[str]] = None,
 
     probes: Dict[str, list] = {a: [] for a in list(arches) + ["any"]}
     for isa in chosen_isas:
-        for d in FLOAT_DTYPES + probe_dots(isa):
+        for d in FLOAT_DTYPES + probe_dots(isa) + probe_quads(isa):
+            per_lane = 2 if d in FLOAT_DTYPES else 8 if d in isa.quad_ops else 4
             probes[isa.arch].append(dict(
                 name=probe_name(d, isa.name), isa=isa.name, dtype=d,
                 dtype_index=PROBE_DTYPES.index(d),
-                flops=probe_chains(isa) * isa.lanes(d) * (2 if d in FLOAT_DTYPES else 4)))
+                flops=probe_chains(isa) * isa.lanes(d) * per_lane))
     out[os.path.join(GENERATED_RELPATH, "tg_ukernels.h")] = _c_header(
         "common/tg_ukernels.h.j2", REGISTRY_NOTE, root) + env.get_template(
         "common/tg_ukernels.h.j2").render(families=headers, arches=arches, probes=probes,

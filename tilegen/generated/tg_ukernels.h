@@ -790,6 +790,7 @@ double tg_f64_fma_probe__avx512bf16(int64_t iters);
 double tg_bf16_fma_probe__avx512bf16(int64_t iters);
 double tg_f32_fma_probe__avx512vnni(int64_t iters);
 double tg_f64_fma_probe__avx512vnni(int64_t iters);
+double tg_s8_fma_probe__avx512vnni(int64_t iters);
 #endif
 
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
@@ -1380,8 +1381,8 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(tg_gemm_s8_select) \
   X(tg_rmsnorm_select) \
 
-/* The probe's dtypes by index: float FMAs, then one-instruction pair dot products. */
-#define TG_PROBE_DTYPE_NAMES { "f32", "f64", "bf16" }
+/* The probe's dtypes by index: float FMAs, then one-instruction dot products (pairs, quads). */
+#define TG_PROBE_DTYPE_NAMES { "f32", "f64", "bf16", "s8" }
 
 /* TG_FMA_PROBES_<ARCH>(X): X(isa id, dtype index (TG_PROBE_DTYPE_NAMES), probe, flops per iteration) */
 #define TG_FMA_PROBES_X86_64(X) \
@@ -1394,6 +1395,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512BF16, 2, tg_bf16_fma_probe__avx512bf16, 1536) \
   X(TG_ISA_AVX512VNNI, 0, tg_f32_fma_probe__avx512vnni, 768) \
   X(TG_ISA_AVX512VNNI, 1, tg_f64_fma_probe__avx512vnni, 384) \
+  X(TG_ISA_AVX512VNNI, 3, tg_s8_fma_probe__avx512vnni, 3072) \
 
 #define TG_FMA_PROBES_AARCH64(X) \
   X(TG_ISA_NEON, 0, tg_f32_fma_probe__neon, 192) \

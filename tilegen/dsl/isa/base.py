@@ -24,8 +24,8 @@ DTYPE_BYTES: Mapping[str, int] = {"f32": 4, "f64": 8, "u8": 1, "i16": 2, "i32": 
 FLOAT_DTYPES: Tuple[str, ...] = ("f32", "f64")
 INT_DTYPES: Tuple[str, ...] = ("u8", "i16", "i32")
 # What the throughput probe measures, in the order of the C side's dtype index: each float type's
-# FMAs, and bfloat16 pair dot products where an ISA has them.
-PROBE_DTYPES: Tuple[str, ...] = FLOAT_DTYPES + ("bf16",)
+# FMAs, bfloat16 pair dot products and int8 four-way dot products where an ISA has them.
+PROBE_DTYPES: Tuple[str, ...] = FLOAT_DTYPES + ("bf16", "s8")
 # The wide integer types that compute, each with the narrow type it widens from and saturates to.
 INT_NARROW: Mapping[str, str] = {"i16": "u8", "i32": "i16"}
 

@@ -179,3 +179,92 @@ double tg_f64_fma_probe__avx512vnni(int64_t iters)
   return (double) (_mm512_reduce_add_pd(vacc0));
 }
 
+static inline int32_t tg_quad_bits(const int8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+double tg_s8_fma_probe__avx512vnni(int64_t iters)
+{
+  /* a different start per chain: equal chains would be computed once */
+  static const int8_t quads[100] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 1, 2, 3 };
+  const __m512i vb = _mm512_set1_epi32(tg_quad_bits(quads + 96));
+  __m512i vacc0 = _mm512_set1_epi32(tg_quad_bits(quads + 0));
+  __m512i vacc1 = _mm512_set1_epi32(tg_quad_bits(quads + 4));
+  __m512i vacc2 = _mm512_set1_epi32(tg_quad_bits(quads + 8));
+  __m512i vacc3 = _mm512_set1_epi32(tg_quad_bits(quads + 12));
+  __m512i vacc4 = _mm512_set1_epi32(tg_quad_bits(quads + 16));
+  __m512i vacc5 = _mm512_set1_epi32(tg_quad_bits(quads + 20));
+  __m512i vacc6 = _mm512_set1_epi32(tg_quad_bits(quads + 24));
+  __m512i vacc7 = _mm512_set1_epi32(tg_quad_bits(quads + 28));
+  __m512i vacc8 = _mm512_set1_epi32(tg_quad_bits(quads + 32));
+  __m512i vacc9 = _mm512_set1_epi32(tg_quad_bits(quads + 36));
+  __m512i vacc10 = _mm512_set1_epi32(tg_quad_bits(quads + 40));
+  __m512i vacc11 = _mm512_set1_epi32(tg_quad_bits(quads + 44));
+  __m512i vacc12 = _mm512_set1_epi32(tg_quad_bits(quads + 48));
+  __m512i vacc13 = _mm512_set1_epi32(tg_quad_bits(quads + 52));
+  __m512i vacc14 = _mm512_set1_epi32(tg_quad_bits(quads + 56));
+  __m512i vacc15 = _mm512_set1_epi32(tg_quad_bits(quads + 60));
+  __m512i vacc16 = _mm512_set1_epi32(tg_quad_bits(quads + 64));
+  __m512i vacc17 = _mm512_set1_epi32(tg_quad_bits(quads + 68));
+  __m512i vacc18 = _mm512_set1_epi32(tg_quad_bits(quads + 72));
+  __m512i vacc19 = _mm512_set1_epi32(tg_quad_bits(quads + 76));
+  __m512i vacc20 = _mm512_set1_epi32(tg_quad_bits(quads + 80));
+  __m512i vacc21 = _mm512_set1_epi32(tg_quad_bits(quads + 84));
+  __m512i vacc22 = _mm512_set1_epi32(tg_quad_bits(quads + 88));
+  __m512i vacc23 = _mm512_set1_epi32(tg_quad_bits(quads + 92));
+  for (int64_t it = 0; it < iters; it++) {
+    vacc0 = _mm512_dpbusd_epi32(vacc0, vacc0, vb);
+    vacc1 = _mm512_dpbusd_epi32(vacc1, vacc1, vb);
+    vacc2 = _mm512_dpbusd_epi32(vacc2, vacc2, vb);
+    vacc3 = _mm512_dpbusd_epi32(vacc3, vacc3, vb);
+    vacc4 = _mm512_dpbusd_epi32(vacc4, vacc4, vb);
+    vacc5 = _mm512_dpbusd_epi32(vacc5, vacc5, vb);
+    vacc6 = _mm512_dpbusd_epi32(vacc6, vacc6, vb);
+    vacc7 = _mm512_dpbusd_epi32(vacc7, vacc7, vb);
+    vacc8 = _mm512_dpbusd_epi32(vacc8, vacc8, vb);
+    vacc9 = _mm512_dpbusd_epi32(vacc9, vacc9, vb);
+    vacc10 = _mm512_dpbusd_epi32(vacc10, vacc10, vb);
+    vacc11 = _mm512_dpbusd_epi32(vacc11, vacc11, vb);
+    vacc12 = _mm512_dpbusd_epi32(vacc12, vacc12, vb);
+    vacc13 = _mm512_dpbusd_epi32(vacc13, vacc13, vb);
+    vacc14 = _mm512_dpbusd_epi32(vacc14, vacc14, vb);
+    vacc15 = _mm512_dpbusd_epi32(vacc15, vacc15, vb);
+    vacc16 = _mm512_dpbusd_epi32(vacc16, vacc16, vb);
+    vacc17 = _mm512_dpbusd_epi32(vacc17, vacc17, vb);
+    vacc18 = _mm512_dpbusd_epi32(vacc18, vacc18, vb);
+    vacc19 = _mm512_dpbusd_epi32(vacc19, vacc19, vb);
+    vacc20 = _mm512_dpbusd_epi32(vacc20, vacc20, vb);
+    vacc21 = _mm512_dpbusd_epi32(vacc21, vacc21, vb);
+    vacc22 = _mm512_dpbusd_epi32(vacc22, vacc22, vb);
+    vacc23 = _mm512_dpbusd_epi32(vacc23, vacc23, vb);
+  }
+  vacc0 = _mm512_add_epi32(vacc0, vacc1);
+  vacc0 = _mm512_add_epi32(vacc0, vacc2);
+  vacc0 = _mm512_add_epi32(vacc0, vacc3);
+  vacc0 = _mm512_add_epi32(vacc0, vacc4);
+  vacc0 = _mm512_add_epi32(vacc0, vacc5);
+  vacc0 = _mm512_add_epi32(vacc0, vacc6);
+  vacc0 = _mm512_add_epi32(vacc0, vacc7);
+  vacc0 = _mm512_add_epi32(vacc0, vacc8);
+  vacc0 = _mm512_add_epi32(vacc0, vacc9);
+  vacc0 = _mm512_add_epi32(vacc0, vacc10);
+  vacc0 = _mm512_add_epi32(vacc0, vacc11);
+  vacc0 = _mm512_add_epi32(vacc0, vacc12);
+  vacc0 = _mm512_add_epi32(vacc0, vacc13);
+  vacc0 = _mm512_add_epi32(vacc0, vacc14);
+  vacc0 = _mm512_add_epi32(vacc0, vacc15);
+  vacc0 = _mm512_add_epi32(vacc0, vacc16);
+  vacc0 = _mm512_add_epi32(vacc0, vacc17);
+  vacc0 = _mm512_add_epi32(vacc0, vacc18);
+  vacc0 = _mm512_add_epi32(vacc0, vacc19);
+  vacc0 = _mm512_add_epi32(vacc0, vacc20);
+  vacc0 = _mm512_add_epi32(vacc0, vacc21);
+  vacc0 = _mm512_add_epi32(vacc0, vacc22);
+  vacc0 = _mm512_add_epi32(vacc0, vacc23);
+  int32_t t[16];
+  _mm512_storeu_si512((void*) (t), vacc0);
+  return (double) t[0];
+}
+

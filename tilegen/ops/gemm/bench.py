@@ -18,13 +18,17 @@ LIBS = ("tilegen", "numpy", "scipy", "torch", "blis")
 RATIO_VS = ("numpy",)
 UNIT, UNIT_SCALE = "GFLOP/s", 1e9
 PLOT_XLABEL = "M = K = N (float32; <=64: whole call, allocating)"
-DTYPES = {"f32": "float32", "f64": "float64", "bf16": "bfloat16"}
-GROUPS = ("small", "square", "skinny", "gemv", "stacked", "f64", "bf16")
+DTYPES = {"f32": "float32", "f64": "float64", "bf16": "bfloat16", "s8": "int8"}
+GROUPS = ("small", "square", "skinny", "gemv", "stacked", "f64", "bf16", "s8")
 # Libraries whose bench call takes a stack of matrices in one call (the others skip those cases).
 STACKING_LIBS = ("tilegen", "numpy", "torch")
 # Libraries with a bfloat16 product: NumPy's (ml_dtypes' element loop; a bf16 @ bf16 matmul is
 # float32, as tilegen's) and torch's (oneDNN; bf16 out, rounded once).
 BF16_LIBS = ("tilegen", "numpy", "torch")
+# int8 @ int8 -> int32 (exact): NumPy's matmul(..., dtype=int32) (an element loop: seconds per
+# call past 1024^3, so only up to there) and torch._int_mm.
+S8_LIBS = ("tilegen", "numpy", "torch")
+S8_NUMPY_MAX_WORK = 2 * 1024 ** 3
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,9 @@ class Case:
 
     def runs_on(self, lib: str) -> bool:
         return (not self.batch or lib in STACKING_LIBS) and (
-            self.dtype != "bf16" or lib in BF16_LIBS)
+            self.dtype != "bf16" or lib in BF16_LIBS) and (
+            self.dtype != "s8" or lib in S8_LIBS and (
+                lib != "numpy" or self.flops <= S8_NUMPY_MAX_WORK))
 
     @property
     def size(self) -> Optional[int]:
@@ -89,11 +95,16 @@ class Case:
         if self.batch:
             stack = (self.batch,)
             a_shape, b_shape, c_shape = stack + a_shape, stack + b_shape, stack + c_shape
-        a = placed(rng.uniform(-1, 1, a_shape).astype(dt), offset)
-        b = placed(rng.uniform(-1, 1, b_shape).astype(dt), offset)
+        if self.dtype == "s8":  # the whole int8 range
+            a = placed(rng.integers(-128, 128, a_shape).astype(dt), offset)
+            b = placed(rng.integers(-128, 128, b_shape).astype(dt), offset)
+        else:
+            a = placed(rng.uniform(-1, 1, a_shape).astype(dt), offset)
+            b = placed(rng.uniform(-1, 1, b_shape).astype(dt), offset)
         out = None
         if not self.alloc:
-            out_dt = np.dtype(np.float32) if self.dtype == "bf16" else dt  # NumPy's bf16 @ bf16
+            # NumPy's bf16 @ bf16 is float32; int8 products are asked for in int32
+            out_dt = {"bf16": np.dtype(np.float32), "s8": np.dtype(np.int32)}.get(self.dtype, dt)
             out = placed(np.zeros(c_shape, out_dt), offset)  # touched: no first-call page faults
         return a, b, out
 
@@ -120,9 +131,15 @@ class Case:
             return None
         if result.shape != want_shape:
             return f"shape {result.shape}, expected {want_shape}"
-        want_dtypes = ("float32", "bfloat16") if self.dtype == "bf16" else (DTYPES[self.dtype],)
+        want_dtypes = {"bf16": ("float32", "bfloat16"), "s8": ("int32",)}.get(
+            self.dtype, (DTYPES[self.dtype],))
         if result.dtype.name not in want_dtypes:
             return f"dtype {result.dtype}, expected {' or '.join(want_dtypes)}"
+        if self.dtype == "s8":  # exact
+            rows = np.unique(np.linspace(0, self.m - 1, min(self.m, 32)).astype(np.intp))
+            want = a[rows].astype(np.int64) @ b.astype(np.int64)
+            bad = result[rows] != want
+            return None if not bad.any() else f"{int(bad.sum())} of {bad.size} checked values off"
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
         if self.form == "vm":
             got, want, scale = result, a64 @ b64, np.abs(a64) @ np.abs(b64)
@@ -158,6 +175,7 @@ def cases(quick: bool = False) -> List[Case]:
             Case("stacked", "f32", 16, 16, 16, alloc=True, batch=8),
             Case("f64", "f64", 128, 128, 128),
             Case("bf16", "bf16", 256, 256, 256),
+            Case("s8", "s8", 256, 256, 256),
         ]
     cases = [Case("small", "f32", s, s, s, alloc=True) for s in (8, 16, 32, 64)]
     cases += [Case("square", "f32", s, s, s) for s in (128, 256, 512, 1024, 2048, 4096)]
@@ -174,6 +192,9 @@ def cases(quick: bool = False) -> List[Case]:
     # product; NumPy's element loop takes seconds from 1024 on.
     cases += [Case("bf16", "bf16", s, s, s) for s in (256, 1024, 2048, 4096)]
     cases += [Case("bf16", "bf16", 16, 4096, 4096)]
+    # int8 -> int32 squares and the decode-like product.
+    cases += [Case("s8", "s8", s, s, s) for s in (256, 1024, 2048, 4096)]
+    cases += [Case("s8", "s8", 16, 4096, 4096)]
     return cases
 
 
@@ -207,6 +228,9 @@ def make_call(lib: str, case: Case, operands, threads: int = 1
         else:
             import numpy
             f = numpy.matmul
+        if case.dtype == "s8":  # exact int32 products
+            import numpy
+            return _bound(f, a, b, out=out, dtype=numpy.int32), same
         return (_bound(f, a, b) if out is None else _bound(f, a, b, out=out)), same
     if lib == "scipy":
         from scipy.linalg import blas
@@ -220,6 +244,10 @@ def make_call(lib: str, case: Case, operands, threads: int = 1
         if case.form == "vm":  # y = x @ A = (A^T) x, A^T is A.T in column-major
             return _bound(gemv, 1.0, b.T, a, beta=0.0, y=out, overwrite_y=1), same
         return _bound(gemv, 1.0, a.T, b, beta=0.0, y=out, overwrite_y=1, trans=1), same
+    if lib == "torch" and case.dtype == "s8":  # torch._int_mm: int8 @ int8 -> int32
+        import torch
+        ta, tb, tc = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(out)
+        return _bound(torch._int_mm, ta, tb, out=tc), lambda r: r.numpy()
     if lib == "torch" and case.dtype == "bf16":  # torch's bf16 product is bf16 (oneDNN)
         import numpy as np
         import torch
