@@ -211,6 +211,21 @@ def int_ops(bits: int, dtype: str) -> IntOps:
     )
 
 
+# A dot-product instruction that adds into its destination, as an inline function: with GNU
+# inline assembly the accumulator is tied to the destination register ("+v"). GCC 12 copies the
+# intrinsics' accumulators instead and, past ~20 of them, spills: a 28-accumulator tile ran at
+# half the instruction's rate. Elsewhere (or with TG_NO_ASM) the intrinsic.
+TIED_DOT = (
+    "static inline {acc} {name}({acc} acc, {op} a, {op} b) {{\n"
+    "#if " + X86_GNU_ASM + "\n"
+    "  __asm__(\"{insn} %2, %1, %0\" : \"+v\"(acc) : \"v\"(a), \"v\"(b));\n"
+    "  return acc;\n"
+    "#else\n"
+    "  return {intrinsic};\n"
+    "#endif\n"
+    "}}\n")
+
+
 def bf16_ops(bits: int, native: bool = False) -> DotOps:
     """bfloat16 pairs on 256/512-bit vectors: the AVX512-BF16 dot product, or (without it) each
     pair's values widened to float32 (a shift or a mask: bfloat16 is a float32's high half)."""
@@ -220,8 +235,9 @@ def bf16_ops(bits: int, native: bool = False) -> DotOps:
                   load_=f"{w}_loadu_{si}((const void*) ({{p}}))",
                   bcast_=f"{w}_set1_epi32(tg_pair_bits({{p}}))")
     if native:
-        return DotOps(dot_="_mm512_dpbf16_ps({acc}, (__m512bh) ({a}), (__m512bh) ({b}))",
-                      helpers=PAIR_HELPER, **common)
+        return DotOps(dot_="tg_dpbf16({acc}, {a}, {b})", helpers=PAIR_HELPER + TIED_DOT.format(
+            name="tg_dpbf16", acc="__m512", op="__m512i", insn="vdpbf16ps",
+            intrinsic="_mm512_dpbf16_ps(acc, (__m512bh) a, (__m512bh) b)"), **common)
     return DotOps(
         first_=f"{w}_castsi{bits}_ps({w}_slli_epi32({{x}}, 16))",
         second_=f"{w}_castsi{bits}_ps({w}_and_{si}({{x}}, {w}_set1_epi32((int) 0xFFFF0000u)))",
@@ -240,7 +256,10 @@ def s8_ops(bits: int, native: bool = False) -> QuadOps:
         sub_=f"{w}_sub_epi32({{a}}, {{b}})", store_=f"{w}_storeu_{si}((void*) ({{p}}), {{x}})",
         helpers=QUAD_HELPER)
     if native:
-        return QuadOps(dot_="_mm512_dpbusd_epi32({acc}, {a}, {b})", **common)
+        common["helpers"] += TIED_DOT.format(
+            name="tg_dpbusd", acc="__m512i", op="__m512i", insn="vpdpbusd",
+            intrinsic="_mm512_dpbusd_epi32(acc, a, b)")
+        return QuadOps(dot_="tg_dpbusd({acc}, {a}, {b})", **common)
     return QuadOps(
         byte_=f"{w}_srai_epi32({w}_slli_epi32({{x}}, 24 - 8 * ({{t}})), 24)",
         mla_=f"{w}_add_epi32({{acc}}, {w}_mullo_epi32({{a}}, {{b}}))", **common)

@@ -14,6 +14,14 @@ static inline int32_t tg_pair_bits(const uint16_t* p) {
   __builtin_memcpy(&v, p, sizeof(v));
   return v;
 }
+static inline __m512 tg_dpbf16(__m512 acc, __m512i a, __m512i b) {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(TG_NO_ASM)
+  __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+  return acc;
+#else
+  return _mm512_dpbf16_ps(acc, (__m512bh) a, (__m512bh) b);
+#endif
+}
 
 static inline void tg_store_sum4_512_ps(float* p, __m512 a, __m512 b, __m512 c,
                                         __m512 d) {
@@ -63,73 +71,73 @@ void tg_bf16_gemm_ukernel_14x32c2__avx512bf16(
     const __m512i vb1 = _mm512_loadu_si512((const void*) (b + 32));
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 0));
-      vacc0x0 = _mm512_dpbf16_ps(vacc0x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc0x1 = _mm512_dpbf16_ps(vacc0x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc0x0 = tg_dpbf16(vacc0x0, va, vb0);
+      vacc0x1 = tg_dpbf16(vacc0x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 2));
-      vacc1x0 = _mm512_dpbf16_ps(vacc1x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc1x1 = _mm512_dpbf16_ps(vacc1x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc1x0 = tg_dpbf16(vacc1x0, va, vb0);
+      vacc1x1 = tg_dpbf16(vacc1x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 4));
-      vacc2x0 = _mm512_dpbf16_ps(vacc2x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc2x1 = _mm512_dpbf16_ps(vacc2x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc2x0 = tg_dpbf16(vacc2x0, va, vb0);
+      vacc2x1 = tg_dpbf16(vacc2x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 6));
-      vacc3x0 = _mm512_dpbf16_ps(vacc3x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc3x1 = _mm512_dpbf16_ps(vacc3x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc3x0 = tg_dpbf16(vacc3x0, va, vb0);
+      vacc3x1 = tg_dpbf16(vacc3x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 8));
-      vacc4x0 = _mm512_dpbf16_ps(vacc4x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc4x1 = _mm512_dpbf16_ps(vacc4x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc4x0 = tg_dpbf16(vacc4x0, va, vb0);
+      vacc4x1 = tg_dpbf16(vacc4x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 10));
-      vacc5x0 = _mm512_dpbf16_ps(vacc5x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc5x1 = _mm512_dpbf16_ps(vacc5x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc5x0 = tg_dpbf16(vacc5x0, va, vb0);
+      vacc5x1 = tg_dpbf16(vacc5x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 12));
-      vacc6x0 = _mm512_dpbf16_ps(vacc6x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc6x1 = _mm512_dpbf16_ps(vacc6x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc6x0 = tg_dpbf16(vacc6x0, va, vb0);
+      vacc6x1 = tg_dpbf16(vacc6x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 14));
-      vacc7x0 = _mm512_dpbf16_ps(vacc7x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc7x1 = _mm512_dpbf16_ps(vacc7x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc7x0 = tg_dpbf16(vacc7x0, va, vb0);
+      vacc7x1 = tg_dpbf16(vacc7x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 16));
-      vacc8x0 = _mm512_dpbf16_ps(vacc8x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc8x1 = _mm512_dpbf16_ps(vacc8x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc8x0 = tg_dpbf16(vacc8x0, va, vb0);
+      vacc8x1 = tg_dpbf16(vacc8x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 18));
-      vacc9x0 = _mm512_dpbf16_ps(vacc9x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc9x1 = _mm512_dpbf16_ps(vacc9x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc9x0 = tg_dpbf16(vacc9x0, va, vb0);
+      vacc9x1 = tg_dpbf16(vacc9x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 20));
-      vacc10x0 = _mm512_dpbf16_ps(vacc10x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc10x1 = _mm512_dpbf16_ps(vacc10x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc10x0 = tg_dpbf16(vacc10x0, va, vb0);
+      vacc10x1 = tg_dpbf16(vacc10x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 22));
-      vacc11x0 = _mm512_dpbf16_ps(vacc11x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc11x1 = _mm512_dpbf16_ps(vacc11x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc11x0 = tg_dpbf16(vacc11x0, va, vb0);
+      vacc11x1 = tg_dpbf16(vacc11x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 24));
-      vacc12x0 = _mm512_dpbf16_ps(vacc12x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc12x1 = _mm512_dpbf16_ps(vacc12x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc12x0 = tg_dpbf16(vacc12x0, va, vb0);
+      vacc12x1 = tg_dpbf16(vacc12x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 26));
-      vacc13x0 = _mm512_dpbf16_ps(vacc13x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc13x1 = _mm512_dpbf16_ps(vacc13x1, (__m512bh) (va), (__m512bh) (vb1));
+      vacc13x0 = tg_dpbf16(vacc13x0, va, vb0);
+      vacc13x1 = tg_dpbf16(vacc13x1, va, vb1);
     }
     a += 28;
     b += 64;

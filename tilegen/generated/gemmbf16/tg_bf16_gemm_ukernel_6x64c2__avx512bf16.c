@@ -14,6 +14,14 @@ static inline int32_t tg_pair_bits(const uint16_t* p) {
   __builtin_memcpy(&v, p, sizeof(v));
   return v;
 }
+static inline __m512 tg_dpbf16(__m512 acc, __m512i a, __m512i b) {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(TG_NO_ASM)
+  __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+  return acc;
+#else
+  return _mm512_dpbf16_ps(acc, (__m512bh) a, (__m512bh) b);
+#endif
+}
 
 static inline void tg_store_sum4_512_ps(float* p, __m512 a, __m512 b, __m512 c,
                                         __m512 d) {
@@ -61,45 +69,45 @@ void tg_bf16_gemm_ukernel_6x64c2__avx512bf16(
     const __m512i vb3 = _mm512_loadu_si512((const void*) (b + 96));
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 0));
-      vacc0x0 = _mm512_dpbf16_ps(vacc0x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc0x1 = _mm512_dpbf16_ps(vacc0x1, (__m512bh) (va), (__m512bh) (vb1));
-      vacc0x2 = _mm512_dpbf16_ps(vacc0x2, (__m512bh) (va), (__m512bh) (vb2));
-      vacc0x3 = _mm512_dpbf16_ps(vacc0x3, (__m512bh) (va), (__m512bh) (vb3));
+      vacc0x0 = tg_dpbf16(vacc0x0, va, vb0);
+      vacc0x1 = tg_dpbf16(vacc0x1, va, vb1);
+      vacc0x2 = tg_dpbf16(vacc0x2, va, vb2);
+      vacc0x3 = tg_dpbf16(vacc0x3, va, vb3);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 2));
-      vacc1x0 = _mm512_dpbf16_ps(vacc1x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc1x1 = _mm512_dpbf16_ps(vacc1x1, (__m512bh) (va), (__m512bh) (vb1));
-      vacc1x2 = _mm512_dpbf16_ps(vacc1x2, (__m512bh) (va), (__m512bh) (vb2));
-      vacc1x3 = _mm512_dpbf16_ps(vacc1x3, (__m512bh) (va), (__m512bh) (vb3));
+      vacc1x0 = tg_dpbf16(vacc1x0, va, vb0);
+      vacc1x1 = tg_dpbf16(vacc1x1, va, vb1);
+      vacc1x2 = tg_dpbf16(vacc1x2, va, vb2);
+      vacc1x3 = tg_dpbf16(vacc1x3, va, vb3);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 4));
-      vacc2x0 = _mm512_dpbf16_ps(vacc2x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc2x1 = _mm512_dpbf16_ps(vacc2x1, (__m512bh) (va), (__m512bh) (vb1));
-      vacc2x2 = _mm512_dpbf16_ps(vacc2x2, (__m512bh) (va), (__m512bh) (vb2));
-      vacc2x3 = _mm512_dpbf16_ps(vacc2x3, (__m512bh) (va), (__m512bh) (vb3));
+      vacc2x0 = tg_dpbf16(vacc2x0, va, vb0);
+      vacc2x1 = tg_dpbf16(vacc2x1, va, vb1);
+      vacc2x2 = tg_dpbf16(vacc2x2, va, vb2);
+      vacc2x3 = tg_dpbf16(vacc2x3, va, vb3);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 6));
-      vacc3x0 = _mm512_dpbf16_ps(vacc3x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc3x1 = _mm512_dpbf16_ps(vacc3x1, (__m512bh) (va), (__m512bh) (vb1));
-      vacc3x2 = _mm512_dpbf16_ps(vacc3x2, (__m512bh) (va), (__m512bh) (vb2));
-      vacc3x3 = _mm512_dpbf16_ps(vacc3x3, (__m512bh) (va), (__m512bh) (vb3));
+      vacc3x0 = tg_dpbf16(vacc3x0, va, vb0);
+      vacc3x1 = tg_dpbf16(vacc3x1, va, vb1);
+      vacc3x2 = tg_dpbf16(vacc3x2, va, vb2);
+      vacc3x3 = tg_dpbf16(vacc3x3, va, vb3);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 8));
-      vacc4x0 = _mm512_dpbf16_ps(vacc4x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc4x1 = _mm512_dpbf16_ps(vacc4x1, (__m512bh) (va), (__m512bh) (vb1));
-      vacc4x2 = _mm512_dpbf16_ps(vacc4x2, (__m512bh) (va), (__m512bh) (vb2));
-      vacc4x3 = _mm512_dpbf16_ps(vacc4x3, (__m512bh) (va), (__m512bh) (vb3));
+      vacc4x0 = tg_dpbf16(vacc4x0, va, vb0);
+      vacc4x1 = tg_dpbf16(vacc4x1, va, vb1);
+      vacc4x2 = tg_dpbf16(vacc4x2, va, vb2);
+      vacc4x3 = tg_dpbf16(vacc4x3, va, vb3);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_pair_bits(a + 10));
-      vacc5x0 = _mm512_dpbf16_ps(vacc5x0, (__m512bh) (va), (__m512bh) (vb0));
-      vacc5x1 = _mm512_dpbf16_ps(vacc5x1, (__m512bh) (va), (__m512bh) (vb1));
-      vacc5x2 = _mm512_dpbf16_ps(vacc5x2, (__m512bh) (va), (__m512bh) (vb2));
-      vacc5x3 = _mm512_dpbf16_ps(vacc5x3, (__m512bh) (va), (__m512bh) (vb3));
+      vacc5x0 = tg_dpbf16(vacc5x0, va, vb0);
+      vacc5x1 = tg_dpbf16(vacc5x1, va, vb1);
+      vacc5x2 = tg_dpbf16(vacc5x2, va, vb2);
+      vacc5x3 = tg_dpbf16(vacc5x3, va, vb3);
     }
     a += 12;
     b += 128;

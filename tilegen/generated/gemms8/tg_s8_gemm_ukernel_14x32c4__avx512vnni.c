@@ -14,6 +14,14 @@ static inline int32_t tg_quad_bits(const int8_t* p) {
   __builtin_memcpy(&v, p, sizeof(v));
   return v;
 }
+static inline __m512i tg_dpbusd(__m512i acc, __m512i a, __m512i b) {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(TG_NO_ASM)
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+  return acc;
+#else
+  return _mm512_dpbusd_epi32(acc, a, b);
+#endif
+}
 
 void tg_s8_gemm_ukernel_14x32c4__avx512vnni(
     int64_t m, int64_t n, int64_t kq, const int8_t* restrict a, const int8_t* restrict b,
@@ -52,73 +60,73 @@ void tg_s8_gemm_ukernel_14x32c4__avx512vnni(
     const __m512i vb1 = _mm512_loadu_si512((const void*) (b + 64));
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 0));
-      vacc0x0 = _mm512_dpbusd_epi32(vacc0x0, va, vb0);
-      vacc0x1 = _mm512_dpbusd_epi32(vacc0x1, va, vb1);
+      vacc0x0 = tg_dpbusd(vacc0x0, va, vb0);
+      vacc0x1 = tg_dpbusd(vacc0x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 4));
-      vacc1x0 = _mm512_dpbusd_epi32(vacc1x0, va, vb0);
-      vacc1x1 = _mm512_dpbusd_epi32(vacc1x1, va, vb1);
+      vacc1x0 = tg_dpbusd(vacc1x0, va, vb0);
+      vacc1x1 = tg_dpbusd(vacc1x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 8));
-      vacc2x0 = _mm512_dpbusd_epi32(vacc2x0, va, vb0);
-      vacc2x1 = _mm512_dpbusd_epi32(vacc2x1, va, vb1);
+      vacc2x0 = tg_dpbusd(vacc2x0, va, vb0);
+      vacc2x1 = tg_dpbusd(vacc2x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 12));
-      vacc3x0 = _mm512_dpbusd_epi32(vacc3x0, va, vb0);
-      vacc3x1 = _mm512_dpbusd_epi32(vacc3x1, va, vb1);
+      vacc3x0 = tg_dpbusd(vacc3x0, va, vb0);
+      vacc3x1 = tg_dpbusd(vacc3x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 16));
-      vacc4x0 = _mm512_dpbusd_epi32(vacc4x0, va, vb0);
-      vacc4x1 = _mm512_dpbusd_epi32(vacc4x1, va, vb1);
+      vacc4x0 = tg_dpbusd(vacc4x0, va, vb0);
+      vacc4x1 = tg_dpbusd(vacc4x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 20));
-      vacc5x0 = _mm512_dpbusd_epi32(vacc5x0, va, vb0);
-      vacc5x1 = _mm512_dpbusd_epi32(vacc5x1, va, vb1);
+      vacc5x0 = tg_dpbusd(vacc5x0, va, vb0);
+      vacc5x1 = tg_dpbusd(vacc5x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 24));
-      vacc6x0 = _mm512_dpbusd_epi32(vacc6x0, va, vb0);
-      vacc6x1 = _mm512_dpbusd_epi32(vacc6x1, va, vb1);
+      vacc6x0 = tg_dpbusd(vacc6x0, va, vb0);
+      vacc6x1 = tg_dpbusd(vacc6x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 28));
-      vacc7x0 = _mm512_dpbusd_epi32(vacc7x0, va, vb0);
-      vacc7x1 = _mm512_dpbusd_epi32(vacc7x1, va, vb1);
+      vacc7x0 = tg_dpbusd(vacc7x0, va, vb0);
+      vacc7x1 = tg_dpbusd(vacc7x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 32));
-      vacc8x0 = _mm512_dpbusd_epi32(vacc8x0, va, vb0);
-      vacc8x1 = _mm512_dpbusd_epi32(vacc8x1, va, vb1);
+      vacc8x0 = tg_dpbusd(vacc8x0, va, vb0);
+      vacc8x1 = tg_dpbusd(vacc8x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 36));
-      vacc9x0 = _mm512_dpbusd_epi32(vacc9x0, va, vb0);
-      vacc9x1 = _mm512_dpbusd_epi32(vacc9x1, va, vb1);
+      vacc9x0 = tg_dpbusd(vacc9x0, va, vb0);
+      vacc9x1 = tg_dpbusd(vacc9x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 40));
-      vacc10x0 = _mm512_dpbusd_epi32(vacc10x0, va, vb0);
-      vacc10x1 = _mm512_dpbusd_epi32(vacc10x1, va, vb1);
+      vacc10x0 = tg_dpbusd(vacc10x0, va, vb0);
+      vacc10x1 = tg_dpbusd(vacc10x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 44));
-      vacc11x0 = _mm512_dpbusd_epi32(vacc11x0, va, vb0);
-      vacc11x1 = _mm512_dpbusd_epi32(vacc11x1, va, vb1);
+      vacc11x0 = tg_dpbusd(vacc11x0, va, vb0);
+      vacc11x1 = tg_dpbusd(vacc11x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 48));
-      vacc12x0 = _mm512_dpbusd_epi32(vacc12x0, va, vb0);
-      vacc12x1 = _mm512_dpbusd_epi32(vacc12x1, va, vb1);
+      vacc12x0 = tg_dpbusd(vacc12x0, va, vb0);
+      vacc12x1 = tg_dpbusd(vacc12x1, va, vb1);
     }
     {
       const __m512i va = _mm512_set1_epi32(tg_quad_bits(a + 52));
-      vacc13x0 = _mm512_dpbusd_epi32(vacc13x0, va, vb0);
-      vacc13x1 = _mm512_dpbusd_epi32(vacc13x1, va, vb1);
+      vacc13x0 = tg_dpbusd(vacc13x0, va, vb0);
+      vacc13x1 = tg_dpbusd(vacc13x1, va, vb1);
     }
     a += 56;
     b += 128;

@@ -184,6 +184,14 @@ static inline int32_t tg_pair_bits(const uint16_t* p) {
   __builtin_memcpy(&v, p, sizeof(v));
   return v;
 }
+static inline __m512 tg_dpbf16(__m512 acc, __m512i a, __m512i b) {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(TG_NO_ASM)
+  __asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+  return acc;
+#else
+  return _mm512_dpbf16_ps(acc, (__m512bh) a, (__m512bh) b);
+#endif
+}
 
 double tg_bf16_fma_probe__avx512bf16(int64_t iters)
 {
@@ -215,30 +223,30 @@ double tg_bf16_fma_probe__avx512bf16(int64_t iters)
   __m512 vacc22 = _mm512_set1_ps((float) 23);
   __m512 vacc23 = _mm512_set1_ps((float) 24);
   for (int64_t it = 0; it < iters; it++) {
-    vacc0 = _mm512_dpbf16_ps(vacc0, (__m512bh) (vb), (__m512bh) (vc));
-    vacc1 = _mm512_dpbf16_ps(vacc1, (__m512bh) (vb), (__m512bh) (vc));
-    vacc2 = _mm512_dpbf16_ps(vacc2, (__m512bh) (vb), (__m512bh) (vc));
-    vacc3 = _mm512_dpbf16_ps(vacc3, (__m512bh) (vb), (__m512bh) (vc));
-    vacc4 = _mm512_dpbf16_ps(vacc4, (__m512bh) (vb), (__m512bh) (vc));
-    vacc5 = _mm512_dpbf16_ps(vacc5, (__m512bh) (vb), (__m512bh) (vc));
-    vacc6 = _mm512_dpbf16_ps(vacc6, (__m512bh) (vb), (__m512bh) (vc));
-    vacc7 = _mm512_dpbf16_ps(vacc7, (__m512bh) (vb), (__m512bh) (vc));
-    vacc8 = _mm512_dpbf16_ps(vacc8, (__m512bh) (vb), (__m512bh) (vc));
-    vacc9 = _mm512_dpbf16_ps(vacc9, (__m512bh) (vb), (__m512bh) (vc));
-    vacc10 = _mm512_dpbf16_ps(vacc10, (__m512bh) (vb), (__m512bh) (vc));
-    vacc11 = _mm512_dpbf16_ps(vacc11, (__m512bh) (vb), (__m512bh) (vc));
-    vacc12 = _mm512_dpbf16_ps(vacc12, (__m512bh) (vb), (__m512bh) (vc));
-    vacc13 = _mm512_dpbf16_ps(vacc13, (__m512bh) (vb), (__m512bh) (vc));
-    vacc14 = _mm512_dpbf16_ps(vacc14, (__m512bh) (vb), (__m512bh) (vc));
-    vacc15 = _mm512_dpbf16_ps(vacc15, (__m512bh) (vb), (__m512bh) (vc));
-    vacc16 = _mm512_dpbf16_ps(vacc16, (__m512bh) (vb), (__m512bh) (vc));
-    vacc17 = _mm512_dpbf16_ps(vacc17, (__m512bh) (vb), (__m512bh) (vc));
-    vacc18 = _mm512_dpbf16_ps(vacc18, (__m512bh) (vb), (__m512bh) (vc));
-    vacc19 = _mm512_dpbf16_ps(vacc19, (__m512bh) (vb), (__m512bh) (vc));
-    vacc20 = _mm512_dpbf16_ps(vacc20, (__m512bh) (vb), (__m512bh) (vc));
-    vacc21 = _mm512_dpbf16_ps(vacc21, (__m512bh) (vb), (__m512bh) (vc));
-    vacc22 = _mm512_dpbf16_ps(vacc22, (__m512bh) (vb), (__m512bh) (vc));
-    vacc23 = _mm512_dpbf16_ps(vacc23, (__m512bh) (vb), (__m512bh) (vc));
+    vacc0 = tg_dpbf16(vacc0, vb, vc);
+    vacc1 = tg_dpbf16(vacc1, vb, vc);
+    vacc2 = tg_dpbf16(vacc2, vb, vc);
+    vacc3 = tg_dpbf16(vacc3, vb, vc);
+    vacc4 = tg_dpbf16(vacc4, vb, vc);
+    vacc5 = tg_dpbf16(vacc5, vb, vc);
+    vacc6 = tg_dpbf16(vacc6, vb, vc);
+    vacc7 = tg_dpbf16(vacc7, vb, vc);
+    vacc8 = tg_dpbf16(vacc8, vb, vc);
+    vacc9 = tg_dpbf16(vacc9, vb, vc);
+    vacc10 = tg_dpbf16(vacc10, vb, vc);
+    vacc11 = tg_dpbf16(vacc11, vb, vc);
+    vacc12 = tg_dpbf16(vacc12, vb, vc);
+    vacc13 = tg_dpbf16(vacc13, vb, vc);
+    vacc14 = tg_dpbf16(vacc14, vb, vc);
+    vacc15 = tg_dpbf16(vacc15, vb, vc);
+    vacc16 = tg_dpbf16(vacc16, vb, vc);
+    vacc17 = tg_dpbf16(vacc17, vb, vc);
+    vacc18 = tg_dpbf16(vacc18, vb, vc);
+    vacc19 = tg_dpbf16(vacc19, vb, vc);
+    vacc20 = tg_dpbf16(vacc20, vb, vc);
+    vacc21 = tg_dpbf16(vacc21, vb, vc);
+    vacc22 = tg_dpbf16(vacc22, vb, vc);
+    vacc23 = tg_dpbf16(vacc23, vb, vc);
   }
   vacc0 = _mm512_add_ps(vacc0, vacc1);
   vacc0 = _mm512_add_ps(vacc0, vacc2);

@@ -184,6 +184,14 @@ static inline int32_t tg_quad_bits(const int8_t* p) {
   __builtin_memcpy(&v, p, sizeof(v));
   return v;
 }
+static inline __m512i tg_dpbusd(__m512i acc, __m512i a, __m512i b) {
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(TG_NO_ASM)
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+  return acc;
+#else
+  return _mm512_dpbusd_epi32(acc, a, b);
+#endif
+}
 
 double tg_s8_fma_probe__avx512vnni(int64_t iters)
 {
@@ -215,30 +223,30 @@ double tg_s8_fma_probe__avx512vnni(int64_t iters)
   __m512i vacc22 = _mm512_set1_epi32(tg_quad_bits(quads + 88));
   __m512i vacc23 = _mm512_set1_epi32(tg_quad_bits(quads + 92));
   for (int64_t it = 0; it < iters; it++) {
-    vacc0 = _mm512_dpbusd_epi32(vacc0, vacc0, vb);
-    vacc1 = _mm512_dpbusd_epi32(vacc1, vacc1, vb);
-    vacc2 = _mm512_dpbusd_epi32(vacc2, vacc2, vb);
-    vacc3 = _mm512_dpbusd_epi32(vacc3, vacc3, vb);
-    vacc4 = _mm512_dpbusd_epi32(vacc4, vacc4, vb);
-    vacc5 = _mm512_dpbusd_epi32(vacc5, vacc5, vb);
-    vacc6 = _mm512_dpbusd_epi32(vacc6, vacc6, vb);
-    vacc7 = _mm512_dpbusd_epi32(vacc7, vacc7, vb);
-    vacc8 = _mm512_dpbusd_epi32(vacc8, vacc8, vb);
-    vacc9 = _mm512_dpbusd_epi32(vacc9, vacc9, vb);
-    vacc10 = _mm512_dpbusd_epi32(vacc10, vacc10, vb);
-    vacc11 = _mm512_dpbusd_epi32(vacc11, vacc11, vb);
-    vacc12 = _mm512_dpbusd_epi32(vacc12, vacc12, vb);
-    vacc13 = _mm512_dpbusd_epi32(vacc13, vacc13, vb);
-    vacc14 = _mm512_dpbusd_epi32(vacc14, vacc14, vb);
-    vacc15 = _mm512_dpbusd_epi32(vacc15, vacc15, vb);
-    vacc16 = _mm512_dpbusd_epi32(vacc16, vacc16, vb);
-    vacc17 = _mm512_dpbusd_epi32(vacc17, vacc17, vb);
-    vacc18 = _mm512_dpbusd_epi32(vacc18, vacc18, vb);
-    vacc19 = _mm512_dpbusd_epi32(vacc19, vacc19, vb);
-    vacc20 = _mm512_dpbusd_epi32(vacc20, vacc20, vb);
-    vacc21 = _mm512_dpbusd_epi32(vacc21, vacc21, vb);
-    vacc22 = _mm512_dpbusd_epi32(vacc22, vacc22, vb);
-    vacc23 = _mm512_dpbusd_epi32(vacc23, vacc23, vb);
+    vacc0 = tg_dpbusd(vacc0, vacc0, vb);
+    vacc1 = tg_dpbusd(vacc1, vacc1, vb);
+    vacc2 = tg_dpbusd(vacc2, vacc2, vb);
+    vacc3 = tg_dpbusd(vacc3, vacc3, vb);
+    vacc4 = tg_dpbusd(vacc4, vacc4, vb);
+    vacc5 = tg_dpbusd(vacc5, vacc5, vb);
+    vacc6 = tg_dpbusd(vacc6, vacc6, vb);
+    vacc7 = tg_dpbusd(vacc7, vacc7, vb);
+    vacc8 = tg_dpbusd(vacc8, vacc8, vb);
+    vacc9 = tg_dpbusd(vacc9, vacc9, vb);
+    vacc10 = tg_dpbusd(vacc10, vacc10, vb);
+    vacc11 = tg_dpbusd(vacc11, vacc11, vb);
+    vacc12 = tg_dpbusd(vacc12, vacc12, vb);
+    vacc13 = tg_dpbusd(vacc13, vacc13, vb);
+    vacc14 = tg_dpbusd(vacc14, vacc14, vb);
+    vacc15 = tg_dpbusd(vacc15, vacc15, vb);
+    vacc16 = tg_dpbusd(vacc16, vacc16, vb);
+    vacc17 = tg_dpbusd(vacc17, vacc17, vb);
+    vacc18 = tg_dpbusd(vacc18, vacc18, vb);
+    vacc19 = tg_dpbusd(vacc19, vacc19, vb);
+    vacc20 = tg_dpbusd(vacc20, vacc20, vb);
+    vacc21 = tg_dpbusd(vacc21, vacc21, vb);
+    vacc22 = tg_dpbusd(vacc22, vacc22, vb);
+    vacc23 = tg_dpbusd(vacc23, vacc23, vb);
   }
   vacc0 = _mm512_add_epi32(vacc0, vacc1);
   vacc0 = _mm512_add_epi32(vacc0, vacc2);
