@@ -125,11 +125,24 @@ static void pack_a(const int8_t* a, int64_t rs_a, int64_t cs_a, int64_t i0, int6
   }
 }
 
+/* Four rows of B, nr columns, into quads (one 32-bit word per column, the first row in the
+   low byte), and their column sums added into `sums`: separate arrays (restrict) and words, so
+   that GCC vectorizes it. */
+__attribute__((optimize("tree-vectorize")))
+static void quads_of_rows(const int8_t* restrict r0, const int8_t* restrict r1,
+                          const int8_t* restrict r2, const int8_t* restrict r3, int64_t nr,
+                          uint32_t* restrict d32, uint32_t* restrict sums) {
+  for (int64_t j = 0; j < nr; j++) {
+    d32[j] = (uint32_t) (uint8_t) r0[j] | (uint32_t) (uint8_t) r1[j] << 8 |
+             (uint32_t) (uint8_t) r2[j] << 16 | (uint32_t) (uint8_t) r3[j] << 24;
+    sums[j] += (uint32_t) (r0[j] + r1[j] + r2[j] + r3[j]);
+  }
+}
+
 /* B's k [k0, k0 + kc) x the NR-wide column panels [q0, q1) of the columns from j0 (nc of them)
    into quad panels, one after another from dst: per k quad NR quads, then NR int32 sums of
-   128 x the panel's columns (for the offset kernels). k quads are the outer loop so that
-   row-major B is read along its rows. */
-__attribute__((optimize("tree-vectorize")))
+   128 x the panel's columns (for the offset kernels; wrapping, as the kernels' sums do). k
+   quads are the outer loop so that row-major B is read along its rows. */
 static void pack_b(const int8_t* b, int64_t rs_b, int64_t cs_b, int64_t k0, int64_t kc,
                    int64_t j0, int64_t nc, int nr, int64_t q0, int64_t q1, int8_t* dst) {
   const int64_t kq = (kc + 3) / 4, panel = 4 * nr * kq + 4 * nr;
@@ -140,25 +153,25 @@ static void pack_b(const int8_t* b, int64_t rs_b, int64_t cs_b, int64_t k0, int6
       const int64_t jp = q * nr, cols = nc - jp < nr ? nc - jp : nr;
       const int8_t* r = b + k * rs_b + (j0 + jp) * cs_b;
       int8_t* d = dst + (q - q0) * panel + p * 4 * nr;
-      int32_t* sums = (int32_t*) (dst + (q - q0) * panel + 4 * nr * kq);
-      if (cols == nr && have == 4 && cs_b == 1) {  /* row-major B: four rows interleaved */
-        const int8_t *r0 = r, *r1 = r + rs_b, *r2 = r + 2 * rs_b, *r3 = r + 3 * rs_b;
-        for (int64_t j = 0; j < nr; j++) {
-          d[4 * j] = r0[j]; d[4 * j + 1] = r1[j]; d[4 * j + 2] = r2[j]; d[4 * j + 3] = r3[j];
-          sums[j] = (int32_t) ((uint32_t) sums[j] + 128u * (uint32_t) (r0[j] + r1[j] + r2[j] + r3[j]));
-        }
+      uint32_t* sums = (uint32_t*) (dst + (q - q0) * panel + 4 * nr * kq);
+      if (cols == nr && have == 4 && cs_b == 1) {  /* row-major B */
+        quads_of_rows(r, r + rs_b, r + 2 * rs_b, r + 3 * rs_b, nr, (uint32_t*) d, sums);
         continue;
       }
       for (int64_t j = 0; j < nr; j++) {
-        int32_t s = 0;
+        uint32_t s = 0;
         for (int64_t h = 0; h < 4; h++) {
           const int8_t v = j < cols && h < have ? r[h * rs_b + j * cs_b] : 0;
           d[4 * j + h] = v;
-          s += v;
+          s += (uint32_t) v;
         }
-        sums[j] = (int32_t) ((uint32_t) sums[j] + 128u * (uint32_t) s);  /* wraps, as C does */
+        sums[j] += s;
       }
     }
+  }
+  for (int64_t q = q0; q < q1; q++) {
+    uint32_t* sums = (uint32_t*) (dst + (q - q0) * panel + 4 * nr * kq);
+    for (int64_t j = 0; j < nr; j++) sums[j] *= 128u;
   }
 }
 
