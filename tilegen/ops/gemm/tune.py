@@ -13,12 +13,13 @@
    a transformer layer's B (768x3072, between L2 and memory), which the b-inner order must not
    slow (AMD Zen 4: 48 rows gained 3% on 16x4096x4096 and lost 20% on 16x768x3072).
 
-Then the bfloat16 kernel (bf16 @ bf16, float32 sums), among the registered bfloat16 kernels of
-the ISA in use (tiles differ in how many zmm accumulators they keep and how far B streams), on
-squares and an M=16 product. Its blocking derives from the caches as float32's does.
+Then the bfloat16 kernel (bf16 @ bf16, float32 sums) and the int8 kernel (int8 @ int8, int32
+sums), each among the registered kernels of the ISA that serves it (tiles differ in how many
+zmm accumulators they keep and how far B streams), on squares and an M=16 product. Their
+blocking derives from the caches as float32's does.
 
 Cache keys: <dtype>_kernel, <dtype>_kc, <dtype>_nc, <dtype>_stream_rows, <dtype>_b_inner_rows
-for f32 and f64; bf16_kernel.
+for f32 and f64; bf16_kernel; s8_kernel.
 """
 from __future__ import annotations
 
@@ -67,7 +68,9 @@ def _setter(dtype: str, what: str):
 KEYS = {f"{dt}_{what}": (dt, what) for dt in DTYPES
         for what in ("kernel", "kc", "nc", "stream_rows", "b_inner_rows")}
 KEYS["bf16_kernel"] = ("bf16", "kernel")
+KEYS["s8_kernel"] = ("s8", "kernel")
 BF16_BUILTIN = _gemm.bf16_kernel()
+S8_BUILTIN = _gemm.s8_kernel()
 
 
 def apply(values: Mapping[str, Any]) -> None:
@@ -82,6 +85,8 @@ def apply(values: Mapping[str, Any]) -> None:
     for key, (dt, what) in KEYS.items():
         if dt == "bf16":
             _set_bf16(values.get(key))
+        elif dt == "s8":
+            _set_s8(values.get(key))
         elif what != "nc":  # NC after KC: blocking is set as a pair
             _setter(dt, what)(values.get(key))
     for dt in DTYPES:
@@ -90,6 +95,10 @@ def apply(values: Mapping[str, Any]) -> None:
 
 def _set_bf16(value) -> None:
     _gemm.set_bf16_kernel(value or None)
+
+
+def _set_s8(value) -> None:
+    _gemm.set_s8_kernel(value or None)
 
 
 @dataclass(frozen=True)
@@ -159,6 +168,16 @@ def _bf16_case(p: Product) -> TuneCase:
     return TuneCase(f"bf16 {p.label}", 2.0 * p.m * p.k * p.n, make)
 
 
+def _s8_case(p: Product) -> TuneCase:
+    def make():
+        rng = np.random.default_rng(7)
+        a = rng.integers(-128, 128, (p.m, p.k)).astype(np.int8)
+        b = rng.integers(-128, 128, (p.k, p.n)).astype(np.int8)
+        c = np.zeros((p.m, p.n), np.int32)
+        return lambda: _gemm.gemm_s8_into(a, b, c)
+    return TuneCase(f"s8 {p.label}", 2.0 * p.m * p.k * p.n, make)
+
+
 def _tiles(dtype: str) -> List[str]:
     """Main-tile candidates: each A layout's production kernels of the layout's NR (not the
     narrow set), tallest first, single-row kernels left out (they are the GEMV-like remainder)."""
@@ -209,6 +228,11 @@ def knobs(quick: bool) -> List[Knob]:
         n for n in _gemm.bf16_kernels() if n != BF16_BUILTIN], _set_bf16, bf16_products,
         show=lambda name: name.split("__")[0].rsplit("_", 1)[-1],
         builtin_label=f"{BF16_BUILTIN} (built-in)"))
+    s8_products = [_s8_case(p) for p in plan.products if p.a_order == "C"]
+    out.append(Knob("s8_kernel", "int8 tile", lambda chosen: [
+        n for n in _gemm.s8_kernels() if n != S8_BUILTIN], _set_s8, s8_products,
+        show=lambda name: name.split("__")[0].rsplit("_", 1)[-1],
+        builtin_label=f"{S8_BUILTIN} (built-in)"))
     return out
 
 
@@ -236,4 +260,12 @@ def check() -> None:
         _gemm.gemm_bf16_into(a, b, c)
         if not np.array_equal(c, a.astype(np.float32) @ b.astype(np.float32)):  # exact: small ints
             raise RuntimeError(f"the tuned bf16 gemm kernel gives wrong results for {m}x{k}x{n}; "
+                               "not stored")
+    for m, k, n in ((1, 7, 5), (17, 300, 45), (130, 777, 259)):
+        a8 = rng.integers(-128, 128, (m, k)).astype(np.int8)
+        b8 = rng.integers(-128, 128, (k, n)).astype(np.int8)
+        c8 = np.zeros((m, n), np.int32)
+        _gemm.gemm_s8_into(a8, b8, c8)
+        if not np.array_equal(c8, a8.astype(np.int64) @ b8.astype(np.int64)):  # exact
+            raise RuntimeError(f"the tuned int8 gemm kernel gives wrong results for {m}x{k}x{n}; "
                                "not stored")
