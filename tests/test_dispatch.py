@@ -5,6 +5,7 @@ both are read once, at import).
 Nothing here executes an ISA the machine lacks: ISA-specific checks are skipped with the reason.
 """
 import json
+import shutil
 import sys
 import platform
 import re
@@ -396,3 +397,55 @@ def test_fork_during_first_initialisation(tmp_path):
     exe = cprog.build("fork_during_init.c", tmp_path / "fork_during_init", link_tilegen=True)
     r = cprog.run([exe], env=cprog.clean_env(TILEGEN_VERBOSE="1"), timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# ------------------------------------------------------------- emulated CPUs without a tier
+
+EMULATED_CLIENT = r"""
+#include <stdio.h>
+#include <stdint.h>
+#include <tilegen.h>
+
+int main(void) {  /* 3x5 @ 5x4 in int8 and bfloat16, small integers: both exact */
+  int8_t a8[15], b8[20];
+  uint16_t a16[15], b16[20];
+  float af[15], bf[20], c16[12];
+  int32_t c8[12];
+  for (int i = 0; i < 15; i++) { a8[i] = (int8_t) (i * 7 % 11 - 5); af[i] = a8[i]; }
+  for (int i = 0; i < 20; i++) { b8[i] = (int8_t) (i * 5 % 13 - 6); bf[i] = b8[i]; }
+  tilegen_bf16_from_f32(15, af, 1, a16, 1);
+  tilegen_bf16_from_f32(20, bf, 1, b16, 1);
+  if (tilegen_gemm_s8(3, 4, 5, a8, 5, 1, b8, 4, 1, 0, c8, 4, 1) != 0) return 2;
+  if (tilegen_gemm_bf16(3, 4, 5, 1.0f, a16, 5, 1, b16, 4, 1, 0.0f, c16, TILEGEN_F32, 4, 1,
+                        NULL, 0, TILEGEN_ACT_NONE) != 0) return 3;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 4; j++) {
+      int s = 0;
+      for (int p = 0; p < 5; p++) s += a8[i * 5 + p] * b8[p * 4 + j];
+      if (c8[i * 4 + j] != s || c16[i * 4 + j] != (float) s) { printf("bad %d %d\n", i, j); return 4; }
+    }
+  printf("OK %s\n", tilegen_isa_name());
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="emulates x86-64 CPUs")
+@pytest.mark.parametrize("cpu, isa", [("Haswell", "avx2"), ("Nehalem", "scalar")])
+def test_cpus_without_a_tier_never_run_it(tmp_path, cpu, isa):
+    """Under qemu-x86_64 as a CPU without AVX-512 (qemu's TCG has none: its tiers cannot be
+    emulated here) or without AVX, the bfloat16 and int8 products take the tier the CPU has and
+    are right; an instruction the CPU lacks would end the program (SIGILL)."""
+    qemu = shutil.which("qemu-x86_64")
+    if qemu is None:
+        pytest.skip("qemu-x86_64 (Debian's qemu-user) is not installed")
+    src, exe = tmp_path / "client.c", tmp_path / "client"
+    src.write_text(EMULATED_CLIENT)
+    r = cprog.run([cprog.cc(), "-std=gnu11", f"-I{tg.get_include()}", str(src), "-o", str(exe),
+                   *cprog.tilegen_link_args()])
+    assert r.returncode == 0, r.stderr
+    r = cprog.run([qemu, "-cpu", cpu, str(exe)], env=cprog.clean_env(TILEGEN_VERBOSE="1"),
+                  timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == f"OK {isa}", (r.returncode, r.stdout, r.stderr)
+    for dtype in ("bf16", "s8"):
+        assert re.search(rf"tilegen: {dtype} gemm: {isa}, tg_{dtype}_gemm_ukernel_", r.stderr), r.stderr
