@@ -548,9 +548,9 @@ typedef void (*tg_bf16_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t kp, const 
 /* ======== gemms8 ======== */
 /* C (m <= MR rows, n <= NR columns, int32, element (i, j) at c[i*rs_c + j*cs_c]) = A B, plus C
    when accumulate is nonzero (else C is not read), over kq quads of k: a is a packed A panel
-   (per k quad, MR quads of int8; offset by 128 for the kernels whose row says so), b a packed
-   B panel (per k quad, NR quads; then NR int32 column sums), zero-padded past m, n and k.
-   Sums wrap modulo 2^32. */
+   (per k quad, MR quads of bytes: unsigned for the kernels whose row says A is offset, else
+   signed), b a packed B panel (per k quad, NR quads of int8; then NR int32 corrections, taken
+   away from each column's sums), zero-padded past m, n and k. Sums wrap modulo 2^32. */
 typedef void (*tg_s8_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t kq, const int8_t* a,
                                       const int8_t* b, int32_t* c, int64_t rs_c, int64_t cs_c,
                                       int accumulate);

@@ -1,4 +1,4 @@
-"""int8 products: tg.matmul / tg.dot on int8 operands give NumPy's dtypes and NumPy's exact
+"""int8 products (int8 or uint8 A, int8 B): tg.matmul / tg.dot give NumPy's dtypes and NumPy's exact
 answers -- int8 (wrapping) by default, dtype=int32/int16/int64 as asked -- against an int64
 reference, including the extreme values (-128, 127) and K up to 2^16 (every int32 sum exact)
 and past 2^17 (sums wrap as NumPy's int32 sums wrap); every registered kernel, few rows on two
@@ -53,6 +53,27 @@ def test_extremes_and_deep_k(fill, kernels):
             got = tg.matmul(a, b, dtype=np.int32)
             assert np.array_equal(got, ref(a, b)), (name, k)
             assert np.array_equal(got, np.matmul(a, b, dtype=np.int32)), (name, k)
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 7, 5), (13, 33, 37), (70, 515, 200), (16, 1501, 1500)])
+def test_uint8_times_int8(m, k, n, kernels):
+    """uint8 A (quantized activations): exact, and NumPy's int16 (wrapping) by default. VNNI
+    kernels read it as is; signed kernels read it offset by -128 and add 128 x B's sums back."""
+    rng = np.random.default_rng(m + k)
+    a = rng.integers(0, 256, (m, k), dtype=np.uint8)
+    a[0, : min(k, 3)] = 255  # the largest unsigned values
+    b = i8(rng, (k, n))
+    for name in kernels:
+        _gemm.set_s8_kernel(name)
+        assert np.array_equal(tg.matmul(a, b, dtype=np.int32), ref(a, b)), name
+        got, want = tg.matmul(a, b), np.matmul(a, b)
+        assert got.dtype == want.dtype == np.int16 and np.array_equal(got, want), name
+    deep = np.full((2, 1 << 16), 255, np.uint8), np.full((1 << 16, 3), -128, np.int8)
+    assert np.array_equal(tg.matmul(*deep, dtype=np.int32), ref(*deep))  # -2^31 + 2^23: exact
+    assert np.array_equal(tg.dot(a, b), np.dot(a, b))
+    for dtype in (np.int8, np.int16, np.int64):  # NumPy's wrapping (or exact) answers
+        got, want = tg.matmul(a, b, dtype=dtype), np.matmul(a, b, dtype=dtype)
+        assert got.dtype == want.dtype and np.array_equal(got, want), dtype
 
 
 def test_dtypes_follow_numpy():
@@ -135,6 +156,16 @@ int main(void) {
   /* k == 0: C = 0 (A and B never read, may be NULL); accumulating leaves C alone */
   if (tilegen_gemm_s8(2, 3, 0, NULL, 0, 1, NULL, 3, 1, 1, c, 3, 1) != 0 || c[0] != 2 * want[0]) return 6;
   if (tilegen_gemm_s8(2, 3, 0, NULL, 0, 1, NULL, 3, 1, 0, c, 3, 1) != 0 || c[5] != 0) return 7;
+  uint8_t ua[2 * 5];  /* uint8 A, with 255 and 128 */
+  for (int i = 0; i < 10; i++) ua[i] = (uint8_t) (i % 3 ? 255 - i : 128 + i);
+  if (tilegen_gemm_u8s8(2, 3, 5, ua, 5, 1, b, 3, 1, 0, c, 3, 1) != 0) return 8;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++) {
+      int32_t s = 0;
+      for (int p = 0; p < 5; p++) s += ua[i * 5 + p] * b[p * 3 + j];
+      if (c[i * 3 + j] != s) return 9;
+    }
+  if (tilegen_gemm_u8s8(2, 3, 5, NULL, 5, 1, b, 3, 1, 0, c, 3, 1) != -4) return 10;
   printf("OK\n");
   return 0;
 }

@@ -131,7 +131,8 @@ void tg_s8_gemm_ukernel_14x32c4__avx512vnni(
     a += 56;
     b += 128;
   }
-  /* A was offset by 128: take away 128 x each column's sum (stored after the quads). */
+  /* Take away the column corrections stored after the quads: 128 x B's column sums where the
+     driver offset A by 128 (for VPDPBUSD's unsigned bytes, or uint8 A for signed ones), else 0. */
   const __m512i vcomp0 = _mm512_loadu_si512((const void*) (b + 0));
   const __m512i vcomp1 = _mm512_loadu_si512((const void*) (b + 64));
   vacc0x0 = _mm512_sub_epi32(vacc0x0, vcomp0);

@@ -84,6 +84,14 @@ void tg_s8_gemm_ukernel_2x2c4__scalar(
     a += 8;
     b += 8;
   }
+  /* Take away the column corrections stored after the quads: 128 x B's column sums where the
+     driver offset A by 128 (for VPDPBUSD's unsigned bytes, or uint8 A for signed ones), else 0. */
+  const int32_t vcomp0 = tg_quad_bits(b + 0);
+  const int32_t vcomp1 = tg_quad_bits(b + 4);
+  vacc0x0 = ((int32_t) ((uint32_t) (vacc0x0) - (uint32_t) (vcomp0)));
+  vacc0x1 = ((int32_t) ((uint32_t) (vacc0x1) - (uint32_t) (vcomp1)));
+  vacc1x0 = ((int32_t) ((uint32_t) (vacc1x0) - (uint32_t) (vcomp0)));
+  vacc1x1 = ((int32_t) ((uint32_t) (vacc1x1) - (uint32_t) (vcomp1)));
 
   if (m > 0) {
     int32_t* ci = c + 0 * rs_c;

@@ -129,6 +129,18 @@ void tg_s8_gemm_ukernel_4x16c4__avx2(
     a += 16;
     b += 64;
   }
+  /* Take away the column corrections stored after the quads: 128 x B's column sums where the
+     driver offset A by 128 (for VPDPBUSD's unsigned bytes, or uint8 A for signed ones), else 0. */
+  const __m256i vcomp0 = _mm256_loadu_si256((const void*) (b + 0));
+  const __m256i vcomp1 = _mm256_loadu_si256((const void*) (b + 32));
+  vacc0x0 = _mm256_sub_epi32(vacc0x0, vcomp0);
+  vacc0x1 = _mm256_sub_epi32(vacc0x1, vcomp1);
+  vacc1x0 = _mm256_sub_epi32(vacc1x0, vcomp0);
+  vacc1x1 = _mm256_sub_epi32(vacc1x1, vcomp1);
+  vacc2x0 = _mm256_sub_epi32(vacc2x0, vcomp0);
+  vacc2x1 = _mm256_sub_epi32(vacc2x1, vcomp1);
+  vacc3x0 = _mm256_sub_epi32(vacc3x0, vcomp0);
+  vacc3x1 = _mm256_sub_epi32(vacc3x1, vcomp1);
 
   if (m > 0) {
     int32_t* ci = c + 0 * rs_c;

@@ -217,6 +217,26 @@ void tg_s8_gemm_ukernel_8x32c4__avx512(
     a += 32;
     b += 128;
   }
+  /* Take away the column corrections stored after the quads: 128 x B's column sums where the
+     driver offset A by 128 (for VPDPBUSD's unsigned bytes, or uint8 A for signed ones), else 0. */
+  const __m512i vcomp0 = _mm512_loadu_si512((const void*) (b + 0));
+  const __m512i vcomp1 = _mm512_loadu_si512((const void*) (b + 64));
+  vacc0x0 = _mm512_sub_epi32(vacc0x0, vcomp0);
+  vacc0x1 = _mm512_sub_epi32(vacc0x1, vcomp1);
+  vacc1x0 = _mm512_sub_epi32(vacc1x0, vcomp0);
+  vacc1x1 = _mm512_sub_epi32(vacc1x1, vcomp1);
+  vacc2x0 = _mm512_sub_epi32(vacc2x0, vcomp0);
+  vacc2x1 = _mm512_sub_epi32(vacc2x1, vcomp1);
+  vacc3x0 = _mm512_sub_epi32(vacc3x0, vcomp0);
+  vacc3x1 = _mm512_sub_epi32(vacc3x1, vcomp1);
+  vacc4x0 = _mm512_sub_epi32(vacc4x0, vcomp0);
+  vacc4x1 = _mm512_sub_epi32(vacc4x1, vcomp1);
+  vacc5x0 = _mm512_sub_epi32(vacc5x0, vcomp0);
+  vacc5x1 = _mm512_sub_epi32(vacc5x1, vcomp1);
+  vacc6x0 = _mm512_sub_epi32(vacc6x0, vcomp0);
+  vacc6x1 = _mm512_sub_epi32(vacc6x1, vcomp1);
+  vacc7x0 = _mm512_sub_epi32(vacc7x0, vcomp0);
+  vacc7x1 = _mm512_sub_epi32(vacc7x1, vcomp1);
 
   if (m > 0) {
     int32_t* ci = c + 0 * rs_c;

@@ -217,6 +217,26 @@ void tg_s8_gemm_ukernel_8x8c4__neon(
     a += 32;
     b += 32;
   }
+  /* Take away the column corrections stored after the quads: 128 x B's column sums where the
+     driver offset A by 128 (for VPDPBUSD's unsigned bytes, or uint8 A for signed ones), else 0. */
+  const int32x4_t vcomp0 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (b + 0)));
+  const int32x4_t vcomp1 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (b + 16)));
+  vacc0x0 = vsubq_s32(vacc0x0, vcomp0);
+  vacc0x1 = vsubq_s32(vacc0x1, vcomp1);
+  vacc1x0 = vsubq_s32(vacc1x0, vcomp0);
+  vacc1x1 = vsubq_s32(vacc1x1, vcomp1);
+  vacc2x0 = vsubq_s32(vacc2x0, vcomp0);
+  vacc2x1 = vsubq_s32(vacc2x1, vcomp1);
+  vacc3x0 = vsubq_s32(vacc3x0, vcomp0);
+  vacc3x1 = vsubq_s32(vacc3x1, vcomp1);
+  vacc4x0 = vsubq_s32(vacc4x0, vcomp0);
+  vacc4x1 = vsubq_s32(vacc4x1, vcomp1);
+  vacc5x0 = vsubq_s32(vacc5x0, vcomp0);
+  vacc5x1 = vsubq_s32(vacc5x1, vcomp1);
+  vacc6x0 = vsubq_s32(vacc6x0, vcomp0);
+  vacc6x1 = vsubq_s32(vacc6x1, vcomp1);
+  vacc7x0 = vsubq_s32(vacc7x0, vcomp0);
+  vacc7x1 = vsubq_s32(vacc7x1, vcomp1);
 
   if (m > 0) {
     int32_t* ci = c + 0 * rs_c;

@@ -6,7 +6,7 @@ minimal overhead and hands everything else to tilegen.ops.gemm.api, which implem
 full semantics on top of `gemm_into` / `gemm_batched_into`.
 """
 cimport numpy as cnp
-from libc.stdint cimport int8_t, int32_t, int64_t, intptr_t, uint16_t
+from libc.stdint cimport int8_t, int32_t, int64_t, intptr_t, uint8_t, uint16_t
 
 import numpy as np
 
@@ -43,6 +43,9 @@ cdef extern from "tilegen.h" nogil:
     int tilegen_gemm_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a,
                         int64_t cs_a, const int8_t* b, int64_t rs_b, int64_t cs_b,
                         int accumulate, int32_t* c, int64_t rs_c, int64_t cs_c)
+    int tilegen_gemm_u8s8(int64_t m, int64_t n, int64_t k, const uint8_t* a, int64_t rs_a,
+                          int64_t cs_a, const int8_t* b, int64_t rs_b, int64_t cs_b,
+                          int accumulate, int32_t* c, int64_t rs_c, int64_t cs_c)
 
 cdef extern from "tg_gemm_s8.h" nogil:
     const char* tilegen_x_gemm_s8_kernel()
@@ -609,15 +612,18 @@ def set_s8_kernel(name=None):
 
 
 def gemm_s8_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, bint accumulate=False):
-    """c[...] = a @ b (+ c when accumulate), in place: a (m, k) and b (k, n) int8, c (m, n)
-    int32, exact (int32 sums wrap past 2^31, as NumPy's). Aligned, native byte order, strides
-    multiples of the item size (any sign); c overlaps neither a nor b (the API makes sure)."""
+    """c[...] = a @ b (+ c when accumulate), in place: a (m, k) int8 or uint8, b (k, n) int8,
+    c (m, n) int32, exact (int32 sums wrap past 2^31, as NumPy's). Aligned, native byte order,
+    strides multiples of the item size (any sign); c overlaps neither a nor b (the API makes
+    sure)."""
     cdef int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1]
     if b.shape[0] != k or c.shape[0] != m or c.shape[1] != n:
         raise ValueError(f"gemm: shapes {(<object> a).shape} @ {(<object> b).shape} -> "
                          f"{(<object> c).shape} do not match")
-    if a.dtype != np.int8 or b.dtype != np.int8 or c.dtype != np.int32:
-        raise TypeError(f"gemm: int8 @ int8 -> int32 only, not {a.dtype} @ {b.dtype} -> {c.dtype}")
+    if a.dtype not in (np.int8, np.uint8) or b.dtype != np.int8 or c.dtype != np.int32:
+        raise TypeError(f"gemm: int8 or uint8 @ int8 -> int32 only, not {a.dtype} @ {b.dtype} "
+                        f"-> {c.dtype}")
+    cdef bint unsigned_a = a.dtype == np.uint8
     cdef int64_t rs_a = _estride(a, 0), cs_a = _estride(a, 1)
     cdef int64_t rs_b = _estride(b, 0), cs_b = _estride(b, 1)
     cdef int64_t rs_c = _estride(c, 0), cs_c = _estride(c, 1)
@@ -626,7 +632,11 @@ def gemm_s8_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, bint accumulate=Fa
     cdef int32_t* pc = <int32_t*> cnp.PyArray_DATA(c)
     cdef int acc = 1 if accumulate else 0, rc
     with nogil:
-        rc = tilegen_gemm_s8(m, n, k, pa, rs_a, cs_a, pb, rs_b, cs_b, acc, pc, rs_c, cs_c)
+        if unsigned_a:
+            rc = tilegen_gemm_u8s8(m, n, k, <const uint8_t*> pa, rs_a, cs_a, pb, rs_b, cs_b, acc,
+                                   pc, rs_c, cs_c)
+        else:
+            rc = tilegen_gemm_s8(m, n, k, pa, rs_a, cs_a, pb, rs_b, cs_b, acc, pc, rs_c, cs_c)
     if rc == 1:
         raise MemoryError("gemm: out of memory for the packed int8 panels")
     if rc != 0:

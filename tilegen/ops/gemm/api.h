@@ -95,3 +95,8 @@ TILEGEN_API void tilegen_f32_from_bf16(int64_t n, const uint16_t* x, int64_t inc
 TILEGEN_API int tilegen_gemm_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a,
                                 int64_t cs_a, const int8_t* b, int64_t rs_b, int64_t cs_b,
                                 int accumulate, int32_t* c, int64_t rs_c, int64_t cs_c);
+/* The same with uint8 A (quantized activations: VPDPBUSD's own operand types). */
+TILEGEN_API int tilegen_gemm_u8s8(int64_t m, int64_t n, int64_t k, const uint8_t* a,
+                                  int64_t rs_a, int64_t cs_a, const int8_t* b, int64_t rs_b,
+                                  int64_t cs_b, int accumulate, int32_t* c, int64_t rs_c,
+                                  int64_t cs_c);

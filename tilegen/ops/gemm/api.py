@@ -48,8 +48,8 @@ def _both_bf16(x: np.ndarray, y: np.ndarray) -> bool:
 
 
 def _both_int8(x: np.ndarray, y: np.ndarray) -> bool:
-    """Both operands int8: tilegen's int8 kernels compute the product (exact int32 sums)."""
-    return x.dtype == np.int8 and y.dtype == np.int8
+    """int8 or uint8 times int8: tilegen's int8 kernels compute the product (exact int32 sums)."""
+    return x.dtype in (np.int8, np.uint8) and y.dtype == np.int8
 
 
 # Result dtypes an int8 product can be given from exact int32 sums: NumPy's sums in a narrower

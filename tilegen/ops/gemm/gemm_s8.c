@@ -1,9 +1,10 @@
-/* int8 GEMM: tilegen_gemm_s8 runs here. A and B are int8, C int32, the sums exact (wrapping
-   modulo 2^32 past 2^31, as NumPy's integer matmul). The driver packs A and B into quad panels
-   (the kernels' KR = 4: gemms8.py) -- A offset by 128 and B's column sums after each panel for
-   the VPDPBUSD kernels -- blocks k by KC and columns by NC (from the core's caches, as the float
-   GEMM does) and threads as the bfloat16 driver does: B's block packed in parallel and the row
-   panels split, or for a few rows B streamed through L2 per thread. */
+/* int8 GEMM: tilegen_gemm_s8 and tilegen_gemm_u8s8 run here. A is int8 or uint8, B int8, C
+   int32, the sums exact (wrapping modulo 2^32 past 2^31, as NumPy's integer matmul). The driver
+   packs A and B into quad panels (the kernels' KR = 4: gemms8.py) -- A with its top bits flipped
+   where the kernel reads its bytes with the other signedness, and 128 x B's column sums after
+   each panel to take that back (run) -- blocks k by KC and columns by NC (from the core's
+   caches, as the float GEMM does) and threads as the bfloat16 driver does: B's block packed in
+   parallel and the row panels split, or for a few rows B streamed through L2 per thread. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,11 +141,13 @@ static void quads_of_rows(const int8_t* restrict r0, const int8_t* restrict r1,
 }
 
 /* B's k [k0, k0 + kc) x the NR-wide column panels [q0, q1) of the columns from j0 (nc of them)
-   into quad panels, one after another from dst: per k quad NR quads, then NR int32 sums of
-   128 x the panel's columns (for the offset kernels; wrapping, as the kernels' sums do). k
-   quads are the outer loop so that row-major B is read along its rows. */
+   into quad panels, one after another from dst: per k quad NR quads, then NR int32 corrections,
+   `corr` x each column's sum (+128 where A was offset for unsigned bytes, -128 for uint8 A on
+   signed ones, else 0; wrapping, as the kernels' sums do). k quads are the outer loop so that
+   row-major B is read along its rows. */
 static void pack_b(const int8_t* b, int64_t rs_b, int64_t cs_b, int64_t k0, int64_t kc,
-                   int64_t j0, int64_t nc, int nr, int64_t q0, int64_t q1, int8_t* dst) {
+                   int64_t j0, int64_t nc, int nr, int64_t q0, int64_t q1, int32_t corr,
+                   int8_t* dst) {
   const int64_t kq = (kc + 3) / 4, panel = 4 * nr * kq + 4 * nr;
   for (int64_t q = q0; q < q1; q++) memset(dst + (q - q0) * panel + 4 * nr * kq, 0, 4 * (size_t) nr);
   for (int64_t p = 0; p < kq; p++) {
@@ -171,7 +174,7 @@ static void pack_b(const int8_t* b, int64_t rs_b, int64_t cs_b, int64_t k0, int6
   }
   for (int64_t q = q0; q < q1; q++) {
     uint32_t* sums = (uint32_t*) (dst + (q - q0) * panel + 4 * nr * kq);
-    for (int64_t j = 0; j < nr; j++) sums[j] *= 128u;
+    for (int64_t j = 0; j < nr; j++) sums[j] *= (uint32_t) corr;
   }
 }
 
@@ -206,6 +209,8 @@ typedef struct {
   int32_t* c;
   int64_t rs_c, cs_c;
   int accumulate, accumulate0; /* accumulate0: the caller's, for the first k block */
+  int flip;                   /* A packed with its top bits flipped (A +- 128) */
+  int32_t corr;               /* pack_b's correction factor */
   int64_t panels, col_panels;
   int64_t stream_kc, stream_w;
   atomic_int failed;
@@ -232,7 +237,7 @@ static void multiply(const block_job* j, int64_t kc, int64_t j0, int64_t nc, con
 static void pack_task(void* ctx, int task, int ntasks) {
   block_job* j = ctx;
   const int64_t q0 = j->col_panels * task / ntasks, q1 = j->col_panels * (task + 1) / ntasks;
-  pack_b(j->b, j->rs_b, j->cs_b, j->k0, j->kc, j->j0, j->nc, j->cfg->nr, q0, q1,
+  pack_b(j->b, j->rs_b, j->cs_b, j->k0, j->kc, j->j0, j->nc, j->cfg->nr, q0, q1, j->corr,
          j->pb + q0 * b_panel_bytes(j->cfg->nr, j->kc));
 }
 
@@ -245,7 +250,7 @@ static void rows_task(void* ctx, int task, int ntasks) {
     return;
   }
   for (int64_t pi = j->panels * task / ntasks; pi < j->panels * (task + 1) / ntasks; pi++) {
-    pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, j->k0, j->kc, mr, j->cfg->a_offset, pa);
+    pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, j->k0, j->kc, mr, j->flip, pa);
     multiply(j, j->kc, j->j0, j->nc, pa, pi, pi + 1, j->pb, 0, j->col_panels, j->accumulate);
   }
 }
@@ -263,19 +268,22 @@ static void stream_task(void* ctx, int task, int ntasks) {
   for (int64_t k0 = 0; k0 < j->k; k0 += j->stream_kc) {
     const int64_t kc = j->k - k0 < j->stream_kc ? j->k - k0 : j->stream_kc;
     for (int64_t pi = 0; pi < j->panels; pi++)
-      pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, k0, kc, mr, j->cfg->a_offset,
+      pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, k0, kc, mr, j->flip,
              pa + pi * a_panel_bytes(mr, kc));
     for (int64_t g = q0; g < q1; g += j->stream_w) {
       const int64_t g1 = q1 - g < j->stream_w ? q1 : g + j->stream_w;
-      pack_b(j->b, j->rs_b, j->cs_b, k0, kc, 0, j->n, nr, g, g1, pb);
+      pack_b(j->b, j->rs_b, j->cs_b, k0, kc, 0, j->n, nr, g, g1, j->corr, pb);
       multiply(j, kc, 0, j->n, pa, 0, j->panels, pb, g, g1, k0 == 0 ? j->accumulate0 : 1);
     }
   }
 }
 
+/* a_unsigned: A's bytes are uint8. A kernel reads A's bytes unsigned (offset, VPDPBUSD) or
+   signed; where that differs from A's type, A is packed with its top bits flipped -- int8 A as
+   A + 128, uint8 A as A - 128 -- and 128 x B's column sums are taken back (+128 or -128). */
 static int run(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a, int64_t cs_a,
-               const int8_t* b, int64_t rs_b, int64_t cs_b, int accumulate, int32_t* c,
-               int64_t rs_c, int64_t cs_c) {
+               int a_unsigned, const int8_t* b, int64_t rs_b, int64_t cs_b, int accumulate,
+               int32_t* c, int64_t rs_c, int64_t cs_c) {
   const tg_gemm_s8_config cfg = for_rows(tg_gemm_s8_cfg(), m);
   const int64_t panels = (m + cfg.mr - 1) / cfg.mr;
   const double ops = 2.0 * (double) m * (double) n * (double) k;
@@ -285,6 +293,8 @@ static int run(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a, i
   j.cfg = &cfg; j.a = a; j.rs_a = rs_a; j.cs_a = cs_a; j.m = m;
   j.b = b; j.rs_b = rs_b; j.cs_b = cs_b; j.k = k; j.n = n;
   j.c = c; j.rs_c = rs_c; j.cs_c = cs_c; j.accumulate0 = accumulate; j.panels = panels;
+  j.flip = cfg.a_offset != a_unsigned;
+  j.corr = !j.flip ? 0 : cfg.a_offset ? 128 : -128;
   atomic_init(&j.failed, 0);
   if (panels <= TG_S8_STREAM_PANELS) {
     j.stream_kc = k < TG_S8_STREAM_KC ? k : TG_S8_STREAM_KC;
@@ -313,9 +323,9 @@ static int run(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a, i
   return 0;
 }
 
-int tilegen_gemm_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a,
-                    int64_t cs_a, const int8_t* b, int64_t rs_b, int64_t cs_b, int accumulate,
-                    int32_t* c, int64_t rs_c, int64_t cs_c) {
+static int entry(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a, int64_t cs_a,
+                 int a_unsigned, const int8_t* b, int64_t rs_b, int64_t cs_b, int accumulate,
+                 int32_t* c, int64_t rs_c, int64_t cs_c) {
   if (m < 0) return -1;
   if (n < 0) return -2;
   if (k < 0) return -3;
@@ -330,5 +340,18 @@ int tilegen_gemm_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs
         for (int64_t jj = 0; jj < n; jj++) c[i * rs_c + jj * cs_c] = 0;
     return 0;
   }
-  return run(m, n, k, a, rs_a, cs_a, b, rs_b, cs_b, accumulate != 0, c, rs_c, cs_c);
+  return run(m, n, k, a, rs_a, cs_a, a_unsigned, b, rs_b, cs_b, accumulate != 0, c, rs_c, cs_c);
+}
+
+int tilegen_gemm_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a,
+                    int64_t cs_a, const int8_t* b, int64_t rs_b, int64_t cs_b, int accumulate,
+                    int32_t* c, int64_t rs_c, int64_t cs_c) {
+  return entry(m, n, k, a, rs_a, cs_a, 0, b, rs_b, cs_b, accumulate, c, rs_c, cs_c);
+}
+
+int tilegen_gemm_u8s8(int64_t m, int64_t n, int64_t k, const uint8_t* a, int64_t rs_a,
+                      int64_t cs_a, const int8_t* b, int64_t rs_b, int64_t cs_b, int accumulate,
+                      int32_t* c, int64_t rs_c, int64_t cs_c) {
+  return entry(m, n, k, (const int8_t*) a, rs_a, cs_a, 1, b, rs_b, cs_b, accumulate, c, rs_c,
+               cs_c);
 }

@@ -5,7 +5,8 @@
  * not show) and 1. Values cover all of int8, and cases of all -128 or all 127 (the largest
  * products; VPDPBUSD's A + 128 reaches 255), and one deep case near 2^31 (K = 2^16 of
  * -128 x -128 = 2^30, then past 2^31: the sums must wrap as int32). A kernel whose row says
- * so takes A + 128 and B's column sums times 128 after the quads, as the driver packs them.
+ * so takes A + 128 and B's column sums times 128 after the quads, as the driver packs them;
+ * the others take arbitrary corrections there, which they must subtract.
  * The reference is an int64 sum wrapped to int32, so the result must match exactly. A, B and C
  * each end (or, alternately, start) at a PROT_NONE page; every element of C's buffer outside
  * the tile holds a sentinel that must survive.
@@ -57,9 +58,13 @@ static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fi
         b[(p * TG_NR + j) * 4 + h] = v;
         sums[j] += v;
       }
+  /* The corrections: 128 x the column sums for a kernel reading A + 128, else any value (the
+     driver's uint8 A on signed kernels), which must simply be taken away. */
+  int32_t comps[TG_NR];
   for (int j = 0; j < TG_NR; j++) {
-    const int32_t comp = (int32_t) ((uint32_t) sums[j] * 128u);
-    memcpy(b + 4 * TG_NR * kq + 4 * j, &comp, 4);
+    comps[j] = TG_A_OFFSET ? (int32_t) ((uint32_t) sums[j] * 128u)
+                           : (int32_t) (uniform() * 2e6) - 1000000;
+    memcpy(b + 4 * TG_NR * kq + 4 * j, &comps[j], 4);
   }
   const int64_t rs_c = next_prime((int64_t) (n * cs_c + 1));
   const size_t c_count = (size_t) ((m - 1) * rs_c + (n - 1) * cs_c + 1);
@@ -79,7 +84,7 @@ static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fi
     const int in_tile = rest % cs_c == 0 && rest / cs_c < n && i < m;
     if (in_tile) {
       const int64_t j = rest / cs_c;
-      int64_t acc = accumulate ? c0[q] : 0;
+      int64_t acc = (accumulate ? c0[q] : 0) - (TG_A_OFFSET ? 0 : comps[j]);
       for (int p = 0; p < kq; p++)
         for (int h = 0; h < 4; h++)
           acc += (int64_t) av[(p * TG_MR + i) * 4 + h] * b[(p * TG_NR + j) * 4 + h];
