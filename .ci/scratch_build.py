@@ -17,10 +17,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def scratch_copy(dest: Path) -> Path:
-    """tilegen/ and tests/ copied into dest (no build products)."""
+    """tilegen/, tests/ and the README (some tests check what it says) copied into dest (no
+    build products)."""
     ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.o", "lib", ".hypothesis")
     for d in ("tilegen", "tests"):
         shutil.copytree(ROOT / d, dest / d, ignore=ignore)
+    shutil.copy2(ROOT / "README.md", dest / "README.md")
     return dest
 
 

@@ -73,7 +73,7 @@ static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fi
   const int32_t sentinel = 0x5EED;
   for (size_t q = 0; q < c_count; q++) c[q] = sentinel;
   for (int i = 0; i < m; i++)
-    for (int j = 0; j < n; j++) c[i * rs_c + j * cs_c] = (int32_t) (uniform() * 2e9) - 1000000000;
+    for (int j = 0; j < n; j++) c[i * rs_c + j * cs_c] = (int32_t) (uniform() * 2e9 - 1e9);
   memcpy(c0, c, c_count * sizeof(int32_t));
   TG_UKERNEL(m, n, kq, a, b, c, rs_c, cs_c, accumulate);
   cover("m", TG_MR, m);
