@@ -84,7 +84,7 @@ static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fi
     const int in_tile = rest % cs_c == 0 && rest / cs_c < n && i < m;
     if (in_tile) {
       const int64_t j = rest / cs_c;
-      int64_t acc = (accumulate ? c0[q] : 0) - (TG_A_OFFSET ? 0 : comps[j]);
+      int64_t acc = (int64_t) (accumulate ? c0[q] : 0) - (TG_A_OFFSET ? 0 : (int64_t) comps[j]);
       for (int p = 0; p < kq; p++)
         for (int h = 0; h < 4; h++)
           acc += (int64_t) av[(p * TG_MR + i) * 4 + h] * b[(p * TG_NR + j) * 4 + h];
