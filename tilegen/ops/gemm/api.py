@@ -70,18 +70,21 @@ def _numpy_result_dtype(func, x: np.ndarray, y: np.ndarray) -> np.dtype:
     return _RESULT_DTYPES[key]
 
 
-def _s8_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
-    """c = a2 @ b2 for int8 (..., m, k) @ (..., k, n) into c (..., m, n) of an _INT8_RESULTS
-    dtype, batch dims broadcast: exact int32 sums, wrapped to c's type as NumPy's wrap."""
-    if c.dtype == np.int32 and c.ndim == 2:
-        _gemm.gemm_s8_into(a2, b2, c)
-        return
+def _each_matrix(product, a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
+    """product(a, b, c) for each matrix of (..., m, k) @ (..., k, n) -> c (..., m, n), batch
+    dims broadcast (the low-precision kernels have no batched C call)."""
     batch = c.shape[:-2]
     a3 = np.broadcast_to(a2, batch + a2.shape[-2:])
     b3 = np.broadcast_to(b2, batch + b2.shape[-2:])
-    t = c if c.dtype == np.int32 else np.empty(c.shape, np.int32)
     for idx in np.ndindex(*batch):
-        _gemm.gemm_s8_into(a3[idx], b3[idx], t[idx])
+        product(a3[idx], b3[idx], c[idx])
+
+
+def _s8_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
+    """c = a2 @ b2 for int8 (..., m, k) @ (..., k, n) into c (..., m, n) of an _INT8_RESULTS
+    dtype, batch dims broadcast: exact int32 sums, wrapped to c's type as NumPy's wrap."""
+    t = c if c.dtype == np.int32 else np.empty(c.shape, np.int32)
+    _each_matrix(_gemm.gemm_s8_into, a2, b2, t)
     if t is not c:
         np.copyto(c, t, casting="unsafe")  # wraps, as NumPy's narrower sums do
 
@@ -114,14 +117,7 @@ def _int8_as(A: np.ndarray, B: np.ndarray, dt: np.dtype):
 def _bf16_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
     """c = a2 @ b2 for bfloat16 (..., m, k) @ (..., k, n) into float32 or bfloat16 c (..., m, n),
     batch dims broadcast; float32 sums, a bfloat16 c rounded once."""
-    if c.ndim == 2:
-        _gemm.gemm_bf16_into(a2, b2, c)
-        return
-    batch = c.shape[:-2]
-    a3 = np.broadcast_to(a2, batch + a2.shape[-2:])
-    b3 = np.broadcast_to(b2, batch + b2.shape[-2:])
-    for idx in np.ndindex(*batch):
-        _gemm.gemm_bf16_into(a3[idx], b3[idx], c[idx])
+    _each_matrix(_gemm.gemm_bf16_into, a2, b2, c)
 
 
 def _plain(x) -> bool:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Tuple
 
 import numpy as np
 
@@ -67,10 +67,41 @@ def _setter(dtype: str, what: str):
 
 KEYS = {f"{dt}_{what}": (dt, what) for dt in DTYPES
         for what in ("kernel", "kc", "nc", "stream_rows", "b_inner_rows")}
-KEYS["bf16_kernel"] = ("bf16", "kernel")
-KEYS["s8_kernel"] = ("s8", "kernel")
-BF16_BUILTIN = _gemm.bf16_kernel()
-S8_BUILTIN = _gemm.s8_kernel()
+
+
+def _bf16_operands(rng, m: int, k: int, n: int):
+    from .api import _bf16_dtype
+
+    bf = _bf16_dtype()
+    return (rng.uniform(-1, 1, (m, k)).astype(bf), rng.uniform(-1, 1, (k, n)).astype(bf),
+            np.zeros((m, n), np.float32))
+
+
+def _s8_operands(rng, m: int, k: int, n: int):
+    return (rng.integers(-128, 128, (m, k)).astype(np.int8),
+            rng.integers(-128, 128, (k, n)).astype(np.int8), np.zeros((m, n), np.int32))
+
+
+@dataclass(frozen=True)
+class LowPrecision:
+    """A low-precision product's kernel knob: _gemm's functions for it, and a case's operands."""
+
+    label: str
+    kernel: Callable[[], str]
+    kernels: Callable[[], List[str]]
+    set_kernel: Callable[[Any], None]
+    into: Callable[..., None]
+    operands: Callable[..., tuple]
+
+
+LOWP = {
+    "bf16": LowPrecision("bf16 tile", _gemm.bf16_kernel, _gemm.bf16_kernels,
+                         _gemm.set_bf16_kernel, _gemm.gemm_bf16_into, _bf16_operands),
+    "s8": LowPrecision("int8 tile", _gemm.s8_kernel, _gemm.s8_kernels, _gemm.set_s8_kernel,
+                       _gemm.gemm_s8_into, _s8_operands),
+}
+LOWP_BUILTIN = {dt: lp.kernel() for dt, lp in LOWP.items()}
+KEYS.update({f"{dt}_kernel": (dt, "kernel") for dt in LOWP})
 
 
 def apply(values: Mapping[str, Any]) -> None:
@@ -83,22 +114,12 @@ def apply(values: Mapping[str, Any]) -> None:
         if what != "kernel" and (type(value) is not int or not 0 < value <= _MAX[what]):
             raise ValueError(f"gemm: {key} is {value!r}; expected an integer in 1..{_MAX[what]}")
     for key, (dt, what) in KEYS.items():
-        if dt == "bf16":
-            _set_bf16(values.get(key))
-        elif dt == "s8":
-            _set_s8(values.get(key))
+        if dt in LOWP:
+            LOWP[dt].set_kernel(values.get(key) or None)
         elif what != "nc":  # NC after KC: blocking is set as a pair
             _setter(dt, what)(values.get(key))
     for dt in DTYPES:
         _setter(dt, "nc")(values.get(f"{dt}_nc"))
-
-
-def _set_bf16(value) -> None:
-    _gemm.set_bf16_kernel(value or None)
-
-
-def _set_s8(value) -> None:
-    _gemm.set_s8_kernel(value or None)
 
 
 @dataclass(frozen=True)
@@ -155,27 +176,11 @@ def _case(dtype: str, p: Product) -> TuneCase:
     return TuneCase(f"{dtype} {p.label}", 2.0 * p.m * p.k * p.n, make)
 
 
-def _bf16_case(p: Product) -> TuneCase:
+def _lowp_case(dtype: str, p: Product) -> TuneCase:
     def make():
-        from .api import _bf16_dtype
-
-        rng = np.random.default_rng(7)
-        bf = _bf16_dtype()
-        a = rng.uniform(-1, 1, (p.m, p.k)).astype(bf)
-        b = rng.uniform(-1, 1, (p.k, p.n)).astype(bf)
-        c = np.zeros((p.m, p.n), np.float32)
-        return lambda: _gemm.gemm_bf16_into(a, b, c)
-    return TuneCase(f"bf16 {p.label}", 2.0 * p.m * p.k * p.n, make)
-
-
-def _s8_case(p: Product) -> TuneCase:
-    def make():
-        rng = np.random.default_rng(7)
-        a = rng.integers(-128, 128, (p.m, p.k)).astype(np.int8)
-        b = rng.integers(-128, 128, (p.k, p.n)).astype(np.int8)
-        c = np.zeros((p.m, p.n), np.int32)
-        return lambda: _gemm.gemm_s8_into(a, b, c)
-    return TuneCase(f"s8 {p.label}", 2.0 * p.m * p.k * p.n, make)
+        a, b, c = LOWP[dtype].operands(np.random.default_rng(7), p.m, p.k, p.n)
+        return lambda: LOWP[dtype].into(a, b, c)
+    return TuneCase(f"{dtype} {p.label}", 2.0 * p.m * p.k * p.n, make)
 
 
 def _tiles(dtype: str) -> List[str]:
@@ -223,16 +228,13 @@ def knobs(quick: bool) -> List[Knob]:
                 [_case(dt, p) for p in plan.few_rows],
                 builtin_label=f"{base['b_inner_rows']} (built-in)"),
         ]
-    bf16_products = [_bf16_case(p) for p in plan.products if p.a_order == "C"]
-    out.append(Knob("bf16_kernel", "bf16 tile", lambda chosen: [
-        n for n in _gemm.bf16_kernels() if n != BF16_BUILTIN], _set_bf16, bf16_products,
-        show=lambda name: name.split("__")[0].rsplit("_", 1)[-1],
-        builtin_label=f"{BF16_BUILTIN} (built-in)"))
-    s8_products = [_s8_case(p) for p in plan.products if p.a_order == "C"]
-    out.append(Knob("s8_kernel", "int8 tile", lambda chosen: [
-        n for n in _gemm.s8_kernels() if n != S8_BUILTIN], _set_s8, s8_products,
-        show=lambda name: name.split("__")[0].rsplit("_", 1)[-1],
-        builtin_label=f"{S8_BUILTIN} (built-in)"))
+    for dt, lp in LOWP.items():
+        out.append(Knob(f"{dt}_kernel", lp.label, lambda chosen, lp=lp, dt=dt: [
+            n for n in lp.kernels() if n != LOWP_BUILTIN[dt]],
+            lambda value, lp=lp: lp.set_kernel(value or None),
+            [_lowp_case(dt, p) for p in plan.products if p.a_order == "C"],
+            show=lambda name: name.split("__")[0].rsplit("_", 1)[-1],
+            builtin_label=f"{LOWP_BUILTIN[dt]} (built-in)"))
     return out
 
 
