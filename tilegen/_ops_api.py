@@ -8,6 +8,7 @@ from .ops.attention._attention import attention
 from .ops.paged_attention._paged_attention import paged_attention
 from .ops.image import api as image
 from .ops.rmsnorm._rmsnorm import rmsnorm
+from .ops.linear.api import quantize, dequantize, Linear
 
 __all__ = [
     "matmul",
@@ -19,6 +20,9 @@ __all__ = [
     "paged_attention",
     "image",
     "rmsnorm",
+    "quantize",
+    "dequantize",
+    "Linear",
 ]
 # `import tilegen.image` finds the op's module too.
 sys.modules[f"{__package__}.image"] = image

@@ -573,6 +573,20 @@ typedef void (*tg_f64_gemv_ukernel_fn)(
     double* y, int64_t inc_y, const tg_f64_gemm_params* params);
 
 
+/* ======== qgemv ======== */
+/* Y (m <= MR rows, n <= NR columns, float32, element (i, j) at y[i*ldy + j]) = X W^T over nb
+   blocks of 32: x holds MR rows (ldx bytes apart; rows past m are the driver's zero padding) of
+   nb * 32 int8 activation codes, xs per row (ldxs floats apart) and block the pair (dx, sx:
+   dx times the block's code sum); w is a packed weight panel (qgemv.py: per block NR half scales,
+   NR half minimums for q4_1, then the codes in quads), rows past n zero. */
+typedef void (*tg_s8_qgemv_ukernel_fn)(int64_t m, int64_t n, int64_t nb, const int8_t* x,
+                                       int64_t ldx, const float* xs, int64_t ldxs,
+                                       const uint8_t* w, float* y, int64_t ldy);
+
+/* X(format, GGML type, block bytes, has a minimum, 4-bit codes) per quantized weight format (formats.py) */
+#define TG_QGEMV_FORMATS(X) X(0, 2, 18, 0, 1) X(1, 3, 20, 1, 1) X(2, 8, 34, 0, 0)
+#define TG_QGEMV_BLOCK 32
+
 /* ======== rmsnorm ======== */
 /* One row: y[j] = x[j] * w[j] / sqrt(sum_j x[j]^2 / n + eps) for j < n (w NULL: no weight);
    n >= 1; x, w and y contiguous, y may be x. */
@@ -774,6 +788,24 @@ void tg_f32_gemv_ukernel_1x64c8__avx512(int64_t, int64_t, const float*, int64_t,
 void tg_f64_gemv_ukernel_1x32c8__avx512(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x32c8__avx2(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_1x16c8__avx2(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_s8_q40gemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q40gemv_ukernel_4x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_4x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_4x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q40gemv_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q40gemv_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q40gemv_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q40gemv_ukernel_4x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_4x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_4x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_f32_rmsnorm_ukernel_1x64__avx512(int64_t, const float*, const float*, float, float*);
 void tg_f32_rmsnorm_ukernel_1x32__avx512(int64_t, const float*, const float*, float, float*);
 void tg_f32_rmsnorm_ukernel_1x128__avx512(int64_t, const float*, const float*, float, float*);
@@ -865,6 +897,12 @@ void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, co
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_1x8c8__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_s8_q40gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q40gemv_ukernel_4x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_4x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_4x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_f32_rmsnorm_ukernel_1x16__neon(int64_t, const float*, const float*, float, float*);
 void tg_f32_rmsnorm_ukernel_1x32__neon(int64_t, const float*, const float*, float, float*);
 void tg_f64_rmsnorm_ukernel_1x8__neon(int64_t, const double*, const double*, double, double*);
@@ -920,6 +958,9 @@ void tg_f32_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const float*, int64_t, 
 void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_s8_q40gemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_f32_rmsnorm_ukernel_1x4__scalar(int64_t, const float*, const float*, float, float*);
 void tg_f64_rmsnorm_ukernel_1x4__scalar(int64_t, const double*, const double*, double, double*);
 double tg_f32_fma_probe__scalar(int64_t iters);
@@ -1333,6 +1374,46 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_IF_BUILT_AARCH64(TG_GEMV_UKERNELS_f64_AARCH64(X)) \
   TG_GEMV_UKERNELS_f64_ANY(X)
 
+/* TG_QGEMV_UKERNELS_<dtype>_<ARCH>(X): every qgemv kernel of that dtype built
+   for that architecture, registry order. X(isa id, format (0 q4_0, 1 q4_1, 2 q8_0), MR, NR, production, code offset, kernel, "name") */
+#define TG_QGEMV_UKERNELS_s8_X86_64(X) \
+  X(TG_ISA_AVX512VNNI, 0, 1, 32, 1, 8, tg_s8_q40gemv_ukernel_1x32__avx512vnni, "tg_s8_q40gemv_ukernel_1x32__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 0, 4, 32, 1, 8, tg_s8_q40gemv_ukernel_4x32__avx512vnni, "tg_s8_q40gemv_ukernel_4x32__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 1, 1, 32, 1, 0, tg_s8_q41gemv_ukernel_1x32__avx512vnni, "tg_s8_q41gemv_ukernel_1x32__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 1, 4, 32, 1, 0, tg_s8_q41gemv_ukernel_4x32__avx512vnni, "tg_s8_q41gemv_ukernel_4x32__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 2, 1, 32, 1, 128, tg_s8_q80gemv_ukernel_1x32__avx512vnni, "tg_s8_q80gemv_ukernel_1x32__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 2, 4, 32, 1, 128, tg_s8_q80gemv_ukernel_4x32__avx512vnni, "tg_s8_q80gemv_ukernel_4x32__avx512vnni") \
+  X(TG_ISA_AVX512, 0, 1, 32, 1, 8, tg_s8_q40gemv_ukernel_1x32__avx512, "tg_s8_q40gemv_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 0, 4, 32, 1, 8, tg_s8_q40gemv_ukernel_4x32__avx512, "tg_s8_q40gemv_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 1, 1, 32, 1, 0, tg_s8_q41gemv_ukernel_1x32__avx512, "tg_s8_q41gemv_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 1, 4, 32, 1, 0, tg_s8_q41gemv_ukernel_4x32__avx512, "tg_s8_q41gemv_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 2, 1, 32, 1, 0, tg_s8_q80gemv_ukernel_1x32__avx512, "tg_s8_q80gemv_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 2, 4, 32, 1, 0, tg_s8_q80gemv_ukernel_4x32__avx512, "tg_s8_q80gemv_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX2, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__avx2, "tg_s8_q40gemv_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__avx2, "tg_s8_q40gemv_ukernel_4x8__avx2") \
+  X(TG_ISA_AVX2, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__avx2, "tg_s8_q41gemv_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__avx2, "tg_s8_q41gemv_ukernel_4x8__avx2") \
+  X(TG_ISA_AVX2, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__avx2, "tg_s8_q80gemv_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__avx2, "tg_s8_q80gemv_ukernel_4x8__avx2") \
+
+#define TG_QGEMV_UKERNELS_s8_AARCH64(X) \
+  X(TG_ISA_NEON, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__neon, "tg_s8_q40gemv_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__neon, "tg_s8_q40gemv_ukernel_4x8__neon") \
+  X(TG_ISA_NEON, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__neon, "tg_s8_q41gemv_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__neon, "tg_s8_q41gemv_ukernel_4x8__neon") \
+  X(TG_ISA_NEON, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__neon, "tg_s8_q80gemv_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__neon, "tg_s8_q80gemv_ukernel_4x8__neon") \
+
+#define TG_QGEMV_UKERNELS_s8_ANY(X) \
+  X(TG_ISA_SCALAR, 0, 1, 1, 1, 8, tg_s8_q40gemv_ukernel_1x1__scalar, "tg_s8_q40gemv_ukernel_1x1__scalar") \
+  X(TG_ISA_SCALAR, 1, 1, 1, 1, 0, tg_s8_q41gemv_ukernel_1x1__scalar, "tg_s8_q41gemv_ukernel_1x1__scalar") \
+  X(TG_ISA_SCALAR, 2, 1, 1, 1, 0, tg_s8_q80gemv_ukernel_1x1__scalar, "tg_s8_q80gemv_ukernel_1x1__scalar") \
+
+#define TG_FOREACH_QGEMV_UKERNEL_s8(X) \
+  TG_IF_BUILT_X86_64(TG_QGEMV_UKERNELS_s8_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_QGEMV_UKERNELS_s8_AARCH64(X)) \
+  TG_QGEMV_UKERNELS_s8_ANY(X)
+
 /* TG_RMSNORM_UKERNELS_<dtype>_<ARCH>(X): every rmsnorm kernel of that dtype built
    for that architecture, registry order. X(isa id, NR, production, kernel, "name") */
 #define TG_RMSNORM_UKERNELS_f32_X86_64(X) \
@@ -1379,6 +1460,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(tg_gemm_select) \
   X(tg_gemm_bf16_select) \
   X(tg_gemm_s8_select) \
+  X(tg_qgemv_select) \
   X(tg_rmsnorm_select) \
 
 /* The probe's dtypes by index: float FMAs, then one-instruction dot products (pairs, quads). */

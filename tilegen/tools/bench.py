@@ -29,7 +29,7 @@ import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import benchcases
-from .bench_worker import LIBS, PEAK_RETRIES, SINGLE_THREADED
+from .bench_worker import LIBS, MODULES, PEAK_RETRIES, SINGLE_THREADED
 
 REMOVED_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TILEGEN_NUM_THREADS")
@@ -56,10 +56,10 @@ def cpu_count() -> int:
 
 
 def installed(lib: str) -> bool:
-    if lib in ("tilegen", "numpy"):
+    if lib in ("tilegen", "numpy", "memread"):
         return True
     try:
-        return importlib.util.find_spec(lib) is not None
+        return importlib.util.find_spec(MODULES.get(lib, lib)) is not None
     except (ImportError, ValueError):
         return False
 

@@ -32,9 +32,11 @@ from .benchcases import by_id, op_module, op_of, reps_for
 
 # Every library an op's bench plug-in may name (ops/<op>/bench.py LIBS), in report order, and the
 # module that `installed` looks for and that gives the version.
-LIBS = ("tilegen", "numpy", "scipy", "torch", "blis", "cv2", "onnxruntime")
+# memread is no library: NumPy streaming through a case's bytes, the memory yardstick of the
+# bandwidth-bound ops.
+LIBS = ("tilegen", "numpy", "scipy", "torch", "blis", "cv2", "onnxruntime", "memread")
 MODULES = {"tilegen": "tilegen", "numpy": "numpy", "scipy": "scipy", "torch": "torch",
-           "blis": "blis", "cv2": "cv2", "onnxruntime": "onnxruntime"}
+           "blis": "blis", "cv2": "cv2", "onnxruntime": "onnxruntime", "memread": "numpy"}
 SINGLE_THREADED = {"blis": "cython-blis is built without threading"}
 PEAK_RETRIES = 4
 PORTABLE_ISA = "scalar"  # the probe --quick leaves out when the CPU has a SIMD ISA

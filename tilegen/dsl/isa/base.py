@@ -113,6 +113,8 @@ class VecOps(_Spellings):
     p[0..3], in a few shuffles where four ``reduce`` calls would take a full tree each.
     ``ext(lo, hi, k)`` is lanes k .. k + lanes - 1 of lo followed by hi (0 < k < lanes, a
     constant): a vector one to lanes - 1 values on from an aligned one, without a load.
+    ``half(p)`` (float32 only) loads `lanes` IEEE half-precision values (uint16_t at p) as
+    float32, exactly (the scales of quantized weight blocks).
     """
 
     ARGS = {
@@ -122,7 +124,7 @@ class VecOps(_Spellings):
         "reduce_max": ("x",), "round": ("x",), "scale2": ("x", "n"), "keep_ge": ("y", "x", "t"),
         "mask": ("n",), "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"), "abs": ("x",),
         "select_neg": ("x", "a", "b"),
-        "store_sum4": ("p", "a", "b", "c", "d"), "ext": ("lo", "hi", "k"),
+        "store_sum4": ("p", "a", "b", "c", "d"), "ext": ("lo", "hi", "k"), "half": ("p",),
     }
 
     ctype: str
@@ -149,6 +151,8 @@ class VecOps(_Spellings):
     store_sum4_: str = ""
     ext_: str = ""             # lanes k.. of lo then hi (empty: the ISA has no such op)
     keep_ge_: str = ""         # y where x >= t (or x NaN), else 0
+    half_: str = ""            # float32 from `lanes` halves at p (empty: not this dtype)
+    half_helpers: str = ""     # what `half` relies on (emitted only by the kernels that use it)
     helpers: str = ""          # C helpers (static inline) the spellings above rely on
     mask_type: str = ""
     mask_: str = ""
@@ -292,11 +296,14 @@ class QuadOps(_Spellings):
                        without `dot`
       mla(acc, a, b)   acc + a * b on int32 lanes
       zero(), add(a, b), sub(a, b), store(p, x)   int32 vectors
+      lo4(x), hi4(x)   the low / high nibble of every byte, as bytes 0..15 in place (4-bit
+                       weights: two codes a byte)
+      tofloat(x)       the int32 lanes as the ISA's float32 vector (``vec("f32")``)
     """
 
     ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"), "byte": ("x", "t"),
             "mla": ("acc", "a", "b"), "zero": (), "add": ("a", "b"), "sub": ("a", "b"),
-            "store": ("p", "x")}
+            "store": ("p", "x"), "lo4": ("x",), "hi4": ("x",), "tofloat": ("x",)}
 
     vtype: str
     lanes: int
@@ -309,11 +316,21 @@ class QuadOps(_Spellings):
     mla_: str = ""
     byte_: str = ""
     dot_: str = ""
+    lo4_: str = ""
+    hi4_: str = ""
+    tofloat_: str = ""
     helpers: str = ""
 
     @property
     def native(self) -> bool:
         return bool(self.dot_)
+
+
+# IEEE half -> float32 bits without F16C: the half's exponent and mantissa shifted into a
+# float32's place are the value times 2^-112 for every finite half, subnormals included; one
+# multiply by 2^112 restores it (exact), then the sign is put back. Infinities and NaNs become
+# large finite values: quantized-weight scales are finite (the quantizers refuse the others).
+HALF_SCALE = "0x1p112f"
 
 
 # Reads the quad at p as one 32-bit value without breaking the aliasing rules.

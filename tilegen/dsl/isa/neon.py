@@ -29,6 +29,8 @@ def _vec_ops(dtype: str) -> VecOps:
         select_neg_=f"vbslq_{s}(vcltzq_{s}({{x}}), {{a}}, {{b}})",
         reduce_=f"vaddvq_{s}({{x}})",
         ext_=f"vextq_{s}({{lo}}, {{hi}}, {{k}})",
+        half_=("vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t*) ({p}))))"
+               if dtype == "f32" else ""),
         reduce_max_=f"vmaxvq_{s}({{x}})",
         store_sum4_=(f"vst1q_{s}({{p}}, vpaddq_{s}(vpaddq_{s}({{a}}, {{b}}), "
                      f"vpaddq_{s}({{c}}, {{d}})))" if dtype == "f32" else
@@ -109,7 +111,10 @@ S8 = QuadOps(
     zero_="vdupq_n_s32(0)", add_="vaddq_s32({a}, {b})", sub_="vsubq_s32({a}, {b})",
     store_="vst1q_s32((int32_t*) ({p}), {x})",
     byte_="vshrq_n_s32(vshlq_n_s32({x}, 24 - 8 * ({t})), 24)",
-    mla_="vmlaq_s32({acc}, {a}, {b})", helpers=QUAD_HELPER)
+    mla_="vmlaq_s32({acc}, {a}, {b})",
+    lo4_="vreinterpretq_s32_u8(vandq_u8(vreinterpretq_u8_s32({x}), vdupq_n_u8(0x0F)))",
+    hi4_="vreinterpretq_s32_u8(vshrq_n_u8(vreinterpretq_u8_s32({x}), 4))",
+    tofloat_="vcvtq_f32_s32({x})", helpers=QUAD_HELPER)
 
 
 ISA = Isa(

@@ -1,4 +1,4 @@
-from .base import (DTYPES, FLOAT_DTYPES, INT_NARROW, PAIR_HELPER, QUAD_HELPER, DotOps, IntOps,
+from .base import (DTYPES, FLOAT_DTYPES, HALF_SCALE, INT_NARROW, PAIR_HELPER, QUAD_HELPER, DotOps, IntOps,
                    Isa, QuadOps, VecOps)
 
 # Helpers for the spellings that are not one C operator. Saturation bounds by narrow type.
@@ -23,7 +23,19 @@ def _vec_ops(dtype: str) -> VecOps:
         select_neg_="(({x}) < 0 ? ({a}) : ({b}))",
         store_sum4_="((void) ((({p})[0] = ({a})), (({p})[1] = ({b})), (({p})[2] = ({c})), "
                     "(({p})[3] = ({d}))))",
+        half_="tg_half_to_float((const uint16_t*) ({p}))" if dtype == "f32" else "",
+        half_helpers=_HALF_HELPER if dtype == "f32" else "",
     )
+
+
+_HALF_HELPER = (
+    "static inline float tg_half_to_float(const uint16_t* p) {\n"
+    "  const uint32_t h = *p, em = (h & 0x7fffu) << 13;\n"
+    "  float v;\n"
+    "  __builtin_memcpy(&v, &em, sizeof(v));\n"
+    f"  v *= {HALF_SCALE};\n"
+    "  return (h & 0x8000u) ? -v : v;\n"
+    "}}\n").replace("}}", "}")
 
 
 # One value per "vector": the split pair of mac2 is just lo (hi is never read).
@@ -78,7 +90,10 @@ S8 = QuadOps(
     sub_="((int32_t) ((uint32_t) ({a}) - (uint32_t) ({b})))",
     store_="(*({p}) = ({x}))",
     byte_="((int32_t) (int8_t) (uint8_t) ((uint32_t) ({x}) >> (8 * ({t}))))",
-    mla_="((int32_t) ((uint32_t) ({acc}) + (uint32_t) (({a}) * ({b}))))", helpers=QUAD_HELPER)
+    mla_="((int32_t) ((uint32_t) ({acc}) + (uint32_t) (({a}) * ({b}))))",
+    lo4_="((int32_t) ((uint32_t) ({x}) & 0x0F0F0F0Fu))",
+    hi4_="((int32_t) (((uint32_t) ({x}) >> 4) & 0x0F0F0F0Fu))",
+    tofloat_="((float) ({x}))", helpers=QUAD_HELPER)
 
 
 ISA = Isa(

@@ -1,7 +1,7 @@
 """Spellings shared by the x86-64 vector ISAs (AVX2 and AVX-512 differ in width and masks)."""
 from __future__ import annotations
 
-from .base import DTYPES, PAIR_HELPER, QUAD_HELPER, AsmOps, DotOps, IntOps, QuadOps, VecOps
+from .base import DTYPES, HALF_SCALE, PAIR_HELPER, QUAD_HELPER, AsmOps, DotOps, IntOps, QuadOps, VecOps
 
 # GCC and Clang on x86-64; TG_NO_ASM builds the intrinsics fallback (the tests build both).
 X86_GNU_ASM = "defined(__GNUC__) && defined(__x86_64__) && !defined(TG_NO_ASM)"
@@ -120,9 +120,12 @@ def vec_ops(bits: int, dtype: str) -> VecOps:
         zero="vpxord" if bits == 512 else "vxorps"))
     if bits == 512 and dtype == "f32":
         common.update(store_sum4_="tg_store_sum4_512_ps({p}, {a}, {b}, {c}, {d})",
-                      helpers=_AVX512_HELPERS_F32)
+                      helpers=_AVX512_HELPERS_F32,
+                      half_="_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*) (const void*) ({p})))")
     elif dtype == "f32":
-        common.update(store_sum4_="tg_store_sum4_256_ps({p}, {a}, {b}, {c}, {d})")
+        # No F16C in the AVX2 tier's requirements: the halves' bits are moved into place.
+        common.update(store_sum4_="tg_store_sum4_256_ps({p}, {a}, {b}, {c}, {d})",
+                      half_="tg_half8_256((const void*) ({p}))", half_helpers=_AVX2_HALF)
     if bits == 512:
         mtype = "__mmask16" if dtype == "f32" else "__mmask8"
         common.update(
@@ -244,6 +247,16 @@ def bf16_ops(bits: int, native: bool = False) -> DotOps:
         helpers=PAIR_HELPER, **common)
 
 
+_AVX2_HALF = (
+    "static inline __m256 tg_half8_256(const void* p) {\n"
+    "  const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*) p));\n"
+    "  const __m256i em = _mm256_slli_epi32(_mm256_and_si256(h, _mm256_set1_epi32(0x7fff)), 13);\n"
+    "  const __m256i sign = _mm256_slli_epi32(_mm256_and_si256(h, _mm256_set1_epi32(0x8000)), 16);\n"
+    f"  const __m256 v = _mm256_mul_ps(_mm256_castsi256_ps(em), _mm256_set1_ps({HALF_SCALE}));\n"
+    "  return _mm256_or_ps(v, _mm256_castsi256_ps(sign));\n"
+    "}\n")
+
+
 def s8_ops(bits: int, native: bool = False) -> QuadOps:
     """int8 quads on 256/512-bit vectors: AVX512-VNNI's VPDPBUSD, or (without it) each quad's
     bytes sign-extended to int32 (shift left, arithmetic shift right) and multiplied."""
@@ -254,6 +267,9 @@ def s8_ops(bits: int, native: bool = False) -> QuadOps:
         bcast_=f"{w}_set1_epi32(tg_quad_bits({{p}}))",
         zero_=f"{w}_setzero_{si}()", add_=f"{w}_add_epi32({{a}}, {{b}})",
         sub_=f"{w}_sub_epi32({{a}}, {{b}})", store_=f"{w}_storeu_{si}((void*) ({{p}}), {{x}})",
+        lo4_=f"{w}_and_{si}({{x}}, {w}_set1_epi8(0x0F))",
+        hi4_=f"{w}_and_{si}({w}_srli_epi32({{x}}, 4), {w}_set1_epi8(0x0F))",
+        tofloat_=f"{w}_cvtepi32_ps({{x}})",
         helpers=QUAD_HELPER)
     if native:
         common["helpers"] += TIED_DOT.format(

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tg_activation.h"
 #include "tg_gemm_dispatch.h"
 #include "tg_gemm.h"
 #include "tg_threads.h"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg_activation.h"
 #include "tg_gemm_bf16.h"
 #include "tg_threads.h"
 #include "tg_workspace.h"
@@ -324,15 +325,7 @@ static int run_f32(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t*
   return 0;
 }
 
-static inline float activate(float x, int act) {
-  switch (act) {
-    case TILEGEN_ACT_RELU: return x > 0 ? x : (x == x ? 0.0f : x);
-    case TILEGEN_ACT_RELU6: return x > 0 ? (x < 6 ? x : 6.0f) : (x == x ? 0.0f : x);
-    case TILEGEN_ACT_GELU: return (float) (0.5 * (double) x * (1.0 + erf((double) x * 0.70710678118654752440)));
-    case TILEGEN_ACT_SILU: return (float) ((double) x / (1.0 + exp(-(double) x)));
-    default: return x;
-  }
-}
+static inline float activate(float x, int act) { return (float) tg_activate(x, act); }
 
 /* bias (one value per column) and the activation over C. */
 static void epilogue(float* c, int64_t m, int64_t n, int64_t rs_c, int64_t cs_c,

@@ -40,15 +40,7 @@ typedef struct {
   int b_inner;             /* row panels innermost, B's panels prefetched (choose_blocking_) */
 } F(problem_);
 
-static inline T F(activate_)(T x, int act) {
-  switch (act) {
-    case TILEGEN_ACT_RELU: return x > 0 ? x : (x == x ? (T) 0 : x);
-    case TILEGEN_ACT_RELU6: return x > 0 ? (x < 6 ? x : (T) 6) : (x == x ? (T) 0 : x);
-    case TILEGEN_ACT_GELU: return (T) (0.5 * (double) x * (1.0 + erf((double) x * 0.70710678118654752440)));
-    case TILEGEN_ACT_SILU: return (T) ((double) x / (1.0 + exp(-(double) x)));
-    default: return x;
-  }
-}
+static inline T F(activate_)(T x, int act) { return (T) tg_activate((double) x, act); }
 
 /* bias + activation over an m x n block of C, right after its last k block (still in cache):
    the ISA's vectorised row epilogue where C's rows (or a one-column C) are contiguous, else

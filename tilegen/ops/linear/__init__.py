@@ -1,0 +1,1 @@
+"""The linear op (op.yaml declares it)."""

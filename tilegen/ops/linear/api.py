@@ -1,0 +1,192 @@
+"""Quantized weights and packed linear layers (exported as tilegen.quantize, tilegen.dequantize
+and tilegen.Linear).
+
+quantize / dequantize give exactly the bytes and values of the `gguf` package's reference
+quantizers (gguf.quants, themselves bit-exact with llama.cpp's ggml-quants.c): the same float32
+arithmetic in the same order, rounded the same way.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+import numpy.typing as npt
+
+from tilegen.core._core import ACTIVATIONS
+
+from . import _linear
+from .formats import BLOCK, FORMATS, Format
+
+_ALLOWED = ", ".join(repr(f) for f in FORMATS)
+
+
+def _format(fmt: Any, name: str = "fmt") -> Format:
+    if not isinstance(fmt, str):
+        raise TypeError(f"{name}: expected a format name ({_ALLOWED}), got {type(fmt).__name__}")
+    if fmt not in FORMATS:
+        raise ValueError(f"{name}: {fmt!r} is not supported; allowed: {_ALLOWED}")
+    return FORMATS[fmt]
+
+
+def _round_half_away(v: np.ndarray) -> np.ndarray:
+    """roundf: halves away from zero (floor(2 * fraction) is 1 from one half up)."""
+    a = np.abs(v)
+    whole = np.floor(a)
+    return np.sign(v) * (whole + np.floor(2 * (a - whole)))
+
+
+def _pack_nibbles(codes: np.ndarray) -> np.ndarray:
+    """(blocks, 32) codes 0..15 -> (blocks, 16) bytes: value i low, value i + 16 high."""
+    return codes[:, :16] | (codes[:, 16:] << np.uint8(4))
+
+
+def _unpack_nibbles(b: np.ndarray) -> np.ndarray:
+    return np.concatenate([b & np.uint8(0x0F), b >> np.uint8(4)], axis=1)
+
+
+def _half_bytes(x: np.ndarray) -> np.ndarray:
+    return x.astype("<f2").view(np.uint8)
+
+
+def quantize(w: npt.ArrayLike, fmt: str) -> np.ndarray:
+    """Quantize along the last axis in blocks of 32: a uint8 array of shape
+    (..., n // 32 * block_bytes), byte for byte what gguf.quants.quantize(w, <type>) and
+    llama.cpp write (q4_0: 18 bytes a block, q4_1: 20, q8_0: 34).
+
+    w: real numbers (cast to float32, as gguf does), last axis a multiple of 32; NaN and
+    infinities are refused (ValueError), as no block can represent them.
+    """
+    f = _format(fmt)
+    a = np.asarray(w)
+    if a.dtype.kind not in "fiub":
+        raise TypeError(f"w: expected real numbers, got dtype {a.dtype}")
+    if a.ndim < 1 or a.shape[-1] % BLOCK != 0 or a.shape[-1] == 0:
+        raise ValueError(f"w: the last axis must be a positive multiple of {BLOCK}, got shape "
+                         f"{a.shape}")
+    a = a.astype(np.float32)
+    if not np.isfinite(a).all():
+        raise ValueError("w: holds NaN or infinity, which no quantized block can represent")
+    blocks = a.reshape(-1, BLOCK)
+    with np.errstate(divide="ignore"):
+        if f.name == "q8_0":
+            d = np.abs(blocks).max(axis=1, keepdims=True) / np.float32(127)
+            inv = np.where(d == 0, np.float32(0), np.float32(1) / d)
+            codes = _round_half_away(blocks * inv).astype(np.int8).view(np.uint8)
+            out = np.concatenate([_half_bytes(d), codes], axis=1)
+        elif f.name == "q4_0":
+            at = np.abs(blocks).argmax(axis=1)[:, None]       # the first of the largest
+            d = np.take_along_axis(blocks, at, axis=1) / np.float32(-8)
+            inv = np.where(d == 0, np.float32(0), np.float32(1) / d)
+            codes = np.trunc(blocks * inv + np.float32(8.5)).astype(np.uint8).clip(0, 15)
+            out = np.concatenate([_half_bytes(d), _pack_nibbles(codes)], axis=1)
+        else:  # q4_1
+            hi = blocks.max(axis=1, keepdims=True)
+            lo = blocks.min(axis=1, keepdims=True)
+            d = (hi - lo) / np.float32(15)
+            inv = np.where(d == 0, np.float32(0), np.float32(1) / d)
+            codes = np.trunc((blocks - lo) * inv + np.float32(0.5)).astype(np.uint8).clip(0, 15)
+            out = np.concatenate([_half_bytes(d), _half_bytes(lo), _pack_nibbles(codes)], axis=1)
+    return np.ascontiguousarray(out).reshape(*a.shape[:-1], -1)
+
+
+def dequantize(q: npt.ArrayLike, fmt: str) -> np.ndarray:
+    """The float32 values of quantized blocks (shape (..., bytes)): (..., bytes / block_bytes
+    * 32), what gguf.quants.dequantize gives."""
+    f = _format(fmt)
+    b = np.asarray(q)
+    if b.dtype != np.uint8:
+        raise TypeError(f"q: expected uint8 blocks (what quantize returns), got dtype {b.dtype}")
+    if b.ndim < 1 or b.shape[-1] % f.block_bytes != 0:
+        raise ValueError(f"q: the last axis must be a multiple of {f.name}'s {f.block_bytes}-byte "
+                         f"block, got shape {b.shape}")
+    blocks = np.ascontiguousarray(b).reshape(-1, f.block_bytes)
+    d = blocks[:, 0:2].copy().view("<f2").astype(np.float32)
+    if f.name == "q8_0":
+        values = blocks[:, 2:].view(np.int8).astype(np.float32) * d
+    elif f.name == "q4_0":
+        codes = _unpack_nibbles(blocks[:, 2:]).astype(np.int8) - np.int8(8)
+        values = d * codes.astype(np.float32)
+    else:
+        m = blocks[:, 2:4].copy().view("<f2").astype(np.float32)
+        values = d * _unpack_nibbles(blocks[:, 4:]).astype(np.float32) + m
+    return values.reshape(*b.shape[:-1], -1)
+
+
+class Linear:
+    """y = activation(x @ weight.T + bias), torch.nn.Linear's arithmetic with the weights packed
+    once, float32 or weight-only quantized.
+
+    weight: (out_features, in_features) real numbers; or, with quant set, the uint8 blocks
+    quantize() (or a GGUF file) gives, shape (out_features, in_features // 32 * block_bytes).
+    bias: None or (out_features,). quant: None (float32 weights), "q8_0", "q4_0" or "q4_1":
+    float weights are quantized with `quantize`. activation: None, "relu", "relu6", "gelu",
+    "silu". A quantized layer also quantizes x per 32 values to int8 (as llama.cpp does for
+    its integer dot products), so its results differ from x @ dequantize(W).T by about 2^-8 of
+    each block's largest |x|, relative.
+
+    Calling it on x of shape (..., in_features) (any real dtype, computed in float32) returns
+    float32 of shape (..., out_features).
+    """
+
+    def __init__(self, weight: npt.ArrayLike, bias: Optional[npt.ArrayLike] = None,
+                 quant: Optional[str] = None, activation: Optional[str] = None) -> None:
+        if not (activation is None or isinstance(activation, str)):
+            raise TypeError(f"activation: expected a str or None, got {type(activation).__name__}")
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation: {activation!r} is not supported; allowed: "
+                             f"{', '.join(repr(a) for a in ACTIVATIONS)}")
+        f = None if quant is None else _format(quant, "quant")
+        w = np.asarray(weight)
+        if w.ndim != 2:
+            raise ValueError(f"weight: expected 2 dimensions (out_features, in_features), got "
+                             f"shape {w.shape}")
+        if f is not None and w.dtype == np.uint8:
+            if w.shape[1] % f.block_bytes or w.shape[1] == 0:
+                raise ValueError(f"weight: uint8 rows must hold whole {quant} blocks of "
+                                 f"{f.block_bytes} bytes, got shape {w.shape}")
+            blocks, k = np.ascontiguousarray(w), w.shape[1] // f.block_bytes * BLOCK
+        else:
+            if w.dtype.kind not in "fiu" or w.dtype == np.bool_:
+                raise TypeError(f"weight: expected real numbers, got dtype {w.dtype}")
+            k = w.shape[1]
+            blocks = np.ascontiguousarray(w, np.float32) if f is None else quantize(w, f.name)
+        n = w.shape[0]
+        if n == 0 or k == 0:
+            raise ValueError(f"weight: expected at least one row and column, got shape {w.shape}")
+        b = None
+        if bias is not None:
+            b = np.ascontiguousarray(bias, np.float32)
+            if b.shape != (n,):
+                raise ValueError(f"bias: expected shape ({n},) (out_features), got {b.shape}")
+        self.quant = quant
+        self.activation = activation
+        self._layer = _linear.PackedLayer(0 if f is None else f.ggml_type, n, k, blocks, b,
+                                          ACTIVATIONS[activation])
+
+    @property
+    def out_features(self) -> int:
+        return int(self._layer.out_features)
+
+    @property
+    def in_features(self) -> int:
+        return int(self._layer.in_features)
+
+    @property
+    def weight_bytes(self) -> int:
+        """The bytes of the packed weights, read once per call (per group of rows)."""
+        return int(self._layer.weight_bytes)
+
+    def __call__(self, x: npt.ArrayLike) -> np.ndarray:
+        a = np.asarray(x)
+        if a.dtype.kind not in "fiu" or a.dtype == np.bool_:
+            raise TypeError(f"x: expected real numbers, got dtype {a.dtype}")
+        if a.ndim < 1 or a.shape[-1] != self.in_features:
+            raise ValueError(f"x: expected shape (..., {self.in_features}), got {a.shape}")
+        rows = np.ascontiguousarray(a.reshape(-1, self.in_features), np.float32)
+        y = np.empty((rows.shape[0], self.out_features), np.float32)
+        self._layer.run(rows, y)
+        return y.reshape(*a.shape[:-1], self.out_features)
+
+    def __repr__(self) -> str:
+        return (f"Linear(in_features={self.in_features}, out_features={self.out_features}, "
+                f"quant={self.quant!r}, activation={self.activation!r})")

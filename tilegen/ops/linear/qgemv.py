@@ -1,0 +1,135 @@
+"""Quantized-weight products (weight-only quantization, llama.cpp's blocks): Y[MR x NR] (float32)
+= X W^T for MR activation rows and a panel of NR weight rows, k in blocks of 32.
+
+Each activation row comes quantized per 32-block to int8 codes q with a float scale dx and
+sx = dx * sum(q) (the driver quantizes, as llama.cpp quantizes to Q8_0). A weight panel holds,
+per block, NR half-precision scales d (and, for q4_1, NR minimums m), then the codes c in quads:
+lane j of quad vector t holds weight row j's codes 4t .. 4t+3. 4-bit codes share a byte: the low
+nibbles are quad t, the high ones quad t + 4 (GGUF's own order: byte i holds values i and
+i + 16), so four vectors hold a block. Per block and lane the integer sum s = sum(c q) becomes
+
+    q4_0:  d (dx s - 8 sx)          (values (c - 8) d)
+    q4_1:  d dx s + m sx            (values c d + m)
+    q8_0:  d (dx s - 128 sx)        (VPDPBUSD: the driver stores c + 128, unsigned)
+           d dx s                   (elsewhere: signed codes, bytes sign-extended)
+
+accumulated in float32. The dot product takes the codes as the unsigned operand and the
+activations as the signed one (QuadOps.dot); without it, both widen (QuadOps.byte, mla).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict
+
+from tilegen.dsl.family import OpFamily, RegisterBudget
+from tilegen.dsl.isa import QuadOps, VecOps, get_isa
+from tilegen.dsl.lowering import Plan
+
+from .formats import BLOCK, FORMATS
+
+
+@dataclass(frozen=True)
+class QgemvPlan(Plan):
+    fmt: str
+    nv: int                    # vectors per panel (NR / lanes)
+    nibbles: bool
+    has_min: bool
+    offset: int                # the code offset taken away through sx (8, 128 or 0)
+    q: QuadOps
+    v: VecOps                  # float32 spellings (scales, accumulators)
+
+
+def code_offset(fmt: str, native: bool) -> int:
+    """What the kernel takes away from each code (times sx): the driver's layout agrees."""
+    return {"q4_0": 8, "q4_1": 0, "q8_0": 128 if native else 0}[fmt]
+
+
+class Qgemv(OpFamily):
+    name = "qgemv"
+    template = "qgemv/ukernel.c.j2"
+    types_template = "qgemv/types.h.j2"
+    vector_dim = "n"
+    dtypes = ("s8",)
+    fields = {"fmt": ("q4_0", tuple(FORMATS))}
+    c_select = "tg_qgemv_select"
+    c_row_doc = ("X(isa id, format (0 q4_0, 1 q4_1, 2 q8_0), MR, NR, production, code offset, "
+                 "kernel, \"name\")")
+
+    def op_token(self, spec) -> str:
+        return spec.fmt.replace("_", "") + "gemv"
+
+    def parse_op_token(self, token: str):
+        for fmt in FORMATS:
+            if token == fmt.replace("_", "") + "gemv":
+                return {"fmt": fmt}
+        return None
+
+    def check(self, spec) -> None:
+        self.check_multiple("nr", spec.nr, spec, "NR")
+        if spec.kr != 1:
+            raise ValueError(f"kr: qgemv kernels take k in blocks of {BLOCK}, not KR={spec.kr}")
+
+    def register_budget(self, spec) -> RegisterBudget:
+        isa = get_isa(spec.isa)
+        q = isa.quad(spec.dtype)
+        nv = spec.nr // q.lanes
+        f = FORMATS[spec.fmt]
+        nibbles, has_min = f.nibbles, f.has_min
+        # Per (row, vector): an int32 block sum and a float32 accumulator; per vector the codes
+        # (both nibbles), the scale (and minimum); the activation quad (widened: and a byte).
+        inputs = nv * (2 if nibbles else 1) + nv * (2 if has_min else 1)
+        return RegisterBudget(2 * spec.mr * nv, inputs, 1 if q.native else 3, isa.num_vregs,
+                              input_name="code + scale", broadcast_name="activation quad")
+
+    def budget_rule(self, spec) -> str:
+        return "2*MR*NR/lanes + (codes + scales)*NR/lanes + 1 (3 without a dot product)"
+
+    def lower(self, spec) -> QgemvPlan:
+        isa = get_isa(spec.isa)
+        q = isa.quad(spec.dtype)
+        f = FORMATS[spec.fmt]
+        return QgemvPlan(name=spec.name, dtype=spec.dtype, mr=spec.mr, nr=spec.nr,
+                         lanes=q.lanes, isa=isa, budget=self.register_budget(spec), fmt=spec.fmt,
+                         nv=spec.nr // q.lanes, nibbles=f.nibbles, has_min=f.has_min,
+                         offset=code_offset(spec.fmt, q.native), q=q, v=isa.vec("f32"))
+
+    def c_declaration(self, spec) -> str:
+        return (f"void {spec.name}(int64_t, int64_t, int64_t, const int8_t*, int64_t, "
+                f"const float*, int64_t, const uint8_t*, float*, int64_t);")
+
+    def c_row(self, entry) -> str:
+        s = entry.spec
+        q = get_isa(s.isa).quad(s.dtype)
+        return (f"TG_ISA_{s.isa.upper()}, {FORMATS[s.fmt].index}, {s.mr}, {s.nr}, "
+                f"{int(entry.production)}, {code_offset(s.fmt, q.native)}, {s.name}, "
+                f"\"{s.name}\"")
+
+    def validate_registry(self, entries, where: str) -> None:
+        """The production kernels of one ISA and format share NR: it is the packed layout's."""
+        widths: Dict[tuple, set] = {}
+        for e in entries:
+            if e.production:
+                widths.setdefault((e.spec.isa, e.spec.fmt), set()).add(e.spec.nr)
+        for (isa, fmt), nrs in widths.items():
+            if len(nrs) > 1:
+                raise ValueError(f"{where}: production {fmt} kernels on {isa} have NR "
+                                 f"{sorted(nrs)}; they must share one (the packed panel width)")
+
+    def c_constants(self) -> str:
+        rows = " ".join(f"X({f.index}, {f.ggml_type}, {f.block_bytes}, {int(f.has_min)}, "
+                        f"{int(f.nibbles)})" for f in FORMATS.values())
+        return ("/* X(format, GGML type, block bytes, has a minimum, 4-bit codes) per quantized "
+                "weight format (formats.py) */\n"
+                f"#define TG_QGEMV_FORMATS(X) {rows}\n#define TG_QGEMV_BLOCK {BLOCK}\n")
+
+    def tester_defines(self, s) -> Dict[str, object]:
+        return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s),
+                "TG_FORMAT": FORMATS[s.fmt].index,
+                "TG_OFFSET": code_offset(s.fmt, get_isa(s.isa).quad(s.dtype).native)}
+
+    def tester_coverage(self, s) -> Dict[str, int]:
+        """Activation rows and panel rows; k runs in whole blocks (no remainder)."""
+        return {"m": s.mr, "n": s.nr}
+
+
+FAMILY = Qgemv()
