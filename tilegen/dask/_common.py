@@ -1,0 +1,31 @@
+"""What tilegen.dask's functions share: argument checks and the worker thread setting."""
+from __future__ import annotations
+
+import dask.array as da
+
+
+def dask_array(name: str, x) -> da.Array:
+    """x itself, or TypeError naming the argument when it is not a dask array."""
+    if not isinstance(x, da.Array):
+        hint = (f"; wrap a NumPy array with dask.array.from_array({name}, chunks=...)"
+                if hasattr(x, "__array__") else "")
+        raise TypeError(f"{name}: expected a dask array, got {type(x).__name__}{hint}")
+    return x
+
+
+def single_chunk(x: da.Array, axes) -> da.Array:
+    """x with each of `axes` in one chunk (a no-op where it already is)."""
+    axes = [a % x.ndim for a in axes]
+    if all(len(x.chunks[a]) == 1 for a in axes):
+        return x
+    return x.rechunk({a: -1 for a in axes})
+
+
+def set_worker_threads(client, n: int) -> None:
+    """Give the tilegen pool of every worker of `client`'s cluster (now and later: a restarted
+    or added worker runs the plug-ins registered before it) n threads."""
+    from ._plugin import TilegenThreads
+
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n: expected a positive int, got {n!r}")
+    client.register_plugin(TilegenThreads(n), name=TilegenThreads.name)

@@ -1,0 +1,137 @@
+"""Chunked products on dask arrays whose per-chunk work is tilegen's kernels.
+
+    tilegen.dask.matmul(a, b)                 # (M, K) @ (K, N), blocked over K, tree sum
+    tilegen.dask.conv2d(x, weight, ...)       # tg.conv2d per chunk of the batch
+    tilegen.dask.attention(q, k, v, ...)      # tg.attention per chunk of (leading dims, queries)
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+import tilegen as tg
+
+from ._common import dask_array, single_chunk
+
+__all__ = ["attention", "conv2d", "matmul"]
+
+
+def _block_product(a, b):
+    """One (i, k, j) block's partial product, with a length-1 axis for k."""
+    return tg.matmul(a, b)[:, None, :]
+
+
+def matmul(a, b, *, split_every: int = 2):
+    """a @ b for 2-D dask arrays, each product of an (i, k) block of a and a (k, j) block of b
+    one tg.matmul task; the partial products of a (i, j) block are summed in a tree over k,
+    `split_every` at a time (2: pairwise), so no task holds a row of blocks. The contraction
+    is chunked as a's: b is rechunked along its rows to a's column chunks when they differ.
+    The result's dtype is tg.matmul's for the two dtypes; float32 is accumulated in float32 (the
+    blocks' sums differ from one tg.matmul's by float32 summation error)."""
+    import dask.array as da
+
+    a = dask_array("a", a)
+    b = dask_array("b", b)
+    for name, x in (("a", a), ("b", b)):
+        if x.ndim != 2:
+            raise ValueError(f"{name}: tilegen.dask.matmul takes 2-D arrays, got shape {x.shape}")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"a and b: the contraction sizes differ: a {a.shape} has "
+                         f"K={a.shape[1]}, b {b.shape} has K={b.shape[0]}")
+    if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
+        raise ValueError(f"split_every: expected an int >= 2, got {split_every!r}")
+    dtype = tg.matmul(np.zeros((1, 1), a.dtype), np.zeros((1, 1), b.dtype)).dtype
+    if b.chunks[0] != a.chunks[1]:
+        b = b.rechunk({0: a.chunks[1]})
+    parts = da.blockwise(_block_product, "ikj", a, "ik", b, "kj", dtype=dtype,
+                         adjust_chunks={"k": 1}, meta=np.empty((0, 0, 0), dtype))
+    return parts.sum(axis=1, split_every={1: split_every}, dtype=dtype)
+
+
+def _conv_block(x, weight, bias, stride, padding, dilation, groups, layout, activation):
+    return tg.conv2d(x, weight, bias, stride, padding, dilation, groups, layout=layout,
+                     activation=activation)
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, layout="NCHW",
+           activation=None):
+    """tg.conv2d on a 4-D dask array x (NCHW, or NHWC with layout="NHWC"), a task per chunk of
+    the batch: the other axes are put in one chunk. weight and bias are NumPy arrays (sent to
+    every task). The arguments are checked by tg.conv2d on one image of x's shape first."""
+    x = dask_array("x", x)
+    if x.ndim != 4:
+        raise ValueError(f"x: tilegen.dask.conv2d takes a batch (4 dimensions, the batch first), "
+                         f"got shape {x.shape}")
+    weight = np.asarray(weight)
+    bias = None if bias is None else np.asarray(bias)
+    conv = functools.partial(_conv_block, weight=weight, bias=bias, stride=stride,
+                             padding=padding, dilation=dilation, groups=groups, layout=layout,
+                             activation=activation)
+    # The checks and the output's shape and dtype, from tg.conv2d on one image of zeros
+    # (a read-only broadcast view: no image-sized array is made here unless tg.conv2d copies).
+    one = conv(np.broadcast_to(np.zeros((), x.dtype), (1,) + x.shape[1:]))
+    x = single_chunk(x, [1, 2, 3])
+    chunks = (x.chunks[0],) + tuple((s,) for s in one.shape[1:])
+    return x.map_blocks(conv, dtype=one.dtype, chunks=chunks,
+                        meta=np.empty((0,) * 4, one.dtype))
+
+
+def _attention_block(q, k, v, *, mask, causal, scale, q0, sq_total):
+    if causal:  # bottom-right (True) or top-left, as a mask for this chunk of queries
+        offset = k.shape[-2] - sq_total if causal != "top_left" else 0
+        rows = np.arange(q0, q0 + q.shape[-2])[:, None]
+        keep = np.arange(k.shape[-2])[None, :] <= rows + offset
+        if mask is None:
+            mask = keep
+        elif mask.dtype == np.bool_:
+            mask = mask & keep
+        else:
+            mask = np.where(keep, mask, -np.inf).astype(mask.dtype)
+    return tg.attention(q, k, v, mask=mask, scale=scale)
+
+
+def attention(q, k, v, *, mask=None, causal=False, scale=None):
+    """tg.attention on dask arrays q (..., Sq, D), k (..., Sk, D), v (..., Sk, Dv): a task per
+    chunk of q's leading dimensions (batch, heads) and of its queries; k and v are chunked
+    like q's leading dimensions, their keys and head dims in one chunk. k and v have q's
+    leading dimensions (broadcast them first, e.g. with da.broadcast_to). mask: None or a
+    NumPy array of shape (Sk,) or (Sq, Sk) (boolean, True = attend, or additive float).
+    causal and scale as tg.attention; a causal chunk of queries gets its rows of the mask."""
+    import dask.array as da
+
+    q, k, v = dask_array("q", q), dask_array("k", k), dask_array("v", v)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.ndim not in (1, 2) or mask.shape[-1] != k.shape[-2] or (
+                mask.ndim == 2 and mask.shape[0] != q.shape[-2]):
+            raise ValueError(f"mask: tilegen.dask.attention takes a mask of shape (Sk,) = "
+                             f"({k.shape[-2]},) or (Sq, Sk) = ({q.shape[-2]}, {k.shape[-2]}), "
+                             f"got {mask.shape}")
+    # tg.attention checks the arguments (its messages) and gives the dtype, on one query and
+    # one key of each operand (and of the mask).
+    probe = [np.zeros([min(n, 1) for n in x.shape[:-1]] + list(x.shape[-1:]), x.dtype)
+             for x in (q, k, v)]
+    pmask = None if mask is None else mask[(slice(0, 1),) * mask.ndim]
+    dtype = tg.attention(*probe, mask=pmask, causal=causal, scale=scale).dtype
+    for name, x in (("k", k), ("v", v)):
+        if x.shape[:-2] != q.shape[:-2]:
+            raise ValueError(f"{name}: tilegen.dask.attention needs q's leading dimensions "
+                             f"{q.shape[:-2]}, got {x.shape[:-2]} (broadcast it first: "
+                             f"dask.array.broadcast_to)")
+    lead = q.ndim - 2
+    k = single_chunk(k, [-2, -1]).rechunk(q.chunks[:-2] + (-1, -1))
+    v = single_chunk(v, [-2, -1]).rechunk(q.chunks[:-2] + (-1, -1))
+    q = single_chunk(q, [-1])
+    idx = tuple(f"l{i}" for i in range(lead))
+    pieces, q0 = [], 0
+    for sq in q.chunks[-2]:
+        part = q[..., q0:q0 + sq, :]
+        m = mask if mask is None or mask.ndim == 1 else mask[q0:q0 + sq]
+        run = functools.partial(_attention_block, mask=m, causal=causal, scale=scale, q0=q0,
+                                sq_total=q.shape[-2])
+        pieces.append(da.blockwise(run, idx + ("q", "e"), part, idx + ("q", "d"),
+                                   k, idx + ("k", "d"), v, idx + ("k", "e"), dtype=dtype,
+                                   concatenate=True, meta=np.empty((0,) * q.ndim, dtype)))
+        q0 += sq
+    return pieces[0] if len(pieces) == 1 else da.concatenate(pieces, axis=-2)
