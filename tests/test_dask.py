@@ -286,3 +286,28 @@ def test_attention_chunked_over_batch_heads_and_queries(client, causal, mask):
 def test_bad_input_names_the_argument(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+# --- the bench plug-in's check (tilegen bench --op dask) is a real check ---
+
+def test_bench_check_accepts_opencv_and_refuses_a_wrong_window_or_mean():
+    from tilegen.dask import bench as dask_bench
+
+    case = dask_bench.cases(quick=True)[0]
+    r0, r1, c0, c1 = case.window()
+    src = case.region(0, r0 - 2, r1 + 2, c0 - 2, c1 + 2)
+    window = cv2.GaussianBlur(src, (5, 5), case.sigma)[2:-2, 2:-2]
+    total = 127.5 * case.h * case.w * case.c
+    assert case.check((0,), (total, window, "tilegen")) is None
+    off = window.copy()
+    off[3, 4] = window[3, 4] - 1 if window[3, 4] else 1
+    assert "differs from OpenCV" in case.check((0,), (total, off, "tilegen"))
+    assert case.check((0,), (total, off, "dask_image")) is None  # scipy truncates: within 2
+    lost = total * (1 - 1 / 16)  # one of the 16 blocks blurred into zeros
+    assert "mean" in case.check((0,), (lost, window, "dask_image"))
+    # The generator is the workers': a block made by the dask graph equals region()'s pixels.
+    chunks = da.core.normalize_chunks((case.chunk, case.chunk, case.c), (case.h, case.w, case.c))
+    img = da.map_blocks(dask_bench._generate, dtype=np.uint8, chunks=chunks, seed=0,
+                        chunk=case.chunk)
+    np.testing.assert_array_equal(img[r0 - 2:r1 + 2, c0 - 2:c1 + 2].compute(scheduler="sync"),
+                                  src)

@@ -12,18 +12,27 @@ arrays and returns lazy dask arrays; nothing is computed until the caller comput
 threads (one per Dask worker thread is usually right: Dask already runs a task per thread).
 
 A consumer of the public API (`import tilegen as tg`), like tilegen.models: the ops know
-nothing of it. Needs the optional dependencies: pip install "tilegen[dask]".
+nothing of it. Needs the optional dependencies (pip install "tilegen[dask]"); they are imported
+on first use of a function, so `tilegen bench` lists this package's bench plug-in (bench.py)
+without them.
 """
 from __future__ import annotations
 
-try:
-    import dask.array  # noqa: F401
-except ImportError as e:  # pragma: no cover - depends on the environment
-    raise ImportError(f"tilegen.dask needs dask[array] ({e}): pip install \"tilegen[dask]\"") \
-        from None
-
-from . import image
-from ._common import set_worker_threads
-from .linalg import attention, conv2d, matmul
+import importlib
 
 __all__ = ["attention", "conv2d", "image", "matmul", "set_worker_threads"]
+_WHERE = {"image": ".image", "matmul": ".linalg", "conv2d": ".linalg", "attention": ".linalg",
+          "set_worker_threads": "._common"}
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    mod = importlib.import_module(_WHERE[name], __name__)
+    value = mod if name == "image" else getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + __all__)

@@ -1,7 +1,11 @@
 """What tilegen.dask's functions share: argument checks and the worker thread setting."""
 from __future__ import annotations
 
-import dask.array as da
+try:
+    import dask.array as da
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError(f"tilegen.dask needs dask[array] ({e}): pip install \"tilegen[dask]\"") \
+        from None
 
 
 def dask_array(name: str, x) -> da.Array:

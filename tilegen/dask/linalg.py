@@ -68,8 +68,8 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, l
     conv = functools.partial(_conv_block, weight=weight, bias=bias, stride=stride,
                              padding=padding, dilation=dilation, groups=groups, layout=layout,
                              activation=activation)
-    # The checks and the output's shape and dtype, from tg.conv2d on one image of zeros
-    # (a read-only broadcast view: no image-sized array is made here unless tg.conv2d copies).
+    # The checks and the output's shape and dtype, from tg.conv2d on one image of zeros (one
+    # image's memory, once, here).
     one = conv(np.broadcast_to(np.zeros((), x.dtype), (1,) + x.shape[1:]))
     x = single_chunk(x, [1, 2, 3])
     chunks = (x.chunks[0],) + tuple((s,) for s in one.shape[1:])
