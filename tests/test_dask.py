@@ -204,24 +204,33 @@ def test_matmul_rechunks_b_to_a_contraction_chunks_float64_and_integers(client):
     np.testing.assert_array_equal(goti, ai @ bi)  # exact: integer sums in any order
 
 
+CONVS = [  # (x chunks as N, C, H, W; conv2d keywords; filter size)
+    ((3, 2, 19, 23), dict(stride=(1, 2), padding=1, activation="relu"), 3),  # batch only
+    ((3, 5, 7, 5), dict(stride=(1, 2), padding=1, activation="relu"), 3),
+    ((7, 5, (1, 9, 9), 4), dict(padding="same", dilation=2), 3),
+    ((2, 1, 6, 10), dict(stride=2, padding=(0, 1, 2, 1)), 4),
+    ((4, 5, 3, 3), dict(stride=3, padding=0, groups=5), 5),  # chunks smaller than the halo
+]
+
+
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
-def test_conv2d_batch_chunked(client, layout):
-    n, c, h, w, o = 7, 5, 19, 23, 6
+@pytest.mark.parametrize("chunks, kw, ksize", CONVS, ids=[str(c[0]) for c in CONVS])
+def test_conv2d_chunked_over_batch_and_image(client, layout, chunks, kw, ksize):
+    n, c, h, w, o = 7, 5, 19, 23, 10
+    groups = kw.get("groups", 1)
     x = RNG.standard_normal((n, c, h, w)).astype(np.float32)
-    wt = RNG.standard_normal((o, c, 3, 3)).astype(np.float32)
+    wt = RNG.standard_normal((o, c // groups, ksize, ksize)).astype(np.float32)
     bias = RNG.standard_normal(o).astype(np.float32)
     if layout == "NHWC":
         x, wt = np.ascontiguousarray(x.transpose(0, 2, 3, 1)), wt.transpose(0, 2, 3, 1)
-        chunks = (3, 7, 23, 2)
-    else:
-        chunks = (3, 2, 7, 23)
-    kw = dict(stride=(1, 2), padding=1, layout=layout, activation="relu")
-    y = tgd.conv2d(da.from_array(x, chunks=chunks), wt, bias, **kw)
-    want = tg.conv2d(x, wt, bias, **kw)
+        chunks = (chunks[0], chunks[2], chunks[3], chunks[1])
+    y = tgd.conv2d(da.from_array(x, chunks=chunks), wt, bias, layout=layout, **kw)
+    want = tg.conv2d(x, wt, bias, layout=layout, **kw)
     assert y.shape == want.shape and y.dtype == np.float32
     got = compute(client, y)[0]
-    absw = np.abs(wt).sum(axis=tuple(range(1, 4)))  # per output channel: sum |w|
-    bound = 2 * (c * 9 + 1) * EPS32 * (np.abs(x).max() * absw.max() + np.abs(bias).max())
+    taps = wt[0].size  # the products summed per output value, then the bias
+    bound = 2 * (taps + 1) * EPS32 * (np.abs(x).max() * np.abs(wt).reshape(o, -1).sum(1).max()
+                                      + np.abs(bias).max())
     assert np.abs(got - want).max() <= bound
 
 
@@ -300,7 +309,7 @@ def test_bench_check_accepts_opencv_and_refuses_a_wrong_window_or_mean():
     total = 127.5 * case.h * case.w * case.c
     assert case.check((0,), (total, window, "tilegen")) is None
     off = window.copy()
-    off[3, 4] = window[3, 4] - 1 if window[3, 4] else 1
+    off[3, 4, 0] = window[3, 4, 0] - 1 if window[3, 4, 0] else 1
     assert "differs from OpenCV" in case.check((0,), (total, off, "tilegen"))
     assert case.check((0,), (total, off, "dask_image")) is None  # scipy truncates: within 2
     lost = total * (1 - 1 / 16)  # one of the 16 blocks blurred into zeros

@@ -1,7 +1,7 @@
 """Chunked products on dask arrays whose per-chunk work is tilegen's kernels.
 
     tilegen.dask.matmul(a, b)                 # (M, K) @ (K, N), blocked over K, tree sum
-    tilegen.dask.conv2d(x, weight, ...)       # tg.conv2d per chunk of the batch
+    tilegen.dask.conv2d(x, weight, ...)       # tg.conv2d per chunk of the batch and image
     tilegen.dask.attention(q, k, v, ...)      # tg.attention per chunk of (leading dims, queries)
 """
 from __future__ import annotations
@@ -54,11 +54,26 @@ def _conv_block(x, weight, bias, stride, padding, dilation, groups, layout, acti
                      activation=activation)
 
 
+def _bounds(chunks, out: int, size: int):
+    """Output boundaries along one spatial axis, as many chunks as the input has (fewer when
+    the output is smaller), each at the input boundary's proportion of the axis."""
+    cum = np.cumsum((0,) + tuple(chunks))
+    return sorted({0, out} | {min(out, int(round(c * out / size))) for c in cum})
+
+
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, layout="NCHW",
            activation=None):
-    """tg.conv2d on a 4-D dask array x (NCHW, or NHWC with layout="NHWC"), a task per chunk of
-    the batch: the other axes are put in one chunk. weight and bias are NumPy arrays (sent to
-    every task). The arguments are checked by tg.conv2d on one image of x's shape first."""
+    """tg.conv2d on a 4-D dask array x (NCHW, or NHWC with layout="NHWC"), chunked over the
+    batch and the image: a task per chunk of the batch and spatial chunk of the output, which
+    reads its input rows and columns plus the filter's reach (the halo) from the zero-padded
+    input and runs tg.conv2d on them without padding. The output's spatial chunks follow the
+    input's (the same count, at the same proportions of the image); channels are put in one
+    chunk. weight and bias are NumPy arrays (sent to every task). The arguments are checked by
+    tg.conv2d (its messages) on one image of zeros of x's shape first."""
+    import dask.array as da
+
+    from tilegen.ops.conv2d.api import _Geometry
+
     x = dask_array("x", x)
     if x.ndim != 4:
         raise ValueError(f"x: tilegen.dask.conv2d takes a batch (4 dimensions, the batch first), "
@@ -71,10 +86,38 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *, l
     # The checks and the output's shape and dtype, from tg.conv2d on one image of zeros (one
     # image's memory, once, here).
     one = conv(np.broadcast_to(np.zeros((), x.dtype), (1,) + x.shape[1:]))
-    x = single_chunk(x, [1, 2, 3])
-    chunks = (x.chunks[0],) + tuple((s,) for s in one.shape[1:])
-    return x.map_blocks(conv, dtype=one.dtype, chunks=chunks,
-                        meta=np.empty((0,) * 4, one.dtype))
+    meta = np.empty((0,) * 4, one.dtype)
+    hs, ws, cax = (2, 3, 1) if layout == "NCHW" else (1, 2, 3)
+    x = single_chunk(x, [cax])
+    if len(x.chunks[hs]) == 1 and len(x.chunks[ws]) == 1:
+        chunks = (x.chunks[0],) + tuple((s,) for s in one.shape[1:])
+        return x.map_blocks(conv, dtype=one.dtype, chunks=chunks, meta=meta)
+    g = _Geometry(weight, bias, stride, padding, dilation, groups, layout, activation, x.dtype)
+    pt, pl, pb, pr = g.pads
+    (sh, sw), (dh, dw) = g.stride, g.dilation
+    eh, ew = dh * (g.kh - 1) + 1, dw * (g.kw - 1) + 1
+    pads = [(0, 0)] * 4
+    pads[hs], pads[ws] = (pt, pb), (pl, pr)
+    xp = da.pad(x, pads, mode="constant") if any(g.pads) else x
+    unpadded = functools.partial(_conv_block, weight=weight, bias=bias, stride=stride,
+                                 padding=0, dilation=dilation, groups=groups, layout=layout,
+                                 activation=activation)
+    rows = _bounds(x.chunks[hs], one.shape[hs], x.shape[hs])
+    cols = _bounds(x.chunks[ws], one.shape[ws], x.shape[ws])
+    bands = []
+    for r0, r1 in zip(rows[:-1], rows[1:]):
+        band = []
+        for c0, c1 in zip(cols[:-1], cols[1:]):
+            where = [slice(None)] * 4
+            where[hs] = slice(r0 * sh, (r1 - 1) * sh + eh)
+            where[ws] = slice(c0 * sw, (c1 - 1) * sw + ew)
+            piece = single_chunk(xp[tuple(where)], [hs, ws])
+            chunks = list(piece.chunks)
+            chunks[hs], chunks[ws], chunks[cax] = (r1 - r0,), (c1 - c0,), (g.cout,)
+            band.append(piece.map_blocks(unpadded, dtype=one.dtype, chunks=tuple(chunks),
+                                         meta=meta))
+        bands.append(da.concatenate(band, axis=ws))
+    return da.concatenate(bands, axis=hs)
 
 
 def _attention_block(q, k, v, *, mask, causal, scale, q0, sq_total):
