@@ -255,6 +255,12 @@ def test_attention_chunked_over_batch_heads_and_queries(client, causal, mask):
 
 # --- bad input: the argument named, before any graph is built ---
 
+def unknown_rows():
+    """A 4 x 4 uint8 dask array whose row chunks are unknown (boolean indexing)."""
+    x = da.ones((4, 4), dtype=np.uint8, chunks=2)
+    return x[x[:, 0] > 0]
+
+
 @pytest.mark.parametrize("call, exc, match", [
     (lambda: tgd.image.gaussian_blur(np.zeros((8, 8), np.uint8), 3, 0), TypeError,
      r"^img: expected a dask array, got ndarray; wrap"),
@@ -268,6 +274,10 @@ def test_attention_chunked_over_batch_heads_and_queries(client, causal, mask):
      r"^border"),
     (lambda: tgd.image.filter2d(da.zeros((8, 8), dtype=np.uint8), np.ones(3)), ValueError,
      r"^kernel"),
+    (lambda: tgd.image.box_blur(unknown_rows(), 3), ValueError,
+     r"^img: its chunk sizes are unknown .*compute_chunk_sizes"),
+    (lambda: tgd.matmul(da.ones((4, 4)), unknown_rows().astype(float)), ValueError,
+     r"^b: its chunk sizes are unknown"),
     (lambda: tgd.matmul(np.ones((2, 2)), da.ones((2, 2))), TypeError, r"^a: expected a dask"),
     (lambda: tgd.matmul(da.ones((2, 2)), np.ones((2, 2))), TypeError, r"^b: expected a dask"),
     (lambda: tgd.matmul(da.ones((2, 3)), da.ones((2, 2))), ValueError,

@@ -9,11 +9,16 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 
 def dask_array(name: str, x) -> da.Array:
-    """x itself, or TypeError naming the argument when it is not a dask array."""
+    """x itself; TypeError naming the argument when it is not a dask array, ValueError when
+    its chunk sizes are unknown (after boolean indexing, say: no halo or block product can be
+    planned on them)."""
     if not isinstance(x, da.Array):
         hint = (f"; wrap a NumPy array with dask.array.from_array({name}, chunks=...)"
                 if hasattr(x, "__array__") else "")
         raise TypeError(f"{name}: expected a dask array, got {type(x).__name__}{hint}")
+    if any(c != c for axis in x.chunks for c in axis):  # NaN: unknown
+        raise ValueError(f"{name}: its chunk sizes are unknown (shape {x.shape}); call "
+                         f"{name}.compute_chunk_sizes() first")
     return x
 
 
