@@ -213,6 +213,17 @@ CONVS = [  # (x chunks as N, C, H, W; conv2d keywords; filter size)
 ]
 
 
+def test_matmul_of_stacks_chunked_over_the_stack_too(client):
+    s, m, k, n = 5, 30, 70, 20
+    a = RNG.standard_normal((s, m, k)).astype(np.float32)
+    b = RNG.standard_normal((s, k, n)).astype(np.float32)
+    c = tgd.matmul(da.from_array(a, chunks=(2, 11, 9)), da.from_array(b, chunks=(3, 20, 7)))
+    got = compute(client, c)[0]
+    assert got.shape == (s, m, n) and got.dtype == np.float32
+    bound = summation_bound(np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)), k)
+    assert (np.abs(got - tg.matmul(a, b)) <= bound).all()
+
+
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("chunks, kw, ksize", CONVS, ids=[str(c[0]) for c in CONVS])
 def test_conv2d_chunked_over_batch_and_image(client, layout, chunks, kw, ksize):
@@ -282,7 +293,9 @@ def unknown_rows():
     (lambda: tgd.matmul(da.ones((2, 2)), np.ones((2, 2))), TypeError, r"^b: expected a dask"),
     (lambda: tgd.matmul(da.ones((2, 3)), da.ones((2, 2))), ValueError,
      r"^a and b: the contraction sizes differ"),
-    (lambda: tgd.matmul(da.ones((2, 2, 2)), da.ones((2, 2))), ValueError, r"^a: .*2-D"),
+    (lambda: tgd.matmul(da.ones(2), da.ones((2, 2))), ValueError, r"^a: .*2 or more dim"),
+    (lambda: tgd.matmul(da.ones((3, 2, 2)), da.ones((2, 2))), ValueError,
+     r"^a and b: the leading \(stack\) dimensions differ"),
     (lambda: tgd.matmul(da.ones((2, 2)), da.ones((2, 2)), split_every=1), ValueError,
      r"^split_every"),
     (lambda: tgd.conv2d(np.ones((1, 1, 4, 4), np.float32), np.ones((1, 1, 3, 3), np.float32)),

@@ -1,6 +1,6 @@
 """Chunked products on dask arrays whose per-chunk work is tilegen's kernels.
 
-    tilegen.dask.matmul(a, b)                 # (M, K) @ (K, N), blocked over K, tree sum
+    tilegen.dask.matmul(a, b)                 # (..., M, K) @ (..., K, N), blocked over K, tree sum
     tilegen.dask.conv2d(x, weight, ...)       # tg.conv2d per chunk of the batch and image
     tilegen.dask.attention(q, k, v, ...)      # tg.attention per chunk of (leading dims, queries)
 """
@@ -18,35 +18,45 @@ __all__ = ["attention", "conv2d", "matmul"]
 
 
 def _block_product(a, b):
-    """One (i, k, j) block's partial product, with a length-1 axis for k."""
-    return tg.matmul(a, b)[:, None, :]
+    """One (i, k, j) block's partial product (of each matrix of a stack), with a length-1
+    axis for k."""
+    return tg.matmul(a, b)[..., :, None, :]
 
 
 def matmul(a, b, *, split_every: int = 2):
-    """a @ b for 2-D dask arrays, each product of an (i, k) block of a and a (k, j) block of b
-    one tg.matmul task; the partial products of a (i, j) block are summed in a tree over k,
-    `split_every` at a time (2: pairwise), so no task holds a row of blocks. The contraction
-    is chunked as a's: b is rechunked along its rows to a's column chunks when they differ.
-    The result's dtype is tg.matmul's for the two dtypes; float32 is accumulated in float32 (the
-    blocks' sums differ from one tg.matmul's by float32 summation error)."""
+    """a @ b for dask arrays of 2 or more dimensions (a stack: the same leading dimensions,
+    chunked alike), each product of an (i, k) block of a and a (k, j) block of b one tg.matmul
+    task; the partial products of an (i, j) block are summed in a tree over k, `split_every`
+    at a time (2: pairwise), so no task holds a row of blocks. The contraction is chunked as
+    a's: b is rechunked along it (and along the leading dimensions) to a's chunks when they
+    differ. The result's dtype is tg.matmul's for the two dtypes; float32 is accumulated in
+    float32 (the blocks' sums differ from one tg.matmul's by float32 summation error)."""
     import dask.array as da
 
     a = dask_array("a", a)
     b = dask_array("b", b)
     for name, x in (("a", a), ("b", b)):
-        if x.ndim != 2:
-            raise ValueError(f"{name}: tilegen.dask.matmul takes 2-D arrays, got shape {x.shape}")
-    if a.shape[1] != b.shape[0]:
+        if x.ndim < 2:
+            raise ValueError(f"{name}: tilegen.dask.matmul takes matrices or stacks of them (2 "
+                             f"or more dimensions), got shape {x.shape}")
+    if a.shape[:-2] != b.shape[:-2]:
+        raise ValueError(f"a and b: the leading (stack) dimensions differ: a {a.shape}, "
+                         f"b {b.shape} (tilegen.dask.matmul does not broadcast them: "
+                         f"dask.array.broadcast_to first)")
+    if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"a and b: the contraction sizes differ: a {a.shape} has "
-                         f"K={a.shape[1]}, b {b.shape} has K={b.shape[0]}")
+                         f"K={a.shape[-1]}, b {b.shape} has K={b.shape[-2]}")
     if isinstance(split_every, bool) or not isinstance(split_every, int) or split_every < 2:
         raise ValueError(f"split_every: expected an int >= 2, got {split_every!r}")
     dtype = tg.matmul(np.zeros((1, 1), a.dtype), np.zeros((1, 1), b.dtype)).dtype
-    if b.chunks[0] != a.chunks[1]:
-        b = b.rechunk({0: a.chunks[1]})
-    parts = da.blockwise(_block_product, "ikj", a, "ik", b, "kj", dtype=dtype,
-                         adjust_chunks={"k": 1}, meta=np.empty((0, 0, 0), dtype))
-    return parts.sum(axis=1, split_every={1: split_every}, dtype=dtype)
+    want = a.chunks[:-2] + (a.chunks[-1], b.chunks[-1])
+    if b.chunks != want:
+        b = b.rechunk(want)
+    lead = tuple(f"l{i}" for i in range(a.ndim - 2))
+    parts = da.blockwise(_block_product, lead + ("i", "k", "j"), a, lead + ("i", "k"),
+                         b, lead + ("k", "j"), dtype=dtype, adjust_chunks={"k": 1},
+                         meta=np.empty((0,) * (a.ndim + 1), dtype))
+    return parts.sum(axis=-2, split_every={a.ndim - 1: split_every}, dtype=dtype)
 
 
 def _conv_block(x, weight, bias, stride, padding, dilation, groups, layout, activation):
