@@ -344,3 +344,32 @@ def test_bench_check_accepts_opencv_and_refuses_a_wrong_window_or_mean():
                         chunk=case.chunk)
     np.testing.assert_array_equal(img[r0 - 2:r1 + 2, c0 - 2:c1 + 2].compute(scheduler="sync"),
                                   src)
+
+
+def test_dask_is_optional(tmp_path):
+    """`import tilegen` imports no dask; without dask, `import tilegen.dask` works (the bench
+    lists its cases) and its first function says what to install. (dask hidden by a package of
+    that name that fails to import, first on the path of a child process.)"""
+    import subprocess
+    import sys
+
+    import cprog
+
+    (tmp_path / "dask").mkdir()
+    (tmp_path / "dask" / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
+    code = ("import sys, tilegen\n"
+            "assert not any(m == 'dask' or m.startswith('dask.') for m in sys.modules), 'dask'\n"
+            "import tilegen.dask as tgd\n"
+            "from tilegen.tools import benchcases\n"
+            "assert benchcases.cases('dask', True)\n"
+            "try:\n"
+            "    tgd.image\n"
+            "except ImportError as e:\n"
+            "    print(e)\n")
+    env = cprog.clean_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path)] + [p for p in [env.get("PYTHONPATH")] if p])
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == ('tilegen.dask needs dask[array] (hidden by the test): '
+                                'pip install "tilegen[dask]"')
