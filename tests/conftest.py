@@ -49,7 +49,9 @@ def reference(module: str):
 
         return importlib.import_module(module)
     hint = {"cv2": "pip install opencv-python-headless", "torch": "pip install torch (CPU)",
-            "skimage.data": "pip install scikit-image"}
+            "skimage.data": "pip install scikit-image",
+            "dask.array": 'pip install "tilegen[dask]"', "distributed": 'pip install "tilegen[dask]"',
+            "dask_image": 'pip install "tilegen[dask]"'}
     return pytest.importorskip(module, reason=f"{module} is not installed ({hint.get(module, '')})")
 
 

@@ -429,3 +429,33 @@ def test_quick_measures_the_peak_once_without_the_portable_probe(quick_run):
         for r in by_isa.values():
             assert r["f32"]["retries"] <= 1 and len(r["f32"]["all"]) <= 2 * 3
     assert all(isinstance(r["unreliable"], list) for r in report["results"])
+
+
+def test_plugin_notes_are_pooled_into_the_row_and_shown_under_the_table():
+    """A plug-in's notes(lib, case) (the Dask bench's worker memory) reach the JSON row, pooled
+    over rounds without repeats, and a line under the table naming the library and case."""
+    op = benchcases.op_module("gemm")
+    case = benchcases.cases("gemm", quick=True)[0]
+    run = {"times_s": [1e-3], "first_s": 2e-3, "loops": 1, "repeat": False}
+    raw = {(case.id, "tilegen", 1): [dict(run, notes=["peak RSS 100"]),
+                                     dict(run, notes=["peak RSS 100", "peak RSS 120"])],
+           (case.id, "numpy", 1): [run]}
+    rows = {r["lib"]: r for r in bench.merge_results(raw, [case], {}, op)}
+    assert rows["tilegen"]["notes"] == ["peak RSS 100", "peak RSS 120"]
+    assert "notes" not in rows["numpy"]
+    report = {"op": "gemm", "unit": op.UNIT, "ratio_vs": list(op.RATIO_VS), "rounds": 2,
+              "reps": 1, "target_s": 0.005, "threads": [1], "libs": ["tilegen", "numpy"],
+              "machine": {"cpu_brand": "test"}, "libraries": {}, "machine_peak": {},
+              "cases": [case.as_dict()], "results": list(rows.values()), "errors": []}
+    text = bench.format_report(report)
+    assert f"tilegen 1T {case.id}: peak RSS 120" in text.splitlines()
+
+
+def test_consumer_packages_bench_plugins_are_found():
+    """tilegen/<package>/bench.py beside the layers is a plug-in (tilegen/dask's), found
+    without importing dask."""
+    assert "dask" in benchcases.OPS
+    mod = benchcases.op_module("dask")
+    assert mod.__name__ == "tilegen.dask.bench" and mod.LIBS[0] == "tilegen"
+    assert all(c.id.startswith("dask-") for q in (False, True) for c in benchcases.cases("dask", q))
+    assert not any(m.__name__.startswith("tilegen.tools") for m in benchcases.OPS.values())

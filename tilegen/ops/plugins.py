@@ -24,6 +24,10 @@ tilegen/models/bert.py, works the same), found by tilegen/tools/benchcases.py. T
                               compared with (default: `case` alone), e.g. one layer in every
                               layout, so tilegen meets each peer at its best
     PLOT_XLABEL (optional)    the --plot x axis, for the cases whose ``size`` is set
+    notes(lib, case) (optional)
+                              lines on what a case's repetitions used besides time (e.g. the
+                              peak memory of a cluster's workers), asked once they are done;
+                              shown under the table and kept in the JSON's rows
 
 and its cases are frozen objects with ``id`` (unique across ops: an op prefixes it with its name,
 except the first op's own), ``label``, ``group``, ``dtype`` (a key of the peak table: f32 | f64),

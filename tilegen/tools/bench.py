@@ -265,7 +265,9 @@ class Worker:
 
     def __init__(self, spec: dict, env: Dict[str, str], label: str, progress: "Progress"):
         self.label, self.progress = label, progress
-        pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        # (three levels up from tools/bench.py: not the package's own folder, where its
+        # subpackages, tilegen/dask say, would shadow the top-level modules of their names)
+        pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         cmd = [sys.executable, "-m", "tilegen.tools.bench_worker", json.dumps(spec)]
         self.err = tempfile.TemporaryFile(mode="w+")
         # The worker runs from the folder holding this tilegen, so `-m` imports this same one.
@@ -550,6 +552,9 @@ def merge_results(raw, cases, peak, op) -> List[dict]:
             row["pct_peak"] = 100.0 * row["rate_best"] / p["gflops"]
         if len(ok) < len(runs):
             row["note"] = f"{len(runs) - len(ok)} of {len(runs)} rounds failed"
+        notes = [n for r in ok for n in r.get("notes", [])]
+        if notes:
+            row["notes"] = list(dict.fromkeys(notes))
         row["unreliable"] = unreliable_reasons(row)
         rows.append(row)
     by_key = {(r["case"], r["lib"], r["threads"]): r for r in rows}
@@ -758,6 +763,9 @@ def format_report(report: dict) -> str:
               + f"; {ratio_head}: {peers} / tilegen's (>1: tilegen faster); tg 1st/best: "
               "tilegen's first call of the case / its best"]
     lines += ["; ".join(benchcases.op_module(report["op"]).shape_note())]
+    for r in report["results"]:
+        for note in r.get("notes", []):
+            lines.append(f"{r['lib']} {r['threads']}T {r['case']}: {note}")
     flagged = [r for r in report["results"] if r.get("unreliable")]
     if flagged:
         lines.append(f"{UNRELIABLE_MARK}: unreliable, {len(flagged)} cell(s) (and the ratios "

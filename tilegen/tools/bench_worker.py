@@ -34,9 +34,11 @@ from .benchcases import by_id, op_module, op_of, reps_for
 # module that `installed` looks for and that gives the version.
 # memread is no library: NumPy streaming through a case's bytes, the memory yardstick of the
 # bandwidth-bound ops.
-LIBS = ("tilegen", "numpy", "scipy", "torch", "blis", "cv2", "onnxruntime", "memread")
+LIBS = ("tilegen", "numpy", "scipy", "torch", "blis", "cv2", "onnxruntime", "dask_image",
+        "memread")
 MODULES = {"tilegen": "tilegen", "numpy": "numpy", "scipy": "scipy", "torch": "torch",
-           "blis": "blis", "cv2": "cv2", "onnxruntime": "onnxruntime", "memread": "numpy"}
+           "blis": "blis", "cv2": "cv2", "onnxruntime": "onnxruntime",
+           "dask_image": "dask_image", "memread": "numpy"}
 SINGLE_THREADED = {"blis": "cython-blis is built without threading"}
 PEAK_RETRIES = 4
 PORTABLE_ISA = "scalar"  # the probe --quick leaves out when the CPU has a SIMD ISA
@@ -273,6 +275,9 @@ def run_case(lib: str, case, spec: dict) -> dict:
             row["error"] = "wrong result: " + problem
         else:
             row.update(measure(call, spec["target"], reps_for(case, spec["reps"]), first))
+            notes = getattr(op, "notes", None)
+            if notes is not None:
+                row["notes"] = list(notes(lib, case))
     except Exception as e:  # reported in the table; the other cases go on
         row["error"] = f"{type(e).__name__}: {' '.join(str(e).split())}"[:300]
     return row

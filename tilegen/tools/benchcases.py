@@ -1,7 +1,8 @@
 """The benchmark case lists of every op, shared by `tilegen bench` and the pytest-benchmark suite
 (benchmarks/). Each op's cases, peers and calls are its plug-in, tilegen/ops/<op>/bench.py (a
-model's: tilegen/models/<model>.py); this module only finds and looks them up. Pure Python plus
-NumPy; it never imports the compiled core.
+model's: tilegen/models/<model>.py; a consumer package's, one of tilegen's packages beside the
+layers, such as the Dask wrappers: tilegen/<package>/bench.py); this module only finds and looks
+them up. Pure Python plus NumPy; it never imports the compiled core.
 """
 from __future__ import annotations
 
@@ -15,8 +16,13 @@ from tilegen.ops import OPS as _OPS
 from tilegen.ops.plugins import LINE_OFFSET, placed
 
 
+# The package's layers (tests/test_layout.py): their bench.py, if any, is not a plug-in.
+LAYERS = ("core", "dsl", "ops", "tools")
+
+
 def _discover() -> Dict[str, ModuleType]:
-    """Every bench plug-in: the ops' bench.py in op order, then the models'."""
+    """Every bench plug-in: the ops' bench.py in op order, then the models', then the
+    consumer packages' (tilegen/<package>/bench.py), by package name."""
     found = {}
     for op in _OPS.values():
         if os.path.isfile(op.path("bench.py")):
@@ -27,6 +33,12 @@ def _discover() -> Dict[str, ModuleType]:
     for info in sorted(pkgutil.iter_modules(tilegen.models.__path__), key=lambda m: m.name):
         mod = importlib.import_module(f"tilegen.models.{info.name}")
         if hasattr(mod, "NAME"):
+            found[mod.NAME] = mod
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for pkg in sorted(os.listdir(root)):
+        if pkg not in LAYERS and os.path.isfile(os.path.join(root, pkg, "__init__.py")) \
+                and os.path.isfile(os.path.join(root, pkg, "bench.py")):
+            mod = importlib.import_module(f"tilegen.{pkg}.bench")
             found[mod.NAME] = mod
     return found
 

@@ -289,7 +289,8 @@ def test_bad_arguments(call, exc, name):
     (np.zeros((8, 8), np.int16), TypeError),
     (np.zeros((8, 8), bool), TypeError),
     (np.zeros(8, np.uint8), ValueError),
-    (np.zeros((2, 8, 8, 3), np.uint8), ValueError),
+    (np.zeros((1, 2, 8, 8, 3), np.uint8), ValueError),
+    (np.zeros((2, 8, 0, 3), np.uint8), ValueError),
     (np.zeros((0, 8), np.uint8), ValueError),
     (np.zeros((8, 0, 3), np.float32), ValueError),
     (np.zeros((8, 8, 0), np.uint8), ValueError),
@@ -301,6 +302,55 @@ def test_bad_images(img, exc):
                  lambda: tg.image.unsharp_mask(img)):
         with pytest.raises(exc, match="img"):
             call()
+
+
+def test_five_dimensions_is_an_error_naming_the_stack_forms():
+    with pytest.raises(ValueError, match=r"^img: expected an HxW or HxWxC image or an NxHxWxC "
+                                         r"stack of images, got 5 dimensions"):
+        tg.image.box_blur(np.zeros((2, 2, 8, 8, 3), np.uint8), 3)
+
+
+# 3 x 5, not square (even widths and heights are test_filter2d_photos'), random taps (no exact
+# ties to round, which OpenCV and tilegen may sum to either side).
+BATCH_KERNEL = np.random.default_rng(5).standard_normal((3, 5)).astype(np.float32) / 8
+BATCH_CALLS = {
+    "gaussian": (lambda i, b: tg.image.gaussian_blur(i, 5, 1.1, border=b),
+                 lambda i, b: cv2.GaussianBlur(i, (5, 5), 1.1, borderType=BORDERS[b])),
+    "box": (lambda i, b: tg.image.box_blur(i, 3, border=b),
+            lambda i, b: cv2.blur(i, (3, 3), borderType=BORDERS[b])),
+    "filter2d": (lambda i, b: tg.image.filter2d(i, BATCH_KERNEL, border=b),
+                 lambda i, b: cv2.filter2D(i, -1, BATCH_KERNEL, borderType=BORDERS[b])),
+    "unsharp": (lambda i, b: tg.image.unsharp_mask(i, 5, 1.0, 1.5, 0, border=b), None),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+@pytest.mark.parametrize("border", list(BORDERS))
+@pytest.mark.parametrize("name", list(BATCH_CALLS))
+def test_a_4d_stack_is_a_batch_of_images(name, border, dtype):
+    """N x H x W x C: each image of the result is the call on that image alone (bit for bit),
+    and OpenCV's answer for it; for C = 3 and C = 1, contiguous stacks and views (reversed
+    batch, every other column, a stack cut from a wider array)."""
+    tg_call, cv_call = BATCH_CALLS[name]
+    for c in (3, 1):
+        big = RNG.integers(0, 256, (5, 41, 70, c), dtype=np.uint8)
+        if dtype == np.float32:
+            big = as_f32(big)
+        for stack in (big[:3, :, :37], big[::-2], big[1:4, 3:, ::2], big[:1]):
+            got = tg_call(stack, border)
+            assert got.shape == stack.shape and got.dtype == stack.dtype
+            for i in range(stack.shape[0]):
+                np.testing.assert_array_equal(got[i], tg_call(stack[i], border), err_msg=f"{i}")
+                if cv_call is None:
+                    continue
+                img = np.ascontiguousarray(stack[i])
+                want = cv_call(img, border).reshape(img.shape)
+                if dtype == np.uint8:
+                    assert_u8_close(got[i], want)
+                else:
+                    assert_f32_close(got[i], want, 3 * np.abs(img).max())
+    empty = np.zeros((0, 8, 8, 3), dtype)
+    assert tg_call(empty, border).shape == empty.shape
 
 
 def test_dispatch_reports_filter_kernels():

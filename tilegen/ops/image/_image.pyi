@@ -10,7 +10,7 @@ BOX_U8_MAX_KSIZE: int
 KINDS: Tuple[str, ...]
 PLANAR_SUSPECT_CHANNELS: int
 
-# uint8 or float32, HxW or HxWxC; the result has the image's shape and dtype.
+# uint8 or float32, HxW, HxWxC or a stack NxHxWxC; the result has the image's shape and dtype.
 _Img = TypeVar("_Img", bound=np.ndarray)
 _Border = Literal["reflect101", "replicate", "constant"]
 _KSize = Union[int, Tuple[int, int]]

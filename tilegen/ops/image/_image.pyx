@@ -98,18 +98,22 @@ def _border(border):
 
 
 def _image(img):
-    """(array whose rows are contiguous, H, W, C, row stride in elements)."""
+    """(array whose images have contiguous rows, N, H, W, C, row stride and image stride in
+    elements): HxW and HxWxC are one image (N = 1), NxHxWxC a stack of N."""
     if not isinstance(img, np.ndarray):
         raise TypeError(f"img: expected a NumPy array, got {type(img).__name__}")
     if img.dtype != np.uint8 and img.dtype != np.float32:
         raise TypeError(f"img: dtype {img.dtype} is not supported; allowed: uint8, float32")
-    if img.ndim not in (2, 3):
-        raise ValueError(f"img: expected an HxW or HxWxC image, got {img.ndim} dimensions "
-                         f"(shape {img.shape})")
-    h, w = img.shape[0], img.shape[1]
-    c = img.shape[2] if img.ndim == 3 else 1
+    if img.ndim not in (2, 3, 4):
+        raise ValueError(f"img: expected an HxW or HxWxC image or an NxHxWxC stack of images, "
+                         f"got {img.ndim} dimensions (shape {img.shape})")
+    shape = img.shape[1:] if img.ndim == 4 else img.shape
+    n = img.shape[0] if img.ndim == 4 else 1
+    h, w = shape[0], shape[1]
+    c = shape[2] if len(shape) == 3 else 1
     if h < 1 or w < 1 or c < 1:
-        raise ValueError(f"img: every dimension must be positive, got shape {img.shape}")
+        raise ValueError(f"img: every dimension of an image must be positive, got shape "
+                         f"{img.shape}")
     if c > MAX_CHANNELS:
         raise ValueError(f"img: at most {MAX_CHANNELS} channels, got {c}; images are HxWxC "
                          f"(channels last): for a planar CxHxW array use "
@@ -122,12 +126,14 @@ def _image(img):
                       f"result back with np.moveaxis(out, -1, 0)", ImageLayoutWarning,
                       stacklevel=1)
     item = img.itemsize
-    inner_ok = (img.ndim == 2 and img.strides[1] == item) or (
-        img.ndim == 3 and img.strides[2] == item and img.strides[1] == c * item)
-    if (not inner_ok or img.strides[0] % item or
-            (h > 1 and abs(img.strides[0]) < w * c * item)):
+    st = img.strides[1:] if img.ndim == 4 else img.strides
+    inner_ok = (len(shape) == 2 and st[1] == item) or (
+        len(shape) == 3 and st[2] == item and st[1] == c * item)
+    if (not inner_ok or st[0] % item or (h > 1 and abs(st[0]) < w * c * item) or
+            (img.ndim == 4 and img.strides[0] % item)):
         img = np.ascontiguousarray(img)
-    return img, h, w, c, img.strides[0] // item
+        st = img.strides[1:] if img.ndim == 4 else img.strides
+    return img, n, h, w, c, st[0] // item, (img.strides[0] // item if img.ndim == 4 else 0)
 
 
 def _size(name, value):
@@ -165,7 +171,7 @@ def filter2d(img, kernel, *, border="reflect101"):
     kernel (2-D), the anchor at the kernel's centre (k//2 for even sizes). uint8 results are
     computed in float and rounded to nearest (ties to even), saturated."""
     cdef int b = _border(border)
-    img, h, w, c, ss = _image(img)
+    img, n, h, w, c, ss, bs = _image(img)
     k = np.asarray(kernel)
     if k.dtype.kind not in "biuf":
         raise TypeError(f"kernel: dtype {k.dtype} is not supported; expected real numbers")
@@ -178,15 +184,24 @@ def filter2d(img, kernel, *, border="reflect101"):
     out = np.empty(img.shape, img.dtype)
     cdef int64_t src = _addr(img), dst = _addr(out), kp = _addr(k)
     cdef int64_t hh = h, ww = w, cc = c, s0 = ss, d0 = w * c, kh = k.shape[0], kw = k.shape[1]
-    cdef int rc
+    cdef int64_t i, nn = n, sb = bs * img.itemsize, db = h * w * c * img.itemsize
+    cdef int rc = 0
     if img.dtype == np.float32:
         with nogil:
-            rc = tilegen_filter2d_f32(<const float*> src, s0, <float*> dst, d0, hh, ww, cc,
-                                      <const float*> kp, kh, kw, b)
+            for i in range(nn):
+                rc = tilegen_filter2d_f32(<const float*> (src + i * sb), s0,
+                                          <float*> (dst + i * db), d0, hh, ww, cc,
+                                          <const float*> kp, kh, kw, b)
+                if rc:
+                    break
     else:
         with nogil:
-            rc = tilegen_filter2d_u8(<const uint8_t*> src, s0, <uint8_t*> dst, d0, hh, ww, cc,
-                                     <const float*> kp, kh, kw, b)
+            for i in range(nn):
+                rc = tilegen_filter2d_u8(<const uint8_t*> (src + i * sb), s0,
+                                         <uint8_t*> (dst + i * db), d0, hh, ww, cc,
+                                         <const float*> kp, kh, kw, b)
+                if rc:
+                    break
     _check(rc, {8: "kernel", 9: "kernel", 10: "kernel", 11: "border"})
     return out
 
@@ -204,20 +219,28 @@ def gaussian_blur(img, ksize, sigma, *, border="reflect101"):
     ksize) and, for uint8, its bit-exact fixed-point arithmetic."""
     cdef int b = _border(border)
     ks, sg = _gaussian_args(ksize, sigma)
-    img, h, w, c, ss = _image(img)
+    img, n, h, w, c, ss, bs = _image(img)
     out = np.empty(img.shape, img.dtype)
     cdef int64_t src = _addr(img), dst = _addr(out)
     cdef int64_t hh = h, ww = w, cc = c, s0 = ss, d0 = w * c, k = ks
+    cdef int64_t i, nn = n, sb = bs * img.itemsize, db = h * w * c * img.itemsize
     cdef double s = sg
-    cdef int rc
+    cdef int rc = 0
     if img.dtype == np.float32:
         with nogil:
-            rc = tilegen_gaussian_blur_f32(<const float*> src, s0, <float*> dst, d0, hh, ww, cc,
-                                           k, s, b)
+            for i in range(nn):
+                rc = tilegen_gaussian_blur_f32(<const float*> (src + i * sb), s0,
+                                               <float*> (dst + i * db), d0, hh, ww, cc, k, s, b)
+                if rc:
+                    break
     else:
         with nogil:
-            rc = tilegen_gaussian_blur_u8(<const uint8_t*> src, s0, <uint8_t*> dst, d0, hh, ww,
-                                          cc, k, s, b)
+            for i in range(nn):
+                rc = tilegen_gaussian_blur_u8(<const uint8_t*> (src + i * sb), s0,
+                                              <uint8_t*> (dst + i * db), d0, hh, ww, cc, k, s,
+                                              b)
+                if rc:
+                    break
     _check(rc, {8: "ksize", 9: "sigma", 10: "border"})
     return out
 
@@ -229,20 +252,28 @@ def box_blur(img, ksize, *, border="reflect101"):
     ks = _size("ksize", ksize)
     if ks < 1:
         raise ValueError(f"ksize: expected a positive kernel size, got {ks}")
-    img, h, w, c, ss = _image(img)
+    img, n, h, w, c, ss, bs = _image(img)
     if img.dtype == np.uint8 and ks > BOX_U8_MAX_KSIZE:
         raise ValueError(f"ksize: uint8 box filters take ksize <= {BOX_U8_MAX_KSIZE}, got {ks}")
     out = np.empty(img.shape, img.dtype)
     cdef int64_t src = _addr(img), dst = _addr(out)
     cdef int64_t hh = h, ww = w, cc = c, s0 = ss, d0 = w * c, k = ks
-    cdef int rc
+    cdef int64_t i, nn = n, sb = bs * img.itemsize, db = h * w * c * img.itemsize
+    cdef int rc = 0
     if img.dtype == np.float32:
         with nogil:
-            rc = tilegen_box_blur_f32(<const float*> src, s0, <float*> dst, d0, hh, ww, cc, k, b)
+            for i in range(nn):
+                rc = tilegen_box_blur_f32(<const float*> (src + i * sb), s0,
+                                          <float*> (dst + i * db), d0, hh, ww, cc, k, b)
+                if rc:
+                    break
     else:
         with nogil:
-            rc = tilegen_box_blur_u8(<const uint8_t*> src, s0, <uint8_t*> dst, d0, hh, ww, cc,
-                                     k, b)
+            for i in range(nn):
+                rc = tilegen_box_blur_u8(<const uint8_t*> (src + i * sb), s0,
+                                         <uint8_t*> (dst + i * db), d0, hh, ww, cc, k, b)
+                if rc:
+                    break
     _check(rc, {8: "ksize", 9: "border"})
     return out
 
@@ -257,19 +288,28 @@ def unsharp_mask(img, ksize=5, sigma=1.0, amount=1.0, threshold=0, *, border="re
     th = _real("threshold", threshold)
     if th < 0:
         raise ValueError(f"threshold: expected a non-negative number, got {th}")
-    img, h, w, c, ss = _image(img)
+    img, n, h, w, c, ss, bs = _image(img)
     out = np.empty(img.shape, img.dtype)
     cdef int64_t src = _addr(img), dst = _addr(out)
     cdef int64_t hh = h, ww = w, cc = c, s0 = ss, d0 = w * c, k = ks
+    cdef int64_t i, nn = n, sb = bs * img.itemsize, db = h * w * c * img.itemsize
     cdef double s = sg, a = am, t = th
-    cdef int rc
+    cdef int rc = 0
     if img.dtype == np.float32:
         with nogil:
-            rc = tilegen_unsharp_mask_f32(<const float*> src, s0, <float*> dst, d0, hh, ww, cc,
-                                          k, s, a, t, b)
+            for i in range(nn):
+                rc = tilegen_unsharp_mask_f32(<const float*> (src + i * sb), s0,
+                                              <float*> (dst + i * db), d0, hh, ww, cc, k, s, a,
+                                              t, b)
+                if rc:
+                    break
     else:
         with nogil:
-            rc = tilegen_unsharp_mask_u8(<const uint8_t*> src, s0, <uint8_t*> dst, d0, hh, ww,
-                                         cc, k, s, a, t, b)
+            for i in range(nn):
+                rc = tilegen_unsharp_mask_u8(<const uint8_t*> (src + i * sb), s0,
+                                             <uint8_t*> (dst + i * db), d0, hh, ww, cc, k, s, a,
+                                             t, b)
+                if rc:
+                    break
     _check(rc, {8: "ksize", 9: "sigma", 10: "amount", 11: "threshold", 12: "border"})
     return out
