@@ -18,8 +18,8 @@ reference("tokenizers")
 from tilegen.llm import Generator, Model, Request, default_model_path, load_tokenizer  # noqa: E402
 
 CFG = dict(layers=2, hidden=64, heads=4, kv_heads=2, ffn=96, vocab=300)
-QUANT = {"attn_q": "q4_1", "attn_k": "q4_0", "attn_v": "q8_0", "attn_output": "q4_1",
-         "ffn_gate": "q4_0", "ffn_up": "q4_1", "ffn_down": "q8_0"}
+QUANT = {"attn_q": "q4_1", "attn_k": "q4_1", "attn_v": "q8_0", "attn_output": "q4_1",
+         "ffn_gate": "q4_0", "ffn_up": "q4_0", "ffn_down": "q8_0"}  # fused and unfused
 GGML = {"q4_0": gguf.GGMLQuantizationType.Q4_0, "q4_1": gguf.GGMLQuantizationType.Q4_1,
         "q8_0": gguf.GGMLQuantizationType.Q8_0}
 

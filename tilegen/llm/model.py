@@ -72,6 +72,33 @@ def _linear(tensor, activation=None) -> tg.Linear:
                      f"F32, F16, {', '.join(f.upper() for f in FORMATS)}")
 
 
+class _Fused:
+    """Layers that read the same input as one tg.Linear when their weights share a format
+    (q, k and v; gate and up): one pass over the input and one call instead of several. Calling
+    it returns each layer's output, in order."""
+
+    def __init__(self, tensors) -> None:
+        types = {int(t.tensor_type) for t in tensors}
+        self.splits = np.cumsum([np.asarray(t.data).shape[0] for t in tensors])[:-1]
+        if len(types) == 1:
+            whole = np.concatenate([np.asarray(t.data) for t in tensors], axis=0)
+            self.parts = [_linear(_Tensor(tensors[0].tensor_type, whole))]
+        else:
+            self.parts = [_linear(t) for t in tensors]
+
+    def __call__(self, x: np.ndarray):
+        if len(self.parts) == 1:
+            return np.split(self.parts[0](x), self.splits, axis=-1)
+        return [p(x) for p in self.parts]
+
+
+class _Tensor:
+    """What _linear reads of a gguf ReaderTensor."""
+
+    def __init__(self, tensor_type, data) -> None:
+        self.tensor_type, self.data, self.name = tensor_type, data, "fused"
+
+
 class _Embedding:
     """Rows of the token embedding, dequantized on lookup (a row is a few hundred bytes)."""
 
@@ -121,11 +148,9 @@ class Model:
             self.layers.append(dict(
                 attn_norm=np.asarray(tensors[b + "attn_norm.weight"].data, np.float32),
                 ffn_norm=np.asarray(tensors[b + "ffn_norm.weight"].data, np.float32),
-                q=_linear(tensors[b + "attn_q.weight"]), k=_linear(tensors[b + "attn_k.weight"]),
-                v=_linear(tensors[b + "attn_v.weight"]),
+                qkv=_Fused([tensors[b + n + ".weight"] for n in ("attn_q", "attn_k", "attn_v")]),
                 o=_linear(tensors[b + "attn_output.weight"]),
-                gate=_linear(tensors[b + "ffn_gate.weight"], "silu"),
-                up=_linear(tensors[b + "ffn_up.weight"]),
+                gate_up=_Fused([tensors[b + "ffn_gate.weight"], tensors[b + "ffn_up.weight"]]),
                 down=_linear(tensors[b + "ffn_down.weight"])))
         self.norm = np.asarray(tensors["output_norm.weight"].data, np.float32)
         self.output = _linear(tensors.get("output.weight", emb))
@@ -147,7 +172,8 @@ class Model:
 
     def _ffn(self, layer, h: np.ndarray) -> np.ndarray:
         n = tg.rmsnorm(h, layer["ffn_norm"], eps=self.config.eps)
-        return layer["down"](layer["gate"](n) * layer["up"](n))
+        gate, up = layer["gate_up"](n)
+        return layer["down"](gate / (1 + np.exp(-gate)) * up)  # SwiGLU: silu(gate) * up
 
     def logits(self, h: np.ndarray) -> np.ndarray:
         return self.output(tg.rmsnorm(h, self.norm, eps=self.config.eps))
@@ -163,9 +189,10 @@ class Model:
         h = self.embed(ids)
         for li, layer in enumerate(self.layers):
             n = tg.rmsnorm(h, layer["attn_norm"], eps=c.eps)
-            q = self.rope(layer["q"](n).reshape(t, c.heads, c.head_dim), pos)
-            k = self.rope(layer["k"](n).reshape(t, c.kv_heads, c.head_dim), pos)
-            v = layer["v"](n).reshape(t, c.kv_heads, c.head_dim)
+            q, k, v = layer["qkv"](n)
+            q = self.rope(q.reshape(t, c.heads, c.head_dim), pos)
+            k = self.rope(k.reshape(t, c.kv_heads, c.head_dim), pos)
+            v = v.reshape(t, c.kv_heads, c.head_dim)
             cache.write(li, seq, 0, k, v)
             a = tg.attention(q.transpose(1, 0, 2), k.transpose(1, 0, 2), v.transpose(1, 0, 2),
                              causal=True)
@@ -185,9 +212,10 @@ class Model:
         h = self.embed(ids)
         for li, layer in enumerate(self.layers):
             n = tg.rmsnorm(h, layer["attn_norm"], eps=c.eps)
-            q = self.rope(layer["q"](n).reshape(b, 1, c.heads, c.head_dim), pos[:, None])
-            k = self.rope(layer["k"](n).reshape(b, 1, c.kv_heads, c.head_dim), pos[:, None])
-            v = layer["v"](n).reshape(b, c.kv_heads, c.head_dim)
+            q, k, v = layer["qkv"](n)
+            q = self.rope(q.reshape(b, 1, c.heads, c.head_dim), pos[:, None])
+            k = self.rope(k.reshape(b, 1, c.kv_heads, c.head_dim), pos[:, None])
+            v = v.reshape(b, c.kv_heads, c.head_dim)
             cache.append(li, seqs, pos, k[:, 0], v)
             a = tg.paged_attention(q[:, 0], cache.k[li], cache.v[li], table, lens)
             h = h + layer["o"](a.reshape(b, c.hidden))
