@@ -35,10 +35,10 @@ from .benchcases import by_id, op_module, op_of, reps_for
 # memread is no library: NumPy streaming through a case's bytes, the memory yardstick of the
 # bandwidth-bound ops.
 LIBS = ("tilegen", "numpy", "scipy", "torch", "blis", "cv2", "onnxruntime", "dask_image",
-        "memread")
+        "llama_cpp", "memread")
 MODULES = {"tilegen": "tilegen", "numpy": "numpy", "scipy": "scipy", "torch": "torch",
            "blis": "blis", "cv2": "cv2", "onnxruntime": "onnxruntime",
-           "dask_image": "dask_image", "memread": "numpy"}
+           "dask_image": "dask_image", "llama_cpp": "llama_cpp", "memread": "numpy"}
 SINGLE_THREADED = {"blis": "cython-blis is built without threading"}
 PEAK_RETRIES = 4
 PORTABLE_ISA = "scalar"  # the probe --quick leaves out when the CPU has a SIMD ISA
