@@ -583,8 +583,11 @@ typedef void (*tg_s8_qgemv_ukernel_fn)(int64_t m, int64_t n, int64_t nb, const i
                                        int64_t ldx, const float* xs, int64_t ldxs,
                                        const uint8_t* w, float* y, int64_t ldy);
 
-/* X(format, GGML type, block bytes, has a minimum, 4-bit codes) per quantized weight format (formats.py) */
-#define TG_QGEMV_FORMATS(X) X(0, 2, 18, 0, 1) X(1, 3, 20, 1, 1) X(2, 8, 34, 0, 0)
+/* X(kernel format, 4-bit codes, second half: 0 none, 1 minimum, 2 zero point) (formats.py) */
+#define TG_QGEMV_KERNEL_FORMATS(X) X(0, 1, 0) X(1, 1, 1) X(2, 0, 0) X(3, 1, 2)
+#define TG_QGEMV_KERNEL_FORMAT_COUNT 4
+/* X(tilegen_quant, kernel format, values per group, bytes per group) per stored weight format */
+#define TG_QGEMV_FORMATS(X) X(2, 0, 32, 18) X(3, 1, 32, 20) X(8, 2, 32, 34) X(1032, 3, 32, 20) X(1064, 3, 64, 36) X(1128, 3, 128, 68)
 #define TG_QGEMV_BLOCK 32
 
 /* ======== rmsnorm ======== */
@@ -791,19 +794,25 @@ void tg_f64_gemv_ukernel_1x16c8__avx2(int64_t, int64_t, const double*, int64_t, 
 void tg_s8_q40gemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_4x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_4x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q80gemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q80gemv_ukernel_4x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q80gemv_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q80gemv_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_4x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_4x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q80gemv_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q80gemv_ukernel_4x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_f32_rmsnorm_ukernel_1x64__avx512(int64_t, const float*, const float*, float, float*);
@@ -900,7 +909,9 @@ void tg_f64_gemv_ukernel_1x8c8__neon(int64_t, int64_t, const double*, int64_t, c
 void tg_s8_q40gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_4x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_4x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q80gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q80gemv_ukernel_4x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_f32_rmsnorm_ukernel_1x16__neon(int64_t, const float*, const float*, float, float*);
@@ -960,6 +971,7 @@ void tg_f32_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const float*, int64_t, 
 void tg_f64_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_s8_q40gemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q80gemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_f32_rmsnorm_ukernel_1x4__scalar(int64_t, const float*, const float*, float, float*);
 void tg_f64_rmsnorm_ukernel_1x4__scalar(int64_t, const double*, const double*, double, double*);
@@ -1380,19 +1392,25 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512VNNI, 0, 1, 32, 1, 8, tg_s8_q40gemv_ukernel_1x32__avx512vnni, "tg_s8_q40gemv_ukernel_1x32__avx512vnni") \
   X(TG_ISA_AVX512VNNI, 0, 4, 32, 1, 8, tg_s8_q40gemv_ukernel_4x32__avx512vnni, "tg_s8_q40gemv_ukernel_4x32__avx512vnni") \
   X(TG_ISA_AVX512VNNI, 1, 1, 32, 1, 0, tg_s8_q41gemv_ukernel_1x32__avx512vnni, "tg_s8_q41gemv_ukernel_1x32__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 3, 1, 32, 1, 0, tg_s8_q4zgemv_ukernel_1x32__avx512vnni, "tg_s8_q4zgemv_ukernel_1x32__avx512vnni") \
   X(TG_ISA_AVX512VNNI, 1, 4, 32, 1, 0, tg_s8_q41gemv_ukernel_4x32__avx512vnni, "tg_s8_q41gemv_ukernel_4x32__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 3, 4, 32, 1, 0, tg_s8_q4zgemv_ukernel_4x32__avx512vnni, "tg_s8_q4zgemv_ukernel_4x32__avx512vnni") \
   X(TG_ISA_AVX512VNNI, 2, 1, 32, 1, 128, tg_s8_q80gemv_ukernel_1x32__avx512vnni, "tg_s8_q80gemv_ukernel_1x32__avx512vnni") \
   X(TG_ISA_AVX512VNNI, 2, 4, 32, 1, 128, tg_s8_q80gemv_ukernel_4x32__avx512vnni, "tg_s8_q80gemv_ukernel_4x32__avx512vnni") \
   X(TG_ISA_AVX512, 0, 1, 32, 1, 8, tg_s8_q40gemv_ukernel_1x32__avx512, "tg_s8_q40gemv_ukernel_1x32__avx512") \
   X(TG_ISA_AVX512, 0, 4, 32, 1, 8, tg_s8_q40gemv_ukernel_4x32__avx512, "tg_s8_q40gemv_ukernel_4x32__avx512") \
   X(TG_ISA_AVX512, 1, 1, 32, 1, 0, tg_s8_q41gemv_ukernel_1x32__avx512, "tg_s8_q41gemv_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX512, 3, 1, 32, 1, 0, tg_s8_q4zgemv_ukernel_1x32__avx512, "tg_s8_q4zgemv_ukernel_1x32__avx512") \
   X(TG_ISA_AVX512, 1, 4, 32, 1, 0, tg_s8_q41gemv_ukernel_4x32__avx512, "tg_s8_q41gemv_ukernel_4x32__avx512") \
+  X(TG_ISA_AVX512, 3, 4, 32, 1, 0, tg_s8_q4zgemv_ukernel_4x32__avx512, "tg_s8_q4zgemv_ukernel_4x32__avx512") \
   X(TG_ISA_AVX512, 2, 1, 32, 1, 0, tg_s8_q80gemv_ukernel_1x32__avx512, "tg_s8_q80gemv_ukernel_1x32__avx512") \
   X(TG_ISA_AVX512, 2, 4, 32, 1, 0, tg_s8_q80gemv_ukernel_4x32__avx512, "tg_s8_q80gemv_ukernel_4x32__avx512") \
   X(TG_ISA_AVX2, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__avx2, "tg_s8_q40gemv_ukernel_1x8__avx2") \
   X(TG_ISA_AVX2, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__avx2, "tg_s8_q40gemv_ukernel_4x8__avx2") \
   X(TG_ISA_AVX2, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__avx2, "tg_s8_q41gemv_ukernel_1x8__avx2") \
+  X(TG_ISA_AVX2, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__avx2, "tg_s8_q4zgemv_ukernel_1x8__avx2") \
   X(TG_ISA_AVX2, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__avx2, "tg_s8_q41gemv_ukernel_4x8__avx2") \
+  X(TG_ISA_AVX2, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__avx2, "tg_s8_q4zgemv_ukernel_4x8__avx2") \
   X(TG_ISA_AVX2, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__avx2, "tg_s8_q80gemv_ukernel_1x8__avx2") \
   X(TG_ISA_AVX2, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__avx2, "tg_s8_q80gemv_ukernel_4x8__avx2") \
 
@@ -1400,13 +1418,16 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_NEON, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__neon, "tg_s8_q40gemv_ukernel_1x8__neon") \
   X(TG_ISA_NEON, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__neon, "tg_s8_q40gemv_ukernel_4x8__neon") \
   X(TG_ISA_NEON, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__neon, "tg_s8_q41gemv_ukernel_1x8__neon") \
+  X(TG_ISA_NEON, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__neon, "tg_s8_q4zgemv_ukernel_1x8__neon") \
   X(TG_ISA_NEON, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__neon, "tg_s8_q41gemv_ukernel_4x8__neon") \
+  X(TG_ISA_NEON, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__neon, "tg_s8_q4zgemv_ukernel_4x8__neon") \
   X(TG_ISA_NEON, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__neon, "tg_s8_q80gemv_ukernel_1x8__neon") \
   X(TG_ISA_NEON, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__neon, "tg_s8_q80gemv_ukernel_4x8__neon") \
 
 #define TG_QGEMV_UKERNELS_s8_ANY(X) \
   X(TG_ISA_SCALAR, 0, 1, 1, 1, 8, tg_s8_q40gemv_ukernel_1x1__scalar, "tg_s8_q40gemv_ukernel_1x1__scalar") \
   X(TG_ISA_SCALAR, 1, 1, 1, 1, 0, tg_s8_q41gemv_ukernel_1x1__scalar, "tg_s8_q41gemv_ukernel_1x1__scalar") \
+  X(TG_ISA_SCALAR, 3, 1, 1, 1, 0, tg_s8_q4zgemv_ukernel_1x1__scalar, "tg_s8_q4zgemv_ukernel_1x1__scalar") \
   X(TG_ISA_SCALAR, 2, 1, 1, 1, 0, tg_s8_q80gemv_ukernel_1x1__scalar, "tg_s8_q80gemv_ukernel_1x1__scalar") \
 
 #define TG_FOREACH_QGEMV_UKERNEL_s8(X) \

@@ -361,8 +361,8 @@ TILEGEN_API int tilegen_rmsnorm_f64(int64_t rows, int64_t n, const double* x, in
 /* ---- linear: quantized weights (tg.quantize, tg.dequantize) and packed linear layers (tg.Linear) ---- */
 /*
  * Linear layers y = act(x W^T + bias), W of out_features x in_features, packed once at
- * creation: float32 weights, or weight-only quantized ones in llama.cpp's GGUF blocks (the
- * quant values are GGML's type ids). A quantized layer quantizes each row of x per 32 values
+ * creation: float32 weights, or weight-only quantized ones: llama.cpp's GGUF blocks (the quant
+ * values are GGML's type ids) or group-wise int4 with zero points (AWQ/GPTQ style). A quantized layer quantizes each row of x per 32 values
  * to int8 with a float scale, as llama.cpp quantizes activations to Q8_0, and multiplies codes
  * by codes; its results carry that rounding (about 2^-8 of each block's largest value).
  */
@@ -370,15 +370,20 @@ typedef enum tilegen_quant {
   TILEGEN_QUANT_NONE = 0,   /* float32 weights: W row-major, out_features x in_features */
   TILEGEN_QUANT_Q4_0 = 2,   /* per 32 values: half d, 16 bytes of 4-bit codes c; (c - 8) d */
   TILEGEN_QUANT_Q4_1 = 3,   /* per 32 values: half d, half m, 16 bytes of codes; c d + m */
-  TILEGEN_QUANT_Q8_0 = 8    /* per 32 values: half d, 32 int8 codes; c d */
+  TILEGEN_QUANT_Q8_0 = 8,   /* per 32 values: half d, 32 int8 codes; c d */
+  /* Per group of 32, 64 or 128 values: half s, half z (an integer 0..15), the 4-bit codes in
+     GGUF's nibble order per 32 values (byte i: value i low, i + 16 high); (c - z) s. */
+  TILEGEN_QUANT_INT4_G32 = 1032,
+  TILEGEN_QUANT_INT4_G64 = 1064,
+  TILEGEN_QUANT_INT4_G128 = 1128
 } tilegen_quant;
 
 typedef struct tilegen_linear tilegen_linear;
 
 /*
  * A layer from `weight`: for TILEGEN_QUANT_NONE out_features rows of in_features floats; else
- * out_features rows of in_features / 32 blocks, exactly as a GGUF tensor stores them
- * (in_features must then be a multiple of 32). The layer copies what it needs: weight and bias
+ * out_features rows of in_features / group blocks, exactly as a GGUF tensor (or tg.quantize)
+ * stores them (in_features must then be a multiple of the group: 32, or 64 and 128). The layer copies what it needs: weight and bias
  * (NULL, or out_features floats) may be freed afterwards. Returns 0 and sets *out, or -p when
  * parameter p (1-based) is invalid, or -100 when memory is exhausted; *out is then NULL.
  */

@@ -19,7 +19,7 @@ from tilegen.ops.linear.formats import FORMATS
 
 from .kvcache import PagedCache
 
-_QUANT_BY_GGML = {f.ggml_type: f.name for f in FORMATS.values()}
+_QUANT_BY_GGML = {f.quant: f.name for f in FORMATS.values() if f.gguf}
 
 
 def default_model_path() -> Optional[str]:
@@ -69,7 +69,7 @@ def _linear(tensor, activation=None) -> tg.Linear:
     if t in (int(gguf.GGMLQuantizationType.F32), int(gguf.GGMLQuantizationType.F16)):
         return tg.Linear(data.astype(np.float32), activation=activation)
     raise ValueError(f"model: tensor {tensor.name} is {tensor.tensor_type.name}; tilegen reads "
-                     f"F32, F16, {', '.join(f.upper() for f in FORMATS)}")
+                     f"F32, F16, {', '.join(f.upper() for f in _QUANT_BY_GGML.values())}")
 
 
 class _Fused:

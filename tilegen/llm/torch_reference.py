@@ -15,7 +15,7 @@ class TorchLlama:
         import tilegen as tg
         from tilegen.ops.linear.formats import FORMATS
 
-        quant = {f.ggml_type: f.name for f in FORMATS.values()}
+        quant = {f.quant: f.name for f in FORMATS.values() if f.gguf}
         tensors = {t.name: t for t in model.reader.tensors}
 
         def weight(name):

@@ -10,7 +10,9 @@ import pytest
 import tilegen as tg
 from tilegen.ops.linear import _linear
 
-FORMATS = ["q4_0", "q4_1", "q8_0"]
+from tilegen.ops.linear.formats import FORMATS as _STORED
+
+FORMATS = list(_STORED)  # q4_0, q4_1, q8_0, int4-g32, int4-g64, int4-g128
 
 
 def quantize_activations(x):
@@ -43,8 +45,9 @@ def check(got, want, mag, k):
 def test_every_row_and_column_remainder(fmt):
     """m = 1..9 (the narrow and wide kernels and their mixes) and n across panel remainders."""
     rng = np.random.default_rng(1)
+    g = _STORED[fmt].group
     for n in (1, 7, 8, 9, 31, 32, 33, 65, 100):
-        for k in (32, 96, 576):
+        for k in (g, 3 * g, 576 if g == 32 else 5 * g):
             w = rng.standard_normal((n, k)).astype(np.float32)
             blocks = tg.quantize(w, fmt)
             layer = tg.Linear(blocks, quant=fmt)
@@ -60,11 +63,11 @@ def test_integer_valued_exact(fmt):
     """Weights and activations whose quantization is exact (scales 1): the integer product."""
     rng = np.random.default_rng(2)
     n, k, m = 40, 256, 6
-    lo, hi = {"q4_0": (-8, 7), "q4_1": (0, 15), "q8_0": (-127, 127)}[fmt]
+    lo, hi = {"q4_0": (-8, 7), "q4_1": (0, 15), "q8_0": (-127, 127)}.get(fmt, (-5, 10))
     w = rng.integers(lo, hi + 1, (n, k)).reshape(n, -1, 32)
     w[:, :, 0] = -8 if fmt == "q4_0" else hi  # the block's largest magnitude sets d = 1
-    if fmt == "q4_1":
-        w[:, :, 1] = 0
+    if fmt == "q4_1" or fmt.startswith("int4"):
+        w[:, :, 1] = lo  # and its range (int4: s = 1, zero point 5)
     w = w.reshape(n, k).astype(np.float32)
     x = rng.integers(-127, 128, (m, k)).reshape(m, -1, 32)
     x[:, :, 5] = 127
@@ -125,11 +128,13 @@ def test_threads_agree(fmt):
 
 def test_weight_bytes_and_kernels():
     w = np.ones((64, 256), np.float32)
-    for fmt, per_block in (("q4_0", 18), ("q4_1", 20), ("q8_0", 34)):
+    for fmt, per_block in (("q4_0", 18), ("q4_1", 20), ("q8_0", 34), ("int4-g32", 20),
+                           ("int4-g64", 20), ("int4-g128", 20)):
         layer = tg.Linear(w, quant=fmt)
-        assert layer.weight_bytes == 64 * 8 * per_block  # panels hold exactly the blocks
+        assert layer.weight_bytes == 64 * 8 * per_block  # a scale (and zero point) per 32
         names = _linear.kernels(fmt)
-        assert names and all(fmt.replace("_", "") + "gemv" in s for s in names)
+        kernel = _STORED[fmt].kernel
+        assert names and all(kernel.replace("_", "") + "gemv" in s for s in names)
 
 
 def test_nonfinite_activations_give_nan_rows():

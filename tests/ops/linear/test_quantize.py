@@ -60,6 +60,36 @@ def test_roundtrip_error_bound(fmt):
     assert (np.abs(back - blocks) <= step * steps + 2 ** -10 * (2 * amax + step)).all()
 
 
+@pytest.mark.parametrize("fmt", ["int4-g32", "int4-g64", "int4-g128"])
+def test_int4_groups(fmt):
+    """Group-wise int4: values (c - z) s within half a step s = range / 15 (plus the scale's
+    half rounding) of the originals; constant groups and groups of integers spanning 15 are
+    exact; the layout is a half scale, a half zero point and the codes in GGUF nibble order."""
+    g = int(fmt.split("g")[1])
+    rng = np.random.default_rng(9)
+    w = rng.standard_normal((6, 4 * g)).astype(np.float32) * 3
+    q = tg.quantize(w, fmt)
+    assert q.shape == (6, 4 * (4 + g // 2)) and q.dtype == np.uint8
+    back = tg.dequantize(q, fmt).reshape(-1, g)
+    groups = w.reshape(-1, g)
+    step = (groups.max(1, keepdims=True) - groups.min(1, keepdims=True)) / 15
+    assert (np.abs(back - groups) <= step * (0.5 + 2 ** -10 * 16) + 1e-6).all()
+    blocks = q.reshape(-1, 4 + g // 2)
+    z = blocks[:, 2:4].copy().view("<f2").astype(np.float32)
+    assert ((z >= 0) & (z <= 15) & (z == np.round(z))).all()
+    special = np.stack([np.full(g, 2.5), np.full(g, -1.75), np.zeros(g),
+                        np.arange(g) % 16 - 5.0]).astype(np.float32)
+    np.testing.assert_array_equal(tg.dequantize(tg.quantize(special, fmt), fmt), special)
+    codes = np.arange(g) % 16
+    s_z_codes = tg.quantize((codes - 5.0)[None].astype(np.float32), fmt)[0]
+    assert s_z_codes[:4].view("<f2").tolist() == [1.0, 5.0]
+    packed = s_z_codes[4:4 + 16]
+    np.testing.assert_array_equal(packed & 15, codes[:16])
+    np.testing.assert_array_equal(packed >> 4, codes[16:32])
+    with pytest.raises(ValueError, match=f"multiple of {g}"):
+        tg.quantize(np.ones((2, g + 16), np.float32), fmt)
+
+
 def test_gguf_file_roundtrip(tmp_path):
     """A tensor written to a GGUF file by gguf.GGUFWriter, read back by gguf.GGUFReader, is the
     bytes tg.quantize gave, and tg.dequantize of them is gguf's."""

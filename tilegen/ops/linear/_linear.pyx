@@ -22,16 +22,17 @@ cdef extern from "tilegen.h" nogil:
 cdef extern from "tg_qgemv.h" nogil:
     const char* tilegen_x_qgemv_kernel(int format, int i)
 
-_FORMAT_INDEX = {"q4_0": 0, "q4_1": 1, "q8_0": 2}
+from .formats import FORMATS
 
 
 def kernels(fmt):
-    """The qgemv kernels a format runs on, by rising MR."""
+    """The qgemv kernels a stored format (formats.py) runs on, by rising MR."""
+    cdef int index = FORMATS[fmt].kernel_format.index
     out = []
-    cdef const char* p = tilegen_x_qgemv_kernel(_FORMAT_INDEX[fmt], 0)
+    cdef const char* p = tilegen_x_qgemv_kernel(index, 0)
     while p != NULL:
         out.append(p.decode())
-        p = tilegen_x_qgemv_kernel(_FORMAT_INDEX[fmt], len(out))
+        p = tilegen_x_qgemv_kernel(index, len(out))
     return out
 
 

@@ -2,8 +2,9 @@
 and tilegen.Linear).
 
 quantize / dequantize give exactly the bytes and values of the `gguf` package's reference
-quantizers (gguf.quants, themselves bit-exact with llama.cpp's ggml-quants.c): the same float32
-arithmetic in the same order, rounded the same way.
+quantizers (gguf.quants, themselves bit-exact with llama.cpp's ggml-quants.c) for the GGUF
+formats: the same float32 arithmetic in the same order, rounded the same way. The group-wise
+int4 formats (formats.py) are tilegen's own layout of AWQ/GPTQ-style weights.
 """
 from __future__ import annotations
 
@@ -48,27 +49,53 @@ def _half_bytes(x: np.ndarray) -> np.ndarray:
     return x.astype("<f2").view(np.uint8)
 
 
-def quantize(w: npt.ArrayLike, fmt: str) -> np.ndarray:
-    """Quantize along the last axis in blocks of 32: a uint8 array of shape
-    (..., n // 32 * block_bytes), byte for byte what gguf.quants.quantize(w, <type>) and
-    llama.cpp write (q4_0: 18 bytes a block, q4_1: 20, q8_0: 34).
+def _halves(b: np.ndarray, at: int) -> np.ndarray:
+    """The half at byte `at` of each row of b, as float32 (a column)."""
+    return b[:, at:at + 2].copy().view("<f2").astype(np.float32)
 
-    w: real numbers (cast to float32, as gguf does), last axis a multiple of 32; NaN and
-    infinities are refused (ValueError), as no block can represent them.
+
+def _int4_groups(groups: np.ndarray) -> np.ndarray:
+    """(groups, G) float32 -> stored int4 groups: scale s = (max - min) / 15 rounded to half,
+    zero point z = round(-min / s) in 0..15, codes round(w / s) + z in 0..15 (a constant group:
+    s = |its value|, so it is exact)."""
+    hi = groups.max(axis=1, keepdims=True)
+    lo = groups.min(axis=1, keepdims=True)
+    s = (hi - lo) / np.float32(15)
+    flat = s == 0
+    s = np.where(flat, np.where(lo != 0, np.abs(lo), np.float32(1)), s)
+    s = s.astype(np.float16).astype(np.float32)  # quantize against the scale as stored
+    inv = np.where(s > 0, np.float32(1) / np.where(s > 0, s, 1), np.float32(0))
+    z = np.clip(np.rint(-lo * inv), 0, 15)
+    codes = np.clip(np.rint(groups * inv) + z, 0, 15).astype(np.uint8)
+    packed = _pack_nibbles(codes.reshape(-1, BLOCK)).reshape(len(groups), -1)
+    return np.concatenate([_half_bytes(s), _half_bytes(z), packed], axis=1)
+
+
+def quantize(w: npt.ArrayLike, fmt: str) -> np.ndarray:
+    """Quantize along the last axis in groups: a uint8 array of shape
+    (..., n // group * block_bytes). "q4_0", "q4_1", "q8_0": llama.cpp's blocks of 32, byte for
+    byte what gguf.quants.quantize(w, <type>) and llama.cpp write (18, 20 and 34 bytes).
+    "int4-g32", "int4-g64", "int4-g128": per group a half scale s, a half zero point z and
+    4-bit codes c, value (c - z) s (s = range / 15, AWQ/GPTQ style; formats.py).
+
+    w: real numbers (cast to float32, as gguf does), last axis a multiple of the group; NaN
+    and infinities are refused (ValueError), as no block can represent them.
     """
     f = _format(fmt)
     a = np.asarray(w)
     if a.dtype.kind not in "fiub":
         raise TypeError(f"w: expected real numbers, got dtype {a.dtype}")
-    if a.ndim < 1 or a.shape[-1] % BLOCK != 0 or a.shape[-1] == 0:
-        raise ValueError(f"w: the last axis must be a positive multiple of {BLOCK}, got shape "
+    if a.ndim < 1 or a.shape[-1] % f.group != 0 or a.shape[-1] == 0:
+        raise ValueError(f"w: the last axis must be a positive multiple of {f.group}, got shape "
                          f"{a.shape}")
     a = a.astype(np.float32)
     if not np.isfinite(a).all():
         raise ValueError("w: holds NaN or infinity, which no quantized block can represent")
-    blocks = a.reshape(-1, BLOCK)
+    blocks = a.reshape(-1, f.group)
     with np.errstate(divide="ignore"):
-        if f.name == "q8_0":
+        if not f.gguf:
+            out = _int4_groups(blocks)
+        elif f.name == "q8_0":
             d = np.abs(blocks).max(axis=1, keepdims=True) / np.float32(127)
             inv = np.where(d == 0, np.float32(0), np.float32(1) / d)
             codes = _round_half_away(blocks * inv).astype(np.int8).view(np.uint8)
@@ -91,7 +118,7 @@ def quantize(w: npt.ArrayLike, fmt: str) -> np.ndarray:
 
 def dequantize(q: npt.ArrayLike, fmt: str) -> np.ndarray:
     """The float32 values of quantized blocks (shape (..., bytes)): (..., bytes / block_bytes
-    * 32), what gguf.quants.dequantize gives."""
+    * group), what gguf.quants.dequantize gives for the GGUF formats."""
     f = _format(fmt)
     b = np.asarray(q)
     if b.dtype != np.uint8:
@@ -100,15 +127,17 @@ def dequantize(q: npt.ArrayLike, fmt: str) -> np.ndarray:
         raise ValueError(f"q: the last axis must be a multiple of {f.name}'s {f.block_bytes}-byte "
                          f"block, got shape {b.shape}")
     blocks = np.ascontiguousarray(b).reshape(-1, f.block_bytes)
-    d = blocks[:, 0:2].copy().view("<f2").astype(np.float32)
-    if f.name == "q8_0":
+    d = _halves(blocks, 0)
+    if not f.gguf:
+        codes = _unpack_nibbles(blocks[:, 4:].reshape(-1, BLOCK // 2)).reshape(len(blocks), -1)
+        values = (codes.astype(np.float32) - _halves(blocks, 2)) * d
+    elif f.name == "q8_0":
         values = blocks[:, 2:].view(np.int8).astype(np.float32) * d
     elif f.name == "q4_0":
         codes = _unpack_nibbles(blocks[:, 2:]).astype(np.int8) - np.int8(8)
         values = d * codes.astype(np.float32)
     else:
-        m = blocks[:, 2:4].copy().view("<f2").astype(np.float32)
-        values = d * _unpack_nibbles(blocks[:, 4:]).astype(np.float32) + m
+        values = d * _unpack_nibbles(blocks[:, 4:]).astype(np.float32) + _halves(blocks, 2)
     return values.reshape(*b.shape[:-1], -1)
 
 
@@ -117,9 +146,9 @@ class Linear:
     once, float32 or weight-only quantized.
 
     weight: (out_features, in_features) real numbers; or, with quant set, the uint8 blocks
-    quantize() (or a GGUF file) gives, shape (out_features, in_features // 32 * block_bytes).
-    bias: None or (out_features,). quant: None (float32 weights), "q8_0", "q4_0" or "q4_1":
-    float weights are quantized with `quantize`. activation: None, "relu", "relu6", "gelu",
+    quantize() (or a GGUF file) gives, shape (out_features, in_features // group * block_bytes).
+    bias: None or (out_features,). quant: None (float32 weights), "q8_0", "q4_0", "q4_1",
+    "int4-g32", "int4-g64" or "int4-g128": float weights are quantized with `quantize`. activation: None, "relu", "relu6", "gelu",
     "silu". A quantized layer also quantizes x per 32 values to int8 (as llama.cpp does for
     its integer dot products), so its results differ from x @ dequantize(W).T by about 2^-8 of
     each block's largest |x|, relative.
@@ -144,7 +173,7 @@ class Linear:
             if w.shape[1] % f.block_bytes or w.shape[1] == 0:
                 raise ValueError(f"weight: uint8 rows must hold whole {quant} blocks of "
                                  f"{f.block_bytes} bytes, got shape {w.shape}")
-            blocks, k = np.ascontiguousarray(w), w.shape[1] // f.block_bytes * BLOCK
+            blocks, k = np.ascontiguousarray(w), w.shape[1] // f.block_bytes * f.group
         else:
             if w.dtype.kind not in "fiu" or w.dtype == np.bool_:
                 raise TypeError(f"weight: expected real numbers, got dtype {w.dtype}")
@@ -160,7 +189,7 @@ class Linear:
                 raise ValueError(f"bias: expected shape ({n},) (out_features), got {b.shape}")
         self.quant = quant
         self.activation = activation
-        self._layer = _linear.PackedLayer(0 if f is None else f.ggml_type, n, k, blocks, b,
+        self._layer = _linear.PackedLayer(0 if f is None else f.quant, n, k, blocks, b,
                                           ACTIVATIONS[activation])
 
     @property

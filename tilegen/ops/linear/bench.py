@@ -2,10 +2,11 @@
 stream, GB/s of GGUF bytes read, against torch's weight-only kernels and a streaming read.
 
 Decode reads every weight once per token, so the bound is memory: work = the weights' bytes as
-GGUF stores them (q4_0 18 bytes a block of 32, q4_1 20, q8_0 34). Peers:
+GGUF stores them (q4_0 18 bytes a block of 32, q4_1 20, q8_0 34; int4-g128 68 bytes a group
+of 128). Peers:
 - torch: the int4 weight-only GEMM (_weight_int4pack_mm_for_cpu, groups of 32 with a scale and
   a zero each, given exactly the q4 blocks' values, bfloat16 activations: its fast path) for
-  q4_0/q4_1; for q8_0 torch's int8
+  q4_0/q4_1 and int4-g128 (groups of 128); for q8_0 torch's int8
   weight-only kernel (_weight_int8pack_mm, one scale per row: the closest it has).
 - memread: NumPy summing the same bytes as uint64, the machine's streaming read of them (the
   yardstick the 0.8x target is against; one thread).
@@ -38,7 +39,7 @@ class Case:
 
     @property
     def id(self) -> str:
-        return f"qgemv-{self.fmt}-{self.m}x{self.n}x{self.k}"
+        return f"qgemv-{self.fmt.replace('-', '')}-{self.m}x{self.n}x{self.k}"
 
     @property
     def label(self) -> str:
@@ -46,7 +47,8 @@ class Case:
 
     @property
     def work(self) -> int:
-        return self.n * self.k // BLOCK * FORMATS[self.fmt].block_bytes
+        f = FORMATS[self.fmt]
+        return self.n * self.k // f.group * f.block_bytes
 
     size = None
 
@@ -87,28 +89,33 @@ def cases(quick: bool = False) -> List[Case]:
     if quick:
         return [Case("gemv", "q4_0", 1, 1024, 1024)]
     out = []
-    for fmt in FORMATS:
+    for fmt in ("q4_0", "q4_1", "q8_0"):
         for n, k in ((4096, 4096), (1536, 576), (576, 1536)):
             out.append(Case("gemv", fmt, 1, n, k))
+    out.append(Case("gemv", "int4-g128", 1, 4096, 4096))
     out += [Case("batched", "q4_0", 16, 4096, 4096), Case("batched", "q4_1", 16, 1536, 576)]
     return out
 
 
 def _torch_int4(blocks, fmt, n, k):
-    """torch's int4 weight-only operands holding exactly the blocks' values: w = (q - 8) s + z."""
+    """torch's int4 weight-only operands holding exactly the blocks' values, w = (c - 8) s + z:
+    q4_0 z = 0; q4_1 (c d + m) z = m + 8 d; int4-gG ((c - zp) d) z = (8 - zp) d."""
     import numpy as np
     import torch
 
-    from .api import _unpack_nibbles
+    from .api import _halves, _unpack_nibbles
 
     f = FORMATS[fmt]
+    second = f.kernel_format.second
     b = np.ascontiguousarray(blocks).reshape(-1, f.block_bytes)
-    d = b[:, 0:2].copy().view("<f2").astype(np.float32)
-    codes = _unpack_nibbles(b[:, 4 if f.has_min else 2:]).astype(np.int32)
-    zero = (b[:, 2:4].copy().view("<f2").astype(np.float32) + 8 * d) if f.has_min else 0 * d
+    d = _halves(b, 0)
+    codes = _unpack_nibbles(b[:, 4 if second else 2:].reshape(-1, BLOCK // 2)).astype(np.int32)
+    zero = {"": 0 * d, "min": _halves(b, 2) + 8 * d,
+            "zero": (8 - _halves(b, 2)) * d}[second]
     packed = torch._convert_weight_to_int4pack_for_cpu(
-        torch.from_numpy(codes.reshape(n, k)), 2)
-    sz = np.stack([d.reshape(n, k // BLOCK).T, zero.reshape(n, k // BLOCK).T], axis=-1)
+        torch.from_numpy(np.ascontiguousarray(codes.reshape(n, k))), 2)
+    groups = k // f.group
+    sz = np.stack([d.reshape(n, groups).T, zero.reshape(n, groups).T], axis=-1)
     return packed, torch.from_numpy(np.ascontiguousarray(sz, np.float32)).to(torch.bfloat16)
 
 
@@ -128,11 +135,12 @@ def make_call(lib: str, case: Case, operands, threads: int = 1
     import torch
 
     tx = torch.from_numpy(x)
-    if FORMATS[case.fmt].nibbles:
+    f = FORMATS[case.fmt]
+    if f.kernel_format.nibbles:
         # bfloat16 activations and scales: torch's fast path (float32 runs 20-30x slower).
         packed, sz = _torch_int4(blocks, case.fmt, case.n, case.k)
         xb = tx.to(torch.bfloat16)
-        return (lambda: torch._weight_int4pack_mm_for_cpu(xb, packed, BLOCK, sz)), \
+        return (lambda: torch._weight_int4pack_mm_for_cpu(xb, packed, f.group, sz)), \
             (lambda r: r.float().numpy())
     from .api import dequantize
 

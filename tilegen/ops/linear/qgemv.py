@@ -3,13 +3,15 @@
 
 Each activation row comes quantized per 32-block to int8 codes q with a float scale dx and
 sx = dx * sum(q) (the driver quantizes, as llama.cpp quantizes to Q8_0). A weight panel holds,
-per block, NR half-precision scales d (and, for q4_1, NR minimums m), then the codes c in quads:
+per block, NR half-precision scales d (and NR minimums m for q4_1, NR zero points z for q4_z),
+then the codes c in quads:
 lane j of quad vector t holds weight row j's codes 4t .. 4t+3. 4-bit codes share a byte: the low
 nibbles are quad t, the high ones quad t + 4 (GGUF's own order: byte i holds values i and
 i + 16), so four vectors hold a block. Per block and lane the integer sum s = sum(c q) becomes
 
     q4_0:  d (dx s - 8 sx)          (values (c - 8) d)
     q4_1:  d dx s + m sx            (values c d + m)
+    q4_z:  d (dx s - z sx)          (values (c - z) d: group-wise int4's zero points z)
     q8_0:  d (dx s - 128 sx)        (VPDPBUSD: the driver stores c + 128, unsigned)
            d dx s                   (elsewhere: signed codes, bytes sign-extended)
 
@@ -25,7 +27,7 @@ from tilegen.dsl.family import OpFamily, RegisterBudget
 from tilegen.dsl.isa import QuadOps, VecOps, get_isa
 from tilegen.dsl.lowering import Plan
 
-from .formats import BLOCK, FORMATS
+from .formats import BLOCK, FORMATS, KERNEL_FORMATS
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class QgemvPlan(Plan):
     fmt: str
     nv: int                    # vectors per panel (NR / lanes)
     nibbles: bool
-    has_min: bool
+    second: str                # "", "min" or "zero": what the half after each scale is
     offset: int                # the code offset taken away through sx (8, 128 or 0)
     q: QuadOps
     v: VecOps                  # float32 spellings (scales, accumulators)
@@ -41,7 +43,7 @@ class QgemvPlan(Plan):
 
 def code_offset(fmt: str, native: bool) -> int:
     """What the kernel takes away from each code (times sx): the driver's layout agrees."""
-    return {"q4_0": 8, "q4_1": 0, "q8_0": 128 if native else 0}[fmt]
+    return {"q4_0": 8, "q4_1": 0, "q8_0": 128 if native else 0, "q4_z": 0}[fmt]
 
 
 class Qgemv(OpFamily):
@@ -50,7 +52,7 @@ class Qgemv(OpFamily):
     types_template = "qgemv/types.h.j2"
     vector_dim = "n"
     dtypes = ("s8",)
-    fields = {"fmt": ("q4_0", tuple(FORMATS))}
+    fields = {"fmt": ("q4_0", tuple(KERNEL_FORMATS))}
     c_select = "tg_qgemv_select"
     c_row_doc = ("X(isa id, format (0 q4_0, 1 q4_1, 2 q8_0), MR, NR, production, code offset, "
                  "kernel, \"name\")")
@@ -59,7 +61,7 @@ class Qgemv(OpFamily):
         return spec.fmt.replace("_", "") + "gemv"
 
     def parse_op_token(self, token: str):
-        for fmt in FORMATS:
+        for fmt in KERNEL_FORMATS:
             if token == fmt.replace("_", "") + "gemv":
                 return {"fmt": fmt}
         return None
@@ -73,8 +75,8 @@ class Qgemv(OpFamily):
         isa = get_isa(spec.isa)
         q = isa.quad(spec.dtype)
         nv = spec.nr // q.lanes
-        f = FORMATS[spec.fmt]
-        nibbles, has_min = f.nibbles, f.has_min
+        f = KERNEL_FORMATS[spec.fmt]
+        nibbles, has_min = f.nibbles, bool(f.second)
         # Per (row, vector): an int32 block sum and a float32 accumulator; per vector the codes
         # (both nibbles), the scale (and minimum); the activation quad (widened: and a byte).
         inputs = nv * (2 if nibbles else 1) + nv * (2 if has_min else 1)
@@ -87,10 +89,10 @@ class Qgemv(OpFamily):
     def lower(self, spec) -> QgemvPlan:
         isa = get_isa(spec.isa)
         q = isa.quad(spec.dtype)
-        f = FORMATS[spec.fmt]
+        f = KERNEL_FORMATS[spec.fmt]
         return QgemvPlan(name=spec.name, dtype=spec.dtype, mr=spec.mr, nr=spec.nr,
                          lanes=q.lanes, isa=isa, budget=self.register_budget(spec), fmt=spec.fmt,
-                         nv=spec.nr // q.lanes, nibbles=f.nibbles, has_min=f.has_min,
+                         nv=spec.nr // q.lanes, nibbles=f.nibbles, second=f.second,
                          offset=code_offset(spec.fmt, q.native), q=q, v=isa.vec("f32"))
 
     def c_declaration(self, spec) -> str:
@@ -100,7 +102,7 @@ class Qgemv(OpFamily):
     def c_row(self, entry) -> str:
         s = entry.spec
         q = get_isa(s.isa).quad(s.dtype)
-        return (f"TG_ISA_{s.isa.upper()}, {FORMATS[s.fmt].index}, {s.mr}, {s.nr}, "
+        return (f"TG_ISA_{s.isa.upper()}, {KERNEL_FORMATS[s.fmt].index}, {s.mr}, {s.nr}, "
                 f"{int(entry.production)}, {code_offset(s.fmt, q.native)}, {s.name}, "
                 f"\"{s.name}\"")
 
@@ -116,15 +118,22 @@ class Qgemv(OpFamily):
                                  f"{sorted(nrs)}; they must share one (the packed panel width)")
 
     def c_constants(self) -> str:
-        rows = " ".join(f"X({f.index}, {f.ggml_type}, {f.block_bytes}, {int(f.has_min)}, "
-                        f"{int(f.nibbles)})" for f in FORMATS.values())
-        return ("/* X(format, GGML type, block bytes, has a minimum, 4-bit codes) per quantized "
-                "weight format (formats.py) */\n"
-                f"#define TG_QGEMV_FORMATS(X) {rows}\n#define TG_QGEMV_BLOCK {BLOCK}\n")
+        seconds = {"": 0, "min": 1, "zero": 2}
+        kernels = " ".join(f"X({f.index}, {int(f.nibbles)}, {seconds[f.second]})"
+                           for f in KERNEL_FORMATS.values())
+        stored = " ".join(f"X({f.quant}, {f.kernel_format.index}, {f.group}, {f.block_bytes})"
+                          for f in FORMATS.values())
+        return ("/* X(kernel format, 4-bit codes, second half: 0 none, 1 minimum, 2 zero point) "
+                "(formats.py) */\n"
+                f"#define TG_QGEMV_KERNEL_FORMATS(X) {kernels}\n"
+                f"#define TG_QGEMV_KERNEL_FORMAT_COUNT {len(KERNEL_FORMATS)}\n"
+                "/* X(tilegen_quant, kernel format, values per group, bytes per group) per stored "
+                "weight format */\n"
+                f"#define TG_QGEMV_FORMATS(X) {stored}\n#define TG_QGEMV_BLOCK {BLOCK}\n")
 
     def tester_defines(self, s) -> Dict[str, object]:
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s),
-                "TG_FORMAT": FORMATS[s.fmt].index,
+                "TG_FORMAT": KERNEL_FORMATS[s.fmt].index,
                 "TG_OFFSET": code_offset(s.fmt, get_isa(s.isa).quad(s.dtype).native)}
 
     def tester_coverage(self, s) -> Dict[str, int]:

@@ -19,21 +19,27 @@
 #define TG_LINEAR_PARALLEL_MIN (1 << 18)  /* multiply-adds below which a run takes one thread */
 
 typedef struct {
-  int fmt;          /* qgemv format (TG_QGEMV_FORMATS' first column); -1 float32 */
-  int block_bytes;  /* one GGUF block */
-  int has_min, nibbles;
+  int fmt;          /* kernel format (TG_QGEMV_KERNEL_FORMATS' first column); -1 float32 */
+  int group;        /* values per stored group (a scale, maybe a second half, codes) */
+  int group_bytes;
+  int second, nibbles;  /* second half: 0 none, 1 minimum, 2 zero point */
 } qformat;
 
 static int format_of(tilegen_quant q, qformat* f) {
   if (q == TILEGEN_QUANT_NONE) {
-    *f = (qformat) {-1, 0, 0, 0};
+    *f = (qformat) {-1, 0, 0, 0, 0};
     return 0;
   }
-#define TG_FORMAT_ROW(FMT, GGML, BYTES, HAS_MIN, NIBBLES) \
-  if ((int) q == (GGML)) { *f = (qformat) {FMT, BYTES, HAS_MIN, NIBBLES}; return 0; }
-  TG_QGEMV_FORMATS(TG_FORMAT_ROW)
-#undef TG_FORMAT_ROW
-  return -1;
+  int found = 0;
+#define TG_STORED(QUANT, KFMT, GROUP, BYTES) \
+  if ((int) q == (QUANT)) { *f = (qformat) {KFMT, GROUP, BYTES, 0, 0}; found = 1; }
+  TG_QGEMV_FORMATS(TG_STORED)
+#undef TG_STORED
+#define TG_KERNEL(KFMT, NIBBLES, SECOND) \
+  if (found && f->fmt == (KFMT)) { f->nibbles = NIBBLES; f->second = SECOND; }
+  TG_QGEMV_KERNEL_FORMATS(TG_KERNEL)
+#undef TG_KERNEL
+  return found ? 0 : -1;
 }
 
 struct tilegen_linear {
@@ -48,27 +54,28 @@ struct tilegen_linear {
 };
 
 static int64_t panel_block_bytes(const qformat* q, int nr) {
-  return (int64_t) nr * ((q->has_min ? 4 : 2) + (q->nibbles ? 16 : 32));
+  return (int64_t) nr * ((q->second ? 4 : 2) + (q->nibbles ? 16 : 32));
 }
 
-/* Panel p of the packed layout from GGUF rows (qgemv.py: per block the NR scales, the NR
-   minimums, then the codes in quads; rows past n zero). */
+/* Panel p of the packed layout from stored rows (qgemv.py: per 32-block the NR scales, the NR
+   second halves, then the codes in quads; rows past n zero). A group of more than 32 values
+   lends its scale and zero point to each of its 32-blocks. */
 static void pack_panel(const tilegen_linear* L, const uint8_t* src, int64_t p, uint8_t* dst) {
   const int nr = L->kernels.nr, nb = (int) (L->k / QBLOCK);
-  const int64_t row_bytes = (int64_t) nb * L->q.block_bytes;
-  const int hdr = L->q.has_min ? 4 : 2;
+  const int64_t row_bytes = L->k / L->q.group * L->q.group_bytes;
+  const int hdr = L->q.second ? 4 : 2, quads = L->q.nibbles ? 4 : 8;
   memset(dst, 0, (size_t) L->panel_bytes);
   for (int b = 0; b < nb; b++) {
     uint8_t* blk = dst + b * panel_block_bytes(&L->q, nr);
     uint8_t* codes = blk + hdr * nr;
+    const int64_t at = (int64_t) b * QBLOCK, in_group = at % L->q.group;
     for (int j = 0; j < nr; j++) {
       const int64_t row = p * nr + j;
       if (row >= L->n) break;
-      const uint8_t* s = src + row * row_bytes + (int64_t) b * L->q.block_bytes;
+      const uint8_t* s = src + row * row_bytes + at / L->q.group * L->q.group_bytes;
       memcpy(blk + 2 * j, s, 2);                                  /* d */
-      if (L->q.has_min) memcpy(blk + 2 * nr + 2 * j, s + 2, 2);   /* m */
-      const uint8_t* c = s + hdr;
-      const int quads = L->q.nibbles ? 4 : 8;
+      if (L->q.second) memcpy(blk + 2 * nr + 2 * j, s + 2, 2);    /* m or z */
+      const uint8_t* c = s + hdr + (L->q.nibbles ? in_group / 2 : in_group);
       for (int t = 0; t < quads; t++)
         for (int h = 0; h < 4; h++) {
           const uint8_t v = c[4 * t + h];
@@ -85,7 +92,7 @@ int tilegen_linear_create(tilegen_quant quant, int64_t out_features, int64_t in_
   if (out != NULL) *out = NULL;
   if (format_of(quant, &q) != 0) return -1;
   if (out_features < 1) return -2;
-  if (in_features < 1 || (q.fmt >= 0 && in_features % QBLOCK != 0)) return -3;
+  if (in_features < 1 || (q.fmt >= 0 && in_features % q.group != 0)) return -3;
   if (weight == NULL) return -4;
   if ((int) act < TILEGEN_ACT_NONE || (int) act > TILEGEN_ACT_SILU) return -6;
   if (out == NULL) return -7;

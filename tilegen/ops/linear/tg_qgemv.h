@@ -12,7 +12,7 @@
 #include "dispatch.h"
 #include "tg_ukernels.h"
 
-#define TG_QFORMATS 3      /* 0 q4_0, 1 q4_1, 2 q8_0: formats.py (TG_QGEMV_FORMATS) */
+#define TG_QFORMATS TG_QGEMV_KERNEL_FORMAT_COUNT  /* q4_0, q4_1, q8_0, q4_z (formats.py) */
 #define TG_QGEMV_MAX_KERNELS 4
 
 typedef struct tg_qgemv_kernel {
@@ -36,8 +36,8 @@ const tg_qgemv_config* tg_qgemv_cfg(void);
 /* The family's select function (TG_FOREACH_FAMILY_SELECT). */
 void tg_qgemv_select(void);
 
-/* ---- tuning and test hooks (format 0 q4_0, 1 q4_1, 2 q8_0) ---- */
-/* The kernel of the format with the largest MR in use, or NULL. */
+/* ---- tuning and test hooks (kernel format: 0 q4_0, 1 q4_1, 2 q8_0, 3 q4_z) ---- */
+/* The i-th kernel (by rising MR) of a kernel format, or NULL past the last. */
 TG_XAPI_FN(const char*, tilegen_x_qgemv_kernel, (int format, int i))
 
 #endif

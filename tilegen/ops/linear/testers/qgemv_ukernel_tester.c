@@ -23,7 +23,7 @@ typedef float T;
 #include "ukernel_tester.h"
 
 #define NIBBLES (TG_FORMAT != 2)
-#define HAS_MIN (TG_FORMAT == 1)
+#define HAS_MIN (TG_FORMAT == 1 || TG_FORMAT == 3) /* a second half: q4_1's minimum, q4_z's zero */
 #define HDR (HAS_MIN ? 4 : 2)
 #define CODE_BYTES (NIBBLES ? 16 : 32)
 #define BLOCK_BYTES (TG_NR * (HDR + CODE_BYTES))
@@ -51,6 +51,7 @@ static uint16_t random_half(void) {
 static double weight_value(int c, double d, double mn) {
   if (TG_FORMAT == 0) return (c - 8) * d;
   if (TG_FORMAT == 1) return c * d + mn;
+  if (TG_FORMAT == 3) return (c - mn) * d;  /* mn: the zero point */
   return c * d;  /* q8_0: c signed */
 }
 
@@ -84,7 +85,12 @@ static void run_case(int m, int n, int nb, enum fill fill) {
     uint8_t* blk = w + (size_t) b * BLOCK_BYTES;
     memset(blk, 0, BLOCK_BYTES);
     for (int j = 0; j < n; j++) {
-      const uint16_t hd = random_half(), hm = random_half();
+      uint16_t hd = random_half(), hm = random_half();
+      if (TG_FORMAT == 3) {  /* zero point z in 0..15: the half of an integer */
+        const int z = fill == RANDOM ? (int) ((uniform() + 1) * 8) & 15 : (fill == EXTREME_LOW ? 15 : 0);
+        hm = z == 0 ? 0 : (uint16_t) (((15 + 31 - __builtin_clz((unsigned) z)) << 10) |
+                                      ((z << (10 - (31 - __builtin_clz((unsigned) z)))) & 1023));
+      }
       memcpy(blk + 2 * j, &hd, 2);
       dw[j * nb + b] = half_value(hd);
       if (HAS_MIN) {
