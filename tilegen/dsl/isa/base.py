@@ -298,12 +298,18 @@ class QuadOps(_Spellings):
       zero(), add(a, b), sub(a, b), store(p, x)   int32 vectors
       lo4(x), hi4(x)   the low / high nibble of every byte, as bytes 0..15 in place (4-bit
                        weights: two codes a byte)
+      dot7(acc, a, b)  acc + the quad sums of a's bytes, unsigned and each below 128, times b's,
+                       signed (empty where the ISA has no such pair multiply-add: PMADDUBSW
+                       then PMADDWD, which cannot saturate under that bound)
+      sdot(acc, a, b)  acc + the quad sums of a's bytes times b's, both signed, b never -128
+                       (|a| times b's sign moved onto it, then as dot7)
       tofloat(x)       the int32 lanes as the ISA's float32 vector (``vec("f32")``)
     """
 
     ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"), "byte": ("x", "t"),
             "mla": ("acc", "a", "b"), "zero": (), "add": ("a", "b"), "sub": ("a", "b"),
-            "store": ("p", "x"), "lo4": ("x",), "hi4": ("x",), "tofloat": ("x",)}
+            "store": ("p", "x"), "lo4": ("x",), "hi4": ("x",), "tofloat": ("x",),
+            "dot7": ("acc", "a", "b"), "sdot": ("acc", "a", "b")}
 
     vtype: str
     lanes: int
@@ -319,6 +325,8 @@ class QuadOps(_Spellings):
     lo4_: str = ""
     hi4_: str = ""
     tofloat_: str = ""
+    dot7_: str = ""
+    sdot_: str = ""
     helpers: str = ""
 
     @property

@@ -270,6 +270,13 @@ def s8_ops(bits: int, native: bool = False) -> QuadOps:
         lo4_=f"{w}_and_{si}({{x}}, {w}_set1_epi8(0x0F))",
         hi4_=f"{w}_and_{si}({w}_srli_epi32({{x}}, 4), {w}_set1_epi8(0x0F))",
         tofloat_=f"{w}_cvtepi32_ps({{x}})",
+        dot7_=(f"{w}_add_epi32({{acc}}, {w}_madd_epi16({w}_maddubs_epi16({{a}}, {{b}}), "
+               f"{w}_set1_epi16(1)))"),
+        # AVX-512 has no VPSIGNB: b is negated (a masked subtract) where a's byte is negative.
+        sdot_=(f"{w}_add_epi32({{acc}}, {w}_madd_epi16({w}_maddubs_epi16({w}_abs_epi8({{a}}), "
+               + (f"{w}_mask_sub_epi8({{b}}, {w}_movepi8_mask({{a}}), {w}_setzero_si512(), {{b}})"
+                  if bits == 512 else f"{w}_sign_epi8({{b}}, {{a}})")
+               + f"), {w}_set1_epi16(1)))"),
         helpers=QUAD_HELPER)
     if native:
         common["helpers"] += TIED_DOT.format(

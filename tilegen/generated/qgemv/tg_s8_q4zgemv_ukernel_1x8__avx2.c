@@ -42,8 +42,8 @@ void tg_s8_q4zgemv_ukernel_1x8__avx2(
         const int8_t* xi = x + 0 * ldx + b * 32 + 4 * t;
         const __m256i xa = _mm256_set1_epi32(tg_quad_bits(xi));
         const __m256i xb = _mm256_set1_epi32(tg_quad_bits(xi + 16));
-        vs0x0 = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(vs0x0, _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vlo0, 24 - 8 * (0)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xa, 24 - 8 * (0)), 24))), _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vlo0, 24 - 8 * (1)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xa, 24 - 8 * (1)), 24))), _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vlo0, 24 - 8 * (2)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xa, 24 - 8 * (2)), 24))), _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vlo0, 24 - 8 * (3)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xa, 24 - 8 * (3)), 24)));
-        vs0x0 = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(vs0x0, _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vhi0, 24 - 8 * (0)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xb, 24 - 8 * (0)), 24))), _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vhi0, 24 - 8 * (1)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xb, 24 - 8 * (1)), 24))), _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vhi0, 24 - 8 * (2)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xb, 24 - 8 * (2)), 24))), _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vhi0, 24 - 8 * (3)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xb, 24 - 8 * (3)), 24)));
+        vs0x0 = _mm256_add_epi32(vs0x0, _mm256_madd_epi16(_mm256_maddubs_epi16(vlo0, xa), _mm256_set1_epi16(1)));
+        vs0x0 = _mm256_add_epi32(vs0x0, _mm256_madd_epi16(_mm256_maddubs_epi16(vhi0, xb), _mm256_set1_epi16(1)));
       }
     }
     {

@@ -33,8 +33,8 @@ void tg_s8_q80gemv_ukernel_1x32__avx512(
       const __m512i vc1 = _mm512_loadu_si512((const void*) ((const int8_t*) c + (t * 32 + 16) * 4));
       {
         const __m512i xa = _mm512_set1_epi32(tg_quad_bits(x + 0 * ldx + b * 32 + 4 * t));
-        vs0x0 = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(vs0x0, _mm512_mullo_epi32(_mm512_srai_epi32(_mm512_slli_epi32(vc0, 24 - 8 * (0)), 24), _mm512_srai_epi32(_mm512_slli_epi32(xa, 24 - 8 * (0)), 24))), _mm512_mullo_epi32(_mm512_srai_epi32(_mm512_slli_epi32(vc0, 24 - 8 * (1)), 24), _mm512_srai_epi32(_mm512_slli_epi32(xa, 24 - 8 * (1)), 24))), _mm512_mullo_epi32(_mm512_srai_epi32(_mm512_slli_epi32(vc0, 24 - 8 * (2)), 24), _mm512_srai_epi32(_mm512_slli_epi32(xa, 24 - 8 * (2)), 24))), _mm512_mullo_epi32(_mm512_srai_epi32(_mm512_slli_epi32(vc0, 24 - 8 * (3)), 24), _mm512_srai_epi32(_mm512_slli_epi32(xa, 24 - 8 * (3)), 24)));
-        vs0x1 = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(vs0x1, _mm512_mullo_epi32(_mm512_srai_epi32(_mm512_slli_epi32(vc1, 24 - 8 * (0)), 24), _mm512_srai_epi32(_mm512_slli_epi32(xa, 24 - 8 * (0)), 24))), _mm512_mullo_epi32(_mm512_srai_epi32(_mm512_slli_epi32(vc1, 24 - 8 * (1)), 24), _mm512_srai_epi32(_mm512_slli_epi32(xa, 24 - 8 * (1)), 24))), _mm512_mullo_epi32(_mm512_srai_epi32(_mm512_slli_epi32(vc1, 24 - 8 * (2)), 24), _mm512_srai_epi32(_mm512_slli_epi32(xa, 24 - 8 * (2)), 24))), _mm512_mullo_epi32(_mm512_srai_epi32(_mm512_slli_epi32(vc1, 24 - 8 * (3)), 24), _mm512_srai_epi32(_mm512_slli_epi32(xa, 24 - 8 * (3)), 24)));
+        vs0x0 = _mm512_add_epi32(vs0x0, _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_abs_epi8(vc0), _mm512_mask_sub_epi8(xa, _mm512_movepi8_mask(vc0), _mm512_setzero_si512(), xa)), _mm512_set1_epi16(1)));
+        vs0x1 = _mm512_add_epi32(vs0x1, _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_abs_epi8(vc1), _mm512_mask_sub_epi8(xa, _mm512_movepi8_mask(vc1), _mm512_setzero_si512(), xa)), _mm512_set1_epi16(1)));
       }
     }
     {

@@ -37,7 +37,7 @@ void tg_s8_q80gemv_ukernel_1x8__avx2(
       const __m256i vc0 = _mm256_loadu_si256((const void*) ((const int8_t*) c + (t * 8 + 0) * 4));
       {
         const __m256i xa = _mm256_set1_epi32(tg_quad_bits(x + 0 * ldx + b * 32 + 4 * t));
-        vs0x0 = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(vs0x0, _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vc0, 24 - 8 * (0)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xa, 24 - 8 * (0)), 24))), _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vc0, 24 - 8 * (1)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xa, 24 - 8 * (1)), 24))), _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vc0, 24 - 8 * (2)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xa, 24 - 8 * (2)), 24))), _mm256_mullo_epi32(_mm256_srai_epi32(_mm256_slli_epi32(vc0, 24 - 8 * (3)), 24), _mm256_srai_epi32(_mm256_slli_epi32(xa, 24 - 8 * (3)), 24)));
+        vs0x0 = _mm256_add_epi32(vs0x0, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(vc0), _mm256_sign_epi8(xa, vc0)), _mm256_set1_epi16(1)));
       }
     }
     {
