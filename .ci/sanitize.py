@@ -32,7 +32,7 @@ RUNS = [
     ("matmul/gemm suites through Python", [
         "tests/ops/gemm/test_matmul_numpy.py", "tests/ops/gemm/test_gemm_api.py",
         "tests/ops/gemm/test_gemm_paths.py", "tests/ops/gemm/test_bf16.py",
-        "tests/ops/gemm/test_s8.py"]),
+        "tests/ops/gemm/test_s8.py", "tests/ops/linear/test_linear.py"]),
 ]
 
 

@@ -23,14 +23,16 @@ def _vec_ops(dtype: str) -> VecOps:
         select_neg_="(({x}) < 0 ? ({a}) : ({b}))",
         store_sum4_="((void) ((({p})[0] = ({a})), (({p})[1] = ({b})), (({p})[2] = ({c})), "
                     "(({p})[3] = ({d}))))",
-        half_="tg_half_to_float((const uint16_t*) ({p}))" if dtype == "f32" else "",
+        half_="tg_half_to_float((const void*) ({p}))" if dtype == "f32" else "",
         half_helpers=_HALF_HELPER if dtype == "f32" else "",
     )
 
 
 _HALF_HELPER = (
-    "static inline float tg_half_to_float(const uint16_t* p) {\n"
-    "  const uint32_t h = *p, em = (h & 0x7fffu) << 13;\n"
+    "static inline float tg_half_to_float(const void* p) {  /* p: any alignment */\n"
+    "  uint16_t bits;\n"
+    "  __builtin_memcpy(&bits, p, sizeof(bits));\n"
+    "  const uint32_t h = bits, em = (h & 0x7fffu) << 13;\n"
     "  float v;\n"
     "  __builtin_memcpy(&v, &em, sizeof(v));\n"
     f"  v *= {HALF_SCALE};\n"

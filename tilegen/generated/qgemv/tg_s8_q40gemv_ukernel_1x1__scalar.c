@@ -14,8 +14,10 @@ static inline int32_t tg_quad_bits(const int8_t* p) {
   return v;
 }
 
-static inline float tg_half_to_float(const uint16_t* p) {
-  const uint32_t h = *p, em = (h & 0x7fffu) << 13;
+static inline float tg_half_to_float(const void* p) {  /* p: any alignment */
+  uint16_t bits;
+  __builtin_memcpy(&bits, p, sizeof(bits));
+  const uint32_t h = bits, em = (h & 0x7fffu) << 13;
   float v;
   __builtin_memcpy(&v, &em, sizeof(v));
   v *= 0x1p112f;
@@ -29,7 +31,7 @@ void tg_s8_q40gemv_ukernel_1x1__scalar(
 {
   float vacc0x0 = 0;
   for (int64_t b = 0; b < nb; b++) {
-    const float vd0 = tg_half_to_float((const uint16_t*) ((const uint16_t*) w + 0));
+    const float vd0 = tg_half_to_float((const void*) ((const uint16_t*) w + 0));
     const uint8_t* c = w + 2;
     int32_t vs0x0 = 0;
     for (int t = 0; t < 4; t++) {
