@@ -824,3 +824,12 @@ def test_bad_arguments_are_reported_and_nothing_is_written(t, capfd):
     assert f"Parameter 5 to routine cblas_{t}gemmt was incorrect" in err
     assert f"On entry to {up}GEMV parameter number  6 had an illegal value" in err
     assert np.all(c == SENTINEL)
+
+
+def test_lsame_and_xerbla_array(capfd):
+    assert call("lsame_", ch("a"), ch("A"), restype=c_int) == 1
+    assert call("lsame_", ch("N"), ch("n"), restype=c_int) == 1
+    assert call("lsame_", ch("N"), ch("T"), restype=c_int) == 0
+    name = np.frombuffer(b"DGEQRF", dtype=np.uint8).copy()
+    call("xerbla_array_", ptr(name), ip(6), ip(4))
+    assert "On entry to DGEQRF parameter number  4 had an illegal value" in capfd.readouterr().err

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 import cprog
+from blasfixtures import tilegen_as_blas  # noqa: F401 (a fixture)
 
 TYPES = "sdcz"
 PROGRAMS = {}  # program -> input file (None: level 1, no input)
@@ -71,15 +72,6 @@ def gemm_only_input(text: str, gemm: str) -> str:
                 line = m.group(1) + flag + line[m.end(2):]
         out.append(line)
     return "\n".join(out) + "\n"
-
-
-@pytest.fixture(scope="module")
-def tilegen_as_blas(tmp_path_factory) -> Path:
-    """A folder where libblas.so.3 and libcblas.so.3 are libtilegen."""
-    d = tmp_path_factory.mktemp("tilegen_blas")
-    for name in ("libblas.so.3", "libcblas.so.3"):
-        os.symlink(cprog.library(), d / name)
-    return d
 
 
 def run_program(blas_dir: Path, lib_dir: Path, prog: str, stdin, workdir: Path) -> str:

@@ -59,6 +59,20 @@ TG_BLAS_API __attribute__((weak)) void cblas_xerbla(int p, const char* rout, con
   va_end(ap);
 }
 
+/* The reference BLAS's two other helpers: LSAME (case-insensitive comparison of two
+   characters, Fortran LOGICAL) and XERBLA_ARRAY (xerbla_ for a name given as an array of
+   characters, as C callers of LAPACK pass it). */
+TG_BLAS_API int lsame_(const char* ca, const char* cb) { return tg_up(ca) == tg_up(cb); }
+
+TG_BLAS_API void xerbla_array_(const char* srname_array, const int* srname_len,
+                               const int* info) {
+  char name[32];
+  int n = *srname_len < 0 ? 0 : *srname_len > 31 ? 31 : *srname_len;
+  memcpy(name, srname_array, (size_t) n);
+  name[n] = 0;
+  xerbla_(name, info, (size_t) n);
+}
+
 void tg_blas_error(const char* name, int info) { xerbla_(name, &info, strlen(name)); }
 
 void tg_cblas_error(int row_major, int p, const char* rout) {

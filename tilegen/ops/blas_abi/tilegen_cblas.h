@@ -68,6 +68,8 @@ TILEGEN_API extern int RowMajorStrg;
 /* blas_errors.c */
 TILEGEN_API void xerbla_(const char* srname, const int* info, size_t srname_len);
 TILEGEN_API void cblas_xerbla(int p, const char* rout, const char* form, ...);
+TILEGEN_API int lsame_(const char* ca, const char* cb);
+TILEGEN_API void xerbla_array_(const char* srname_array, const int* srname_len, const int* info);
 /* blas_s.c */
 TILEGEN_API void sswap_(const int* n, float* x, const int* incx, float* y, const int* incy);
 TILEGEN_API void sscal_(const int* n, const float* a, float* x, const int* incx);
