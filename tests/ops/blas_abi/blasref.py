@@ -161,24 +161,26 @@ def storage(t, rows, cols, entries, size, pad):
     return buf
 
 
+def _offsets(m, n, ld, layout):
+    i, j = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
+    return (i + j * ld) if layout == COL else (i * ld + j)
+
+
 def general(t, a, ld, layout=COL, pad=PAD):
     """A (m x n) in full storage: offset i + j*ld (column-major) or i*ld + j (row-major)."""
     m, n = a.shape
-    size = ld * (n if layout == COL else m)
-    off = (lambda i, j: i + j * ld) if layout == COL else (lambda i, j: i * ld + j)
-    return storage(t, m, n, [(off(i, j), a[i, j]) for i in range(m) for j in range(n)], size, pad)
+    buf = np.full(max(ld * (n if layout == COL else m), 1), pad, dtype=TYPES[t][0])
+    buf[_offsets(m, n, ld, layout)] = a
+    return buf
 
 
 def read_general(buf, m, n, ld, layout=COL):
-    off = (lambda i, j: i + j * ld) if layout == COL else (lambda i, j: i * ld + j)
-    return np.array([[buf[off(i, j)] for j in range(n)] for i in range(m)], dtype=buf.dtype)
+    return buf[_offsets(m, n, ld, layout)]
 
 
 def general_mask(m, n, ld, layout, size):
     mask = np.zeros(size, bool)
-    for i in range(m):
-        for j in range(n):
-            mask[i + j * ld if layout == COL else i * ld + j] = True
+    mask[_offsets(m, n, ld, layout)] = True
     return mask
 
 
@@ -231,13 +233,18 @@ def packed_offsets(n, uplo, layout):
 
 
 def from_offsets(t, a, offsets, size, pad=PAD):
-    return storage(t, 0, 0, [(o, a[i, j]) for (i, j), o in offsets.items()], size, pad)
+    buf = np.full(max(size, 1), pad, dtype=TYPES[t][0])
+    if offsets:
+        ij = np.array(list(offsets.keys()))
+        buf[np.array(list(offsets.values()))] = a[ij[:, 0], ij[:, 1]]
+    return buf
 
 
 def read_offsets(buf, n_rows, n_cols, offsets):
     out = np.zeros((n_rows, n_cols), dtype=buf.dtype)
-    for (i, j), o in offsets.items():
-        out[i, j] = buf[o]
+    if offsets:
+        ij = np.array(list(offsets.keys()))
+        out[ij[:, 0], ij[:, 1]] = buf[np.array(list(offsets.values()))]
     return out
 
 

@@ -793,11 +793,102 @@ static int syr2k_check(int herm, char uplo, char tr, int n, int k, int lda, int 
   return 0;
 }
 
+#if !TG_CPLX
+/* ---- real level 3 on tilegen's GEMM: recursive halving, so all but O(n^2 * leaf) of the work
+   runs in the (threaded, packed, generated-kernel) product; the leaves are small. */
+
+/* C <- alpha A B + beta C, every operand strided (element (i, j) of A at a[i*rsa + j*csa]). */
+static void S(gemm_s)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t rsa,
+                      int64_t csa, const T* b, int64_t rsb, int64_t csb, T beta, T* c,
+                      int64_t rsc, int64_t csc) {
+  if (m <= 0 || n <= 0) return;
+  TG_GEMM_REAL(m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc, NULL, 0, 0);
+}
+
+enum { TRX_LEAF = 16, SYRK_LEAF = 32 };
+
+/* Y (n x m, strides rsy, csy) <- M^-1 Y (solve) or M Y, M the n x n lower / upper triangular
+   matrix at a with strides (rsa, csa) (one of them 1), unit diagonal or not. */
+static void S(trx_rec)(int solve, int lower, char diag, int64_t n, int64_t m, const T* a,
+                       int64_t rsa, int64_t csa, T* y, int64_t rsy, int64_t csy) {
+  if (n <= TRX_LEAF) {
+    /* M column-major (rsa = 1) is 'N' on lda = csa; else M^T is column-major on lda = rsa */
+    const int colmajor = rsa == 1;
+    const char ul = (lower == colmajor) ? 'L' : 'U';
+    for (int64_t j = 0; j < m; j++)
+      S(trxv)(solve, FULL, ul, colmajor ? 'N' : 'T', diag, (int) n, 0, a,
+              (int) (colmajor ? csa : rsa), y + j * csy, (int) rsy);
+    return;
+  }
+  const int64_t n1 = n / 2, n2 = n - n1;
+  const T *a11 = a, *a22 = a + n1 * (rsa + csa), *a21 = a + n1 * rsa, *a12 = a + n1 * csa;
+  T *y1 = y, *y2 = y + n1 * rsy;
+  if (solve && lower) {
+    S(trx_rec)(1, 1, diag, n1, m, a11, rsa, csa, y1, rsy, csy);
+    S(gemm_s)(n2, m, n1, -1, a21, rsa, csa, y1, rsy, csy, 1, y2, rsy, csy);
+    S(trx_rec)(1, 1, diag, n2, m, a22, rsa, csa, y2, rsy, csy);
+  } else if (solve) {
+    S(trx_rec)(1, 0, diag, n2, m, a22, rsa, csa, y2, rsy, csy);
+    S(gemm_s)(n1, m, n2, -1, a12, rsa, csa, y2, rsy, csy, 1, y1, rsy, csy);
+    S(trx_rec)(1, 0, diag, n1, m, a11, rsa, csa, y1, rsy, csy);
+  } else if (lower) { /* y2 first: it needs the original y1 */
+    S(trx_rec)(0, 1, diag, n2, m, a22, rsa, csa, y2, rsy, csy);
+    S(gemm_s)(n2, m, n1, 1, a21, rsa, csa, y1, rsy, csy, 1, y2, rsy, csy);
+    S(trx_rec)(0, 1, diag, n1, m, a11, rsa, csa, y1, rsy, csy);
+  } else {
+    S(trx_rec)(0, 0, diag, n1, m, a11, rsa, csa, y1, rsy, csy);
+    S(gemm_s)(n1, m, n2, 1, a12, rsa, csa, y2, rsy, csy, 1, y1, rsy, csy);
+    S(trx_rec)(0, 0, diag, n2, m, a22, rsa, csa, y2, rsy, csy);
+  }
+}
+
+/* The uplo triangle of C (n x n, column-major) <- alpha P Q^T (+ alpha Q P^T when rank2) +
+   beta C, P and Q n x k with strides (rs, cs); beta = 0 does not read C. */
+static void S(syrk_rec)(int upper, int rank2, int64_t n, int64_t k, T alpha, const T* p,
+                        const T* q, int64_t rs, int64_t cs, T beta, T* c, int64_t ldc) {
+  if (n <= SYRK_LEAF) {
+    T tmp[SYRK_LEAF * SYRK_LEAF];
+    S(gemm_s)(n, n, k, alpha, p, rs, cs, q, cs, rs, 0, tmp, 1, n);
+    if (rank2) S(gemm_s)(n, n, k, alpha, q, rs, cs, p, cs, rs, 1, tmp, 1, n);
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = upper ? 0 : j; i <= (upper ? j : n - 1); i++) {
+        T* e = c + i + j * ldc;
+        *e = iszero(beta) ? tmp[i + j * n] : tmp[i + j * n] + beta * *e;
+      }
+    return;
+  }
+  const int64_t n1 = n / 2, n2 = n - n1;
+  S(syrk_rec)(upper, rank2, n1, k, alpha, p, q, rs, cs, beta, c, ldc);
+  S(syrk_rec)(upper, rank2, n2, k, alpha, p + n1 * rs, q + n1 * rs, rs, cs, beta,
+              c + n1 * (1 + ldc), ldc);
+  /* the off-diagonal block: C12 = P1 Q2^T (upper) or C21 = P2 Q1^T (lower) */
+  const int64_t mo = upper ? n1 : n2, no = upper ? n2 : n1;
+  const T *pr = upper ? p : p + n1 * rs, *qc = upper ? q + n1 * rs : q;
+  const T *qr = upper ? q : q + n1 * rs, *pc = upper ? p + n1 * rs : p;
+  T* co = upper ? c + n1 * ldc : c + n1;
+  S(gemm_s)(mo, no, k, alpha, pr, rs, cs, qc, cs, rs, beta, co, 1, ldc);
+  if (rank2) S(gemm_s)(mo, no, k, alpha, qr, rs, cs, pc, cs, rs, 1, co, 1, ldc);
+}
+#endif
+
 /* rank 2k when b != NULL: C <- alpha op(A) op(B)' + alpha' op(B) op(A)' + beta C. */
 static void S(syrk)(int herm, char uplo, char tr, int n, int k, T alpha, const T* a, int lda,
                     const T* b, int ldb, T beta, T* c, int ldc) {
   if (n == 0 || ((iszero(alpha) || k == 0) && isone(beta))) return;
   const int upper = uplo == 'U', notr = tr == 'N';
+#if !TG_CPLX
+  if (!iszero(alpha) && k > 0) { /* op(A), op(B): n x k, strided */
+    const int64_t rs = notr ? 1 : lda, cs = notr ? lda : 1;
+    if (b && (notr ? 1 : ldb) == rs && (notr ? ldb : 1) == cs) {
+      S(syrk_rec)(upper, 1, n, k, alpha, a, b, rs, cs, beta, c, ldc);
+      return;
+    }
+    if (!b) {
+      S(syrk_rec)(upper, 0, n, k, alpha, a, a, rs, cs, beta, c, ldc);
+      return;
+    }
+  }
+#endif
   scale_mat(n, n, beta, c, ldc, uplo, herm);
   if (iszero(alpha)) return;
   const T alpha2 = cjif(herm, alpha);
@@ -860,6 +951,18 @@ static void S(trxm)(int solve, char side, char uplo, char tr, char diag, int m, 
   if (m == 0 || n == 0) return;
   scale_mat(m, n, alpha, b, ldb, 0, 0);
   if (iszero(alpha)) return;
+#if !TG_CPLX
+  { /* op(A) as a strided matrix (real: C is T); side R: X op(A) = B is op(A)^T X^T = B^T */
+    const int t = tr != 'N';
+    const int64_t rsa = t ? lda : 1, csa = t ? 1 : lda;
+    const int lower = (uplo == 'L') != t;
+    if (side == 'L')
+      S(trx_rec)(solve, lower, diag, m, n, a, rsa, csa, b, 1, ldb);
+    else
+      S(trx_rec)(solve, !lower, diag, n, m, a, csa, rsa, b, ldb, 1);
+    return;
+  }
+#endif
   if (side == 'L') {
     for (int64_t j = 0; j < n; j++) S(trxv)(solve, FULL, uplo, tr, diag, m, 0, a, lda,
                                             b + j * (int64_t) ldb, 1);
