@@ -698,7 +698,29 @@ static void S(gemm_run)(char ta, char tb, int64_t m, int64_t n, int64_t k, T alp
   const int64_t rs_b = tb == 'N' ? 1 : ldb, cs_b = tb == 'N' ? ldb : 1;
   TG_GEMM_REAL(m, n, k, alpha, a, rs_a, cs_a, b, rs_b, cs_b, beta, c, 1, ldc, NULL, 0, 0);
 #else
-  S(gemm_plain)(0, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  /* Four real products on tilegen's GEMM (the real and imaginary parts are stride-2 views),
+     into two real m x n tiles T = op(A) op(B), then C = alpha T + beta C in one pass. */
+  R* t = m * n * k >= 4096 ? malloc((size_t) (2 * m * n) * sizeof(R)) : NULL;
+  if (!t) {
+    S(gemm_plain)(0, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  R *tr = t, *ti = t + m * n;
+  const R sa = ta == 'C' ? -1 : 1, sb = tb == 'C' ? -1 : 1;
+  const int64_t rs_a = 2 * (ta == 'N' ? 1 : lda), cs_a = 2 * (ta == 'N' ? lda : 1);
+  const int64_t rs_b = 2 * (tb == 'N' ? 1 : ldb), cs_b = 2 * (tb == 'N' ? ldb : 1);
+  const R *ar = (const R*) a, *ai = ar + 1, *br = (const R*) b, *bi = br + 1;
+  TG_GEMM_REAL(m, n, k, 1, ar, rs_a, cs_a, br, rs_b, cs_b, 0, tr, 1, m, NULL, 0, 0);
+  TG_GEMM_REAL(m, n, k, -sa * sb, ai, rs_a, cs_a, bi, rs_b, cs_b, 1, tr, 1, m, NULL, 0, 0);
+  TG_GEMM_REAL(m, n, k, sb, ar, rs_a, cs_a, bi, rs_b, cs_b, 0, ti, 1, m, NULL, 0, 0);
+  TG_GEMM_REAL(m, n, k, sa, ai, rs_a, cs_a, br, rs_b, cs_b, 1, ti, 1, m, NULL, 0, 0);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < m; i++) {
+      T* p = c + i + j * ldc;
+      const T v = mul(alpha, mk(tr[i + j * m], ti[i + j * m]));
+      *p = iszero(beta) ? v : v + mul(beta, *p);
+    }
+  free(t);
 #endif
 }
 
