@@ -40,7 +40,7 @@ def alpha_of(t, k=0):
 # ================================================================================ level 1
 
 @pytest.mark.parametrize("t", ALL)
-@pytest.mark.parametrize("n", [0, 1, 7])
+@pytest.mark.parametrize("n", [0, 1, 7, 301])  # 301: the generated kernels' steps and tails
 @pytest.mark.parametrize("incx,incy", INCS)
 def test_level1_vector_vector(t, n, incx, incy):
     r = rng(t, n, incx, incy)
@@ -120,7 +120,7 @@ def test_level1_vector_vector(t, n, incx, incy):
 
 
 @pytest.mark.parametrize("t", ALL)
-@pytest.mark.parametrize("n", [0, 1, 9])
+@pytest.mark.parametrize("n", [0, 1, 9, 301])
 @pytest.mark.parametrize("inc", [1, 3, -2, 0])
 def test_level1_one_vector(t, n, inc):
     """scal, nrm2, asum, iamax: the reference does nothing / returns 0 for inc <= 0 (nrm2 since
@@ -182,6 +182,11 @@ def test_nrm2_does_not_overflow_or_underflow(t):
         x = np.array([complex(big, big)], dtype=TYPES[t2][0])
         got = call(name, ip(1), ptr(x), ip(1), restype=TYPES[REAL[t2]][1])
         assert abs(got - big * np.sqrt(2.0)) <= big * 1e-5
+    for v in (np.finfo(TYPES[t][0]).max / 64, np.finfo(TYPES[t][0]).tiny * 8, 1e-30, 3.0):
+        x = np.full(301, v, dtype=TYPES[t][0])
+        got = call(f"{t}nrm2_", ip(301), ptr(x), ip(1), restype=rt)
+        want = float(v) * np.sqrt(301.0)
+        assert abs(got - want) <= want * 1e-5, (v, got, want)
     x = np.array([1.0, np.nan, 2.0], dtype=TYPES[t][0])
     assert np.isnan(call(f"{t}nrm2_", ip(3), ptr(x), ip(1), restype=rt))
     x = np.array([1.0, np.inf, 2.0], dtype=TYPES[t][0])

@@ -3,8 +3,8 @@
  * for the four types: blas_{s,d,c,z}.c define the type macros below and include this file.
  *
  *   TG_T    the element type (float, double, float _Complex, double _Complex)
- *   TG_R    its real type
  *   TG_CPLX 1 for the complex types
+ *   TG_RDOUBLE 1 when the real type (TG_R, defined here) is double
  *   TG_L    the routine prefix (s, d, c, z); TG_U the same in upper case, as a string
  *   TG_LR   the prefix of the routines with a real result or real scalar on complex data
  *           (nrm2/asum: s, d, sc, dz), TG_LS that of the real-scalar scal/rot (s, d, cs, zd)
@@ -15,10 +15,44 @@
  * errors through xerbla_) and the CBLAS one (row-major calls run the core on the transposed
  * problem as the reference CBLAS does, so errors carry the same numbers).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tg_blas.h"
+#include "tg_gemm.h"
+
+/* The real type's constants and functions (TG_RDOUBLE: double, else float). */
+#if TG_RDOUBLE
+#define TG_R double
+#define TG_RADIX ((double) __FLT_RADIX__)
+#define TG_MINEXP __DBL_MIN_EXP__
+#define TG_MAXEXP __DBL_MAX_EXP__
+#define TG_DIGITS __DBL_MANT_DIG__
+#define TG_RMIN __DBL_MIN__
+#define TG_RMAX __DBL_MAX__
+#define TG_GEMM_REAL tg_gemm_f64
+#define TG_NRM2_FAST_MIN 0x1p-500
+#define sqrt_r sqrt
+#define pow_r pow
+#define ceil_r ceil
+#define floor_r floor
+#else
+#define TG_R float
+#define TG_RADIX ((float) __FLT_RADIX__)
+#define TG_MINEXP __FLT_MIN_EXP__
+#define TG_MAXEXP __FLT_MAX_EXP__
+#define TG_DIGITS __FLT_MANT_DIG__
+#define TG_RMIN __FLT_MIN__
+#define TG_RMAX __FLT_MAX__
+#define TG_GEMM_REAL tg_gemm_f32
+#define TG_NRM2_FAST_MIN 0x1p-60f
+#define sqrt_r sqrtf
+#define pow_r powf
+#define ceil_r ceilf
+#define floor_r floorf
+#endif
+#include "tg_blas_kernels.h"
 
 #define TG_CAT_(a, b) a##b
 #define TG_CAT(a, b) TG_CAT_(a, b)
@@ -110,6 +144,23 @@ static inline T dv(T a, T b) {
 #endif
 }
 
+/* The generated dot-product kernel of the real type (blas_dispatch.c picks it per ISA). */
+static inline R rdot_kernel(int64_t n, const R* x, const R* y) {
+#if TG_RDOUBLE
+  return tg_blas_kernels_cfg()->dot_f64(n, x, y);
+#else
+  return tg_blas_kernels_cfg()->dot_f32(n, x, y);
+#endif
+}
+/* y <- a x + y, contiguous, through the generated axpy kernel (complex data: real a only). */
+static inline void raxpy_kernel(int64_t n, R a, const R* x, R* y) {
+#if TG_RDOUBLE
+  tg_blas_kernels_cfg()->axpy_f64(n, a, x, y);
+#else
+  tg_blas_kernels_cfg()->axpy_f32(n, a, x, y);
+#endif
+}
+
 /* ================================================================== level 1 */
 
 static void S(swap)(int n, T* x, int incx, T* y, int incy) {
@@ -147,6 +198,12 @@ static void S(copy)(int n, const T* x, int incx, T* y, int incy) {
 static void S(axpy)(int n, T a, const T* x, int incx, T* y, int incy) {
   if (n <= 0 || iszero(a)) return;
   int64_t ix = tg_vstart(n, incx), iy = tg_vstart(n, incy);
+#if !TG_CPLX
+  if (incx == 1 && incy == 1 && (x + n <= y || y + n <= x)) {
+    raxpy_kernel(n, a, x, y);
+    return;
+  }
+#endif
   if (incx == 1 && incy == 1) {
     for (int64_t i = 0; i < n; i++) y[i] += mul(a, x[i]);
     return;
@@ -159,6 +216,9 @@ static T S(dot)(int c, int n, const T* x, int incx, const T* y, int incy) {
   T s = 0;
   if (n <= 0) return s;
   int64_t ix = tg_vstart(n, incx), iy = tg_vstart(n, incy);
+#if !TG_CPLX
+  if (incx == 1 && incy == 1) return rdot_kernel(n, x, y);
+#endif
   if (incx == 1 && incy == 1) {
     for (int64_t i = 0; i < n; i++) s += mul(cjif(c, x[i]), y[i]);
     return s;
@@ -171,6 +231,13 @@ static T S(dot)(int c, int n, const T* x, int incx, const T* y, int incy) {
    no overflow or underflow in the squares, Inf and NaN propagate. */
 static R S(nrm2)(int n, const T* x, int incx) {
   if (n <= 0) return 0;
+  if (incx == 1) {
+    /* The generated kernel's plain sum of squares, when it cannot have overflowed (finite)
+       nor lost accuracy to underflow (the squares that underflow add at most n * 2^-1074 or
+       2^-149 to a sum this large): then it is Blue's result. Else the scaled algorithm. */
+    const R ss = rdot_kernel((int64_t) n * (1 + TG_CPLX), (const R*) x, (const R*) x);
+    if (ss <= TG_RMAX && ss >= TG_NRM2_FAST_MIN) return sqrt_r(ss);
+  }
   /* Blue's thresholds and scalings (powers of the radix, as the reference derives them) */
   const R tsml = pow_r(TG_RADIX, ceil_r((TG_MINEXP - 1) * (R) 0.5));
   const R tbig = pow_r(TG_RADIX, floor_r((TG_MAXEXP - TG_DIGITS + 1) * (R) 0.5));
@@ -477,6 +544,14 @@ static void S(gbmv)(char tr, int band, int m, int n, int kl, int ku, T alpha, co
     kl = m - 1;
     ku = n - 1;
   }
+#if !TG_CPLX
+  if (!band && !iszero(alpha)) { /* tilegen's GEMM driver, n = 1: its GEMV path */
+    const int t = !notr;
+    TG_GEMM_REAL(leny, 1, lenx, alpha, a, t ? lda : 1, t ? 1 : lda, x + tg_vstart(lenx, incx),
+                 incx, 1, beta, y + tg_vstart(leny, incy), incy, 1, NULL, 0, 0);
+    return;
+  }
+#endif
   scale_vec(leny, beta, y, incy);
   if (iszero(alpha)) return;
   const int64_t kx = tg_vstart(lenx, incx), ky = tg_vstart(leny, incy);
@@ -1655,44 +1730,44 @@ TG_CB_SHR2(spr2, 1, 0, )
 /* Level 3. Row-major C = column-major C^T: gemm swaps A and B; symm/hemm, trmm/trsm swap the
    side and the triangle; syrk/herk, syr2k/her2k swap the triangle and transpose (N <-> T, or
    N <-> C for the Hermitian ones). */
-TG_BLAS_API void CB(gemm)(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE transa, const CBLAS_TRANSPOSE transb, const int m,
-                          const int n, const int k, CSCAL alpha, CPTR a, const int lda, CPTR b,
-                          const int ldb, CSCAL beta, VPTR c, const int ldc) {
-  if (BAD_LAYOUT("gemm")) return;
+/* cblas_?gemm (tri = 0) and cblas_?gemmt (tri: the CBLAS uplo; m = n): the parameters after
+   layout move one place for gemmt. */
+static void S(cb_gemm)(const char* name, int layout, int tri, int transa, int transb, int m, int n,
+                       int k, T alpha, const T* a, int lda, const T* b, int ldb, T beta, T* c,
+                       int ldc) {
+  const int o = tri != 0;
+  if (layout != TG_ROW && layout != TG_COL) return tg_cblas_error(0, 1, name);
+  char ul = tri ? tg_cb_uplo(tri) : 0;
   const char ta = tg_cb_trans(transa), tb = tg_cb_trans(transb);
-  if (!ta) return tg_cblas_error(ROW, 2, CNAME("gemm"));
-  if (!tb) return tg_cblas_error(ROW, 3, CNAME("gemm"));
-  const int info = ROW ? gemm_check(tb, ta, n, m, k, ldb, lda, ldc)
-                       : gemm_check(ta, tb, m, n, k, lda, ldb, ldc);
-  if (info) return tg_cblas_error(ROW, info + 1, CNAME("gemm"));
-  if (ROW)
-    S(gemm)(tb, ta, n, m, k, CVAL(alpha), (const T*) b, ldb, (const T*) a, lda, CVAL(beta),
-            (T*) c, ldc);
+  if (tri && !ul) return tg_cblas_error(ROW, 2, name);
+  if (!ta) return tg_cblas_error(ROW, 2 + o, name);
+  if (!tb) return tg_cblas_error(ROW, 3 + o, name);
+  if (ROW && ul) ul = tg_flip_uplo(ul);
+  /* row-major: the column-major product of the transposes, B first, as the reference */
+  const char t1 = ROW ? tb : ta, t2 = ROW ? ta : tb;
+  const T *p1 = ROW ? b : a, *p2 = ROW ? a : b;
+  const int ld1 = ROW ? ldb : lda, ld2 = ROW ? lda : ldb, mm = ROW ? n : m, nn = ROW ? m : n;
+  const int info = ul ? gemmt_check(ul, t1, t2, nn, k, ld1, ld2, ldc)
+                      : gemm_check(t1, t2, mm, nn, k, ld1, ld2, ldc);
+  if (info) return tg_cblas_error(ROW, info + 1, name);
+  if (ul)
+    S(gemmt)(ul, t1, t2, nn, k, alpha, p1, ld1, p2, ld2, beta, c, ldc);
   else
-    S(gemm)(ta, tb, m, n, k, CVAL(alpha), (const T*) a, lda, (const T*) b, ldb, CVAL(beta),
-            (T*) c, ldc);
+    S(gemm)(t1, t2, mm, nn, k, alpha, p1, ld1, p2, ld2, beta, c, ldc);
 }
-
-TG_BLAS_API void CB(gemmt)(const CBLAS_LAYOUT layout, const CBLAS_UPLO uplo, const CBLAS_TRANSPOSE transa,
-                           const CBLAS_TRANSPOSE transb, const int n, const int k, CSCAL alpha, CPTR a,
-                           const int lda, CPTR b, const int ldb, CSCAL beta, VPTR c,
-                           const int ldc) {
-  if (BAD_LAYOUT("gemmt")) return;
-  char ul = tg_cb_uplo(uplo);
-  const char ta = tg_cb_trans(transa), tb = tg_cb_trans(transb);
-  if (!ul) return tg_cblas_error(ROW, 2, CNAME("gemmt"));
-  if (!ta) return tg_cblas_error(ROW, 3, CNAME("gemmt"));
-  if (!tb) return tg_cblas_error(ROW, 4, CNAME("gemmt"));
-  if (ROW) ul = tg_flip_uplo(ul);
-  const int info = ROW ? gemmt_check(ul, tb, ta, n, k, ldb, lda, ldc)
-                       : gemmt_check(ul, ta, tb, n, k, lda, ldb, ldc);
-  if (info) return tg_cblas_error(ROW, info + 1, CNAME("gemmt"));
-  if (ROW)
-    S(gemmt)(ul, tb, ta, n, k, CVAL(alpha), (const T*) b, ldb, (const T*) a, lda, CVAL(beta),
-             (T*) c, ldc);
-  else
-    S(gemmt)(ul, ta, tb, n, k, CVAL(alpha), (const T*) a, lda, (const T*) b, ldb, CVAL(beta),
-             (T*) c, ldc);
+TG_BLAS_API void CB(gemm)(const CBLAS_LAYOUT layout, const CBLAS_TRANSPOSE transa,
+                          const CBLAS_TRANSPOSE transb, const int m, const int n, const int k,
+                          CSCAL alpha, CPTR a, const int lda, CPTR b, const int ldb, CSCAL beta,
+                          VPTR c, const int ldc) {
+  S(cb_gemm)(CNAME("gemm"), layout, 0, transa, transb, m, n, k, CVAL(alpha), (const T*) a, lda,
+             (const T*) b, ldb, CVAL(beta), (T*) c, ldc);
+}
+TG_BLAS_API void CB(gemmt)(const CBLAS_LAYOUT layout, const CBLAS_UPLO uplo,
+                           const CBLAS_TRANSPOSE transa, const CBLAS_TRANSPOSE transb, const int n,
+                           const int k, CSCAL alpha, CPTR a, const int lda, CPTR b, const int ldb,
+                           CSCAL beta, VPTR c, const int ldc) {
+  S(cb_gemm)(CNAME("gemmt"), layout, uplo ? (int) uplo : -1, transa, transb, n, n, k, CVAL(alpha),
+             (const T*) a, lda, (const T*) b, ldb, CVAL(beta), (T*) c, ldc);
 }
 
 #define TG_CB_SYMM(NAME, HERM)                                                                 \
