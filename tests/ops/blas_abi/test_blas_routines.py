@@ -390,8 +390,9 @@ def test_symv_hemv_family(t, api, layout, uplo, storage):
     base = {"full": "hemv" if herm else "symv", "band": "hbmv" if herm else "sbmv",
             "packed": "hpmv" if herm else "spmv"}[storage]
     r = rng(t, api, layout, uplo, storage)
+    # 150: past the recursive halving's 64-row leaves (full storage)
     for n, k, incx, incy, beta in ((5, 2, 1, 1, 0.5), (4, 0, -2, 3, 0.0), (0, 1, 1, 1, 1.0),
-                                    (6, 7, 2, -1, 1.0)):
+                                    (6, 7, 2, -1, 1.0), (150, 5, -1, 2, 0.5)):
         a = rand(r, t, (n, n))
         full = sym_full(ref(a, t), uplo, herm)
         if storage == "band":
@@ -437,7 +438,9 @@ def test_triangular_mv_sv(t, api, layout, uplo, tr, storage):
     """trmv/tbmv/tpmv and trsv/tbsv/tpsv, unit and non-unit diagonals."""
     pre = {"full": "tr", "band": "tb", "packed": "tp"}[storage]
     r = rng(t, api, layout, uplo, tr, storage)
-    for n, k, inc, diag in ((5, 2, 1, "N"), (4, 1, -2, "U"), (0, 0, 1, "N"), (6, 9, 3, "N")):
+    # 40 and 37: past the recursive halving's 16-row leaves (full storage)
+    for n, k, inc, diag in ((5, 2, 1, "N"), (4, 1, -2, "U"), (0, 0, 1, "N"), (6, 9, 3, "N"),
+                            (40, 3, 1, "N"), (37, 2, -2, "U")):
         a = rand(r, t, (n, n)) * 0.3
         a = a + np.eye(n, dtype=a.dtype) * 2  # well conditioned
         kk = min(k, max(n - 1, 0)) if storage == "band" else None

@@ -507,6 +507,12 @@ static void S(rotg)(T* a, T b, R* c, T* s) {
 
 enum { FULL = 0, BAND = 1, PACKED = 2 };
 
+#if !TG_CPLX
+static void S(trx_rec)(int solve, int lower, char diag, int64_t n, int64_t m, const T* a,
+                       int64_t rsa, int64_t csa, T* y, int64_t rsy, int64_t csy);
+enum { TRX_LEAF = 16, SYRK_LEAF = 32, SYMV_LEAF = 64 };
+#endif
+
 /* Pointer p with A(i, j) = p[i] for column j of a (symmetric, triangular or general) matrix:
    full (lda), band (k super- or sub-diagonals, lda) or packed storage of the uplo triangle. */
 static inline const T* colp(int storage, int upper, const T* a, int64_t lda, int64_t n,
@@ -583,6 +589,34 @@ static void S(gbmv)(char tr, int band, int m, int n, int kl, int ku, T alpha, co
 
 /* ------------------------------------------------------------------ symv / hemv family */
 
+static void S(shmv)(int storage, char uplo, int herm, int cjA, int n, int k, T alpha,
+                    const T* a, int lda, const T* x, int incx, T beta, T* y, int incy);
+
+#if !TG_CPLX
+/* y += alpha A x, A real symmetric in the uplo triangle of full storage; x and y given by their
+   first logical element (any increment): halves, the off-diagonal block through GEMV (N, T). */
+static void S(symv_rec)(int upper, int64_t n, T alpha, const T* a, int64_t lda, const T* x,
+                        int64_t incx, T* y, int64_t incy) {
+  if (n <= SYMV_LEAF) { /* the plain core wants the lowest addresses */
+    S(shmv)(FULL, upper ? 'U' : 'L', 0, 0, (int) n, 0, alpha, a, (int) lda,
+            incx < 0 ? x + (n - 1) * incx : x, (int) incx, 1, incy < 0 ? y + (n - 1) * incy : y,
+            (int) incy);
+    return;
+  }
+  const int64_t n1 = n / 2, n2 = n - n1;
+  const T *x1 = x, *x2 = x + n1 * incx;
+  T *y1 = y, *y2 = y + n1 * incy;
+  S(symv_rec)(upper, n1, alpha, a, lda, x1, incx, y1, incy);
+  S(symv_rec)(upper, n2, alpha, a + n1 * (1 + lda), lda, x2, incx, y2, incy);
+  const T* off = upper ? a + n1 * lda : a + n1; /* A12 (n1 x n2) or A21 (n2 x n1) */
+  const int64_t r = upper ? n1 : n2, c = upper ? n2 : n1;
+  const T *xc = upper ? x2 : x1, *xr = upper ? x1 : x2;
+  T *yr = upper ? y1 : y2, *yc = upper ? y2 : y1;
+  TG_GEMM_REAL(r, 1, c, alpha, off, 1, lda, xc, incx, 1, 1, yr, incy, 1, NULL, 0, 0);
+  TG_GEMM_REAL(c, 1, r, alpha, off, lda, 1, xr, incx, 1, 1, yc, incy, 1, NULL, 0, 0);
+}
+#endif
+
 /* y <- alpha A x + beta y, A symmetric (herm = 0) or Hermitian (herm = 1) in full, band or
    packed storage of the uplo triangle; cjA: A is the conjugate of what is stored. */
 static void S(shmv)(int storage, char uplo, int herm, int cjA, int n, int k, T alpha,
@@ -593,6 +627,12 @@ static void S(shmv)(int storage, char uplo, int herm, int cjA, int n, int k, T a
   scale_vec(n, beta, y, incy);
   if (iszero(alpha)) return;
   const int64_t kx = tg_vstart(n, incx), ky = tg_vstart(n, incy);
+#if !TG_CPLX
+  if (storage == FULL && n > SYMV_LEAF) {
+    S(symv_rec)(upper, n, alpha, a, lda, x + kx, incx, y + ky, incy);
+    return;
+  }
+#endif
   for (int64_t j = 0; j < n; j++) {
     const T* col = colp(storage, upper, a, lda, n, k, j);
     const T t1 = mul(alpha, x[kx + j * incx]);
@@ -618,6 +658,13 @@ static void S(trxv)(int solve, int storage, char uplo, char tr, char diag, int n
   if (n == 0) return;
   const int upper = uplo == 'U', nounit = diag == 'N';
   const int notr = tr == 'N' || tr == 'R', c = tr == 'C' || tr == 'R';
+#if !TG_CPLX
+  if (storage == FULL && n > TRX_LEAF) { /* halves, the off-diagonal block through GEMV */
+    const int64_t rsa = notr ? 1 : lda, csa = notr ? lda : 1;
+    S(trx_rec)(solve, upper == !notr, diag, n, 1, a, rsa, csa, x + tg_vstart(n, incx), incx, 1);
+    return;
+  }
+#endif
   if (storage != BAND) k = n - 1;
   const int64_t kx = tg_vstart(n, incx);
 #define X(i) x[kx + (int64_t) (i) * incx]
@@ -670,6 +717,12 @@ static void S(ger)(int cjx, int cjy, int m, int n, T alpha, const T* x, int incx
     if (iszero(yj)) continue;
     const T t = mul(alpha, yj);
     T* col = a + j * (int64_t) lda;
+#if !TG_CPLX
+    if (incx == 1) { /* the generated axpy kernel, column by column */
+      raxpy_kernel(m, t, x, col);
+      continue;
+    }
+#endif
     for (int64_t i = 0; i < m; i++) col[i] += mul(cjif(cjx, x[kx + i * incx]), t);
   }
 }
@@ -902,8 +955,6 @@ static void S(gemm_s)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int6
   TG_GEMM_REAL(m, n, k, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc, NULL, 0, 0);
 }
 
-enum { TRX_LEAF = 16, SYRK_LEAF = 32 };
-
 /* Y (n x m, strides rsy, csy) <- M^-1 Y (solve) or M Y, M the n x n lower / upper triangular
    matrix at a with strides (rsa, csa) (one of them 1), unit diagonal or not. */
 static void S(trx_rec)(int solve, int lower, char diag, int64_t n, int64_t m, const T* a,
@@ -912,9 +963,10 @@ static void S(trx_rec)(int solve, int lower, char diag, int64_t n, int64_t m, co
     /* M column-major (rsa = 1) is 'N' on lda = csa; else M^T is column-major on lda = rsa */
     const int colmajor = rsa == 1;
     const char ul = (lower == colmajor) ? 'L' : 'U';
-    for (int64_t j = 0; j < m; j++)
+    for (int64_t j = 0; j < m; j++) /* (the core wants a vector's lowest address) */
       S(trxv)(solve, FULL, ul, colmajor ? 'N' : 'T', diag, (int) n, 0, a,
-              (int) (colmajor ? csa : rsa), y + j * csy, (int) rsy);
+              (int) (colmajor ? csa : rsa), y + j * csy + (rsy < 0 ? (n - 1) * rsy : 0),
+              (int) rsy);
     return;
   }
   const int64_t n1 = n / 2, n2 = n - n1;
