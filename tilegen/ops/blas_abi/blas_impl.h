@@ -352,6 +352,18 @@ static void S(rotg)(T* a, T* b, T* c, T* s) {
   }
 }
 
+/* rotmg's H with flag 0 or 1 written out in full (flag -1), before a rescaling step. */
+static inline void rotmg_explicit(R* flag, R* h11, R* h12, R* h21, R* h22) {
+  if (*flag == 0) {
+    *h11 = 1;
+    *h22 = 1;
+  } else {
+    *h21 = -1;
+    *h12 = 1;
+  }
+  *flag = -1;
+}
+
 /* Modified Givens: the reference's algorithm (rescaling by gam = 4096 keeps d1, d2 in range). */
 static void S(rotmg)(T* d1, T* d2, T* x1, T y1, T* param) {
   const R gam = 4096, gamsq = gam * gam, rgamsq = 1 / gamsq;
@@ -395,15 +407,7 @@ static void S(rotmg)(T* d1, T* d2, T* x1, T y1, T* param) {
     }
     if (*d1 != 0) {
       while (*d1 <= rgamsq || *d1 >= gamsq) {
-        if (flag == 0) {
-          h11 = 1;
-          h22 = 1;
-          flag = -1;
-        } else {
-          h21 = -1;
-          h12 = 1;
-          flag = -1;
-        }
+        rotmg_explicit(&flag, &h11, &h12, &h21, &h22);
         if (*d1 <= rgamsq) {
           *d1 *= gam * gam;
           *x1 /= gam;
@@ -419,15 +423,7 @@ static void S(rotmg)(T* d1, T* d2, T* x1, T y1, T* param) {
     }
     if (*d2 != 0) {
       while ((*d2 < 0 ? -*d2 : *d2) <= rgamsq || (*d2 < 0 ? -*d2 : *d2) >= gamsq) {
-        if (flag == 0) {
-          h11 = 1;
-          h22 = 1;
-          flag = -1;
-        } else {
-          h21 = -1;
-          h12 = 1;
-          flag = -1;
-        }
+        rotmg_explicit(&flag, &h11, &h12, &h21, &h22);
         if ((*d2 < 0 ? -*d2 : *d2) <= rgamsq) {
           *d2 *= gam * gam;
           h21 /= gam;
