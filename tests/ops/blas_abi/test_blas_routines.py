@@ -701,7 +701,8 @@ def test_trmm_trsm(t, api, layout, side, uplo, tr):
     r = rng(t, api, layout, side, uplo, tr)
     # 70 and 37: past the recursive halving's leaves (the off-diagonal blocks through GEMM)
     for m, n, diag, alpha in ((4, 5, "N", 0.7), (3, 2, "U", -1.0), (0, 3, "N", 1.0),
-                              (5, 3, "N", 0.0), (70, 37, "N", 0.6), (37, 70, "U", -1.0)):
+                              (5, 3, "N", 0.0), (70, 37, "N", 0.6), (37, 70, "U", -1.0),
+                              (20, 66, "N", 0.5)):  # >= 64 columns: trmm's dense-tile leaves
         na = m if side == "L" else n
         a = rand(r, t, (na, na)) * 0.3 + np.eye(na) * 2
         tri = tri_only(a, uplo, diag == "U")

@@ -955,6 +955,22 @@ static void S(gemm_s)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int6
    matrix at a with strides (rsa, csa) (one of them 1), unit diagonal or not. */
 static void S(trx_rec)(int solve, int lower, char diag, int64_t n, int64_t m, const T* a,
                        int64_t rsa, int64_t csa, T* y, int64_t rsy, int64_t csy) {
+  if (n <= TRX_LEAF && !solve && m >= 64) {
+    /* many columns: the triangle as a dense tile, one product into a scratch panel */
+    T tri[TRX_LEAF * TRX_LEAF];
+    T* tmp = malloc((size_t) (n * m) * sizeof(T));
+    if (tmp) {
+      for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < n; i++)
+          tri[i + j * n] = i == j ? (diag == 'U' ? 1 : a[i * (rsa + csa)])
+                                  : ((i > j) == lower ? a[i * rsa + j * csa] : 0);
+      S(gemm_s)(n, m, n, 1, tri, 1, n, y, rsy, csy, 0, tmp, 1, n);
+      for (int64_t j = 0; j < m; j++)
+        for (int64_t i = 0; i < n; i++) y[i * rsy + j * csy] = tmp[i + j * n];
+      free(tmp);
+      return;
+    }
+  }
   if (n <= TRX_LEAF) {
     /* M column-major (rsa = 1) is 'N' on lda = csa; else M^T is column-major on lda = rsa */
     const int colmajor = rsa == 1;
