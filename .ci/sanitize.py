@@ -26,13 +26,14 @@ FLAGS = [f"-fsanitize={SANITIZERS}", "-fno-omit-frame-pointer", "-fno-sanitize-r
 RUNS = [
     ("C kernel testers", ["tests/test_ukernels.py", "-k", "native"]),
     ("C drivers, BLAS ABIs, netlib programs, pool", [
-        "tests/ops/gemm/test_blas_abi.py", "tests/ops/gemm/test_blas_conformance.py",
+        "tests/ops/blas_abi/test_blas_abi.py", "tests/ops/blas_abi/test_netlib.py",
         "tests/ops/gemm/test_gemm_paths.py::test_strided_and_batched_from_c",
         "tests/test_threads.py", "-k", "not thread] and not fork"]),
     ("matmul/gemm suites through Python", [
         "tests/ops/gemm/test_matmul_numpy.py", "tests/ops/gemm/test_gemm_api.py",
         "tests/ops/gemm/test_gemm_paths.py", "tests/ops/gemm/test_bf16.py",
-        "tests/ops/gemm/test_s8.py", "tests/ops/linear/test_linear.py"]),
+        "tests/ops/gemm/test_s8.py", "tests/ops/linear/test_linear.py",
+        "tests/ops/blas_abi/test_blas_routines.py"]),
 ]
 
 

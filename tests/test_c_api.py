@@ -31,6 +31,7 @@ def declared_api() -> set:
     for h in HEADERS:
         text = (Path(tg.get_include()) / h).read_text()
         names |= set(re.findall(r"^TILEGEN_API\s+[^;(]*?\b(\w+)\s*\(", text, re.M))
+        names |= set(re.findall(r"^TILEGEN_API\s+extern\s+[^;(]*?\b(\w+)\s*;", text, re.M))
     return names
 
 

@@ -138,7 +138,8 @@ def test_bad_isa_or_op_is_one_line_and_exit_2(tmp_path):
 
 def test_header_keeps_only_the_chosen_ops(tmp_path):
     """tilegen.h holds the core's declarations and the sections of the chosen ops (and of the
-    ops they call), nothing of the others; tilegen_cblas.h comes with the gemm op only."""
+    ops they call), nothing of the others; tilegen_cblas.h comes with the blas_abi op only (an app
+    may link another BLAS)."""
     sdk.build(str(tmp_path / "img"), ["scalar"], ["image"])
     header = (tmp_path / "img" / "include" / "tilegen.h").read_text()
     assert "tilegen_gaussian_blur_u8" in header and "tilegen_set_num_threads" in header
@@ -148,7 +149,11 @@ def test_header_keeps_only_the_chosen_ops(tmp_path):
     header = (tmp_path / "conv" / "include" / "tilegen.h").read_text()
     assert "tilegen_conv2d_f32" in header and "tilegen_sgemm_ex" in header
     assert "added gemm: conv2d calls it" in notes
-    assert (tmp_path / "conv" / "include" / "tilegen_cblas.h").exists()
+    assert not (tmp_path / "conv" / "include" / "tilegen_cblas.h").exists()
+    notes = sdk.build(str(tmp_path / "blas"), ["scalar"], ["blas_abi"])
+    assert "added gemm: blas_abi calls it" in notes
+    assert (tmp_path / "blas" / "include" / "tilegen_cblas.h").exists()
+    assert (tmp_path / "blas" / "src" / "ops" / "blas_abi" / "blas_impl.h").exists()
 
 
 def test_sdk_tree_is_self_contained(sdk_dir):

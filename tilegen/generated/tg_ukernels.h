@@ -88,6 +88,26 @@ typedef struct {
 typedef void (*tg_f32_attndecode_ukernel_fn)(int64_t n, const tg_f32_attndecode_args* args);
 
 
+/* ======== blasaxpy ======== */
+/* y[i] <- a * x[i] + y[i] for i < n; n >= 0; x and y contiguous, not overlapping. */
+typedef void (*tg_f32_blasaxpy_ukernel_fn)(int64_t n, float a,
+                                                const float* x, float* y);
+
+/* y[i] <- a * x[i] + y[i] for i < n; n >= 0; x and y contiguous, not overlapping. */
+typedef void (*tg_f64_blasaxpy_ukernel_fn)(int64_t n, double a,
+                                                const double* x, double* y);
+
+
+/* ======== blasdot ======== */
+/* sum_{i < n} x[i] * y[i]; n >= 0; x and y contiguous (y may be x). */
+typedef float (*tg_f32_blasdot_ukernel_fn)(int64_t n, const float* x,
+                                                     const float* y);
+
+/* sum_{i < n} x[i] * y[i]; n >= 0; x and y contiguous (y may be x). */
+typedef double (*tg_f64_blasdot_ukernel_fn)(int64_t n, const double* x,
+                                                     const double* y);
+
+
 /* ======== conv ======== */
 typedef struct tg_f32_conv_params {
   int act;  /* TG_ACT_*, applied before the store */
@@ -623,6 +643,14 @@ void tg_f32_attndecode_ukernel_4x64__avx512_temp(int64_t, const tg_f32_attndecod
 void tg_f32_attndecode_ukernel_4x64__avx2_pv2_pfl2(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_attndecode_ukernel_4x64__avx2_pv2(int64_t, const tg_f32_attndecode_args*);
 void tg_f32_attndecode_ukernel_4x64__avx2_pv2_nopf(int64_t, const tg_f32_attndecode_args*);
+void tg_f32_blasaxpy_ukernel_1x64__avx512(int64_t, float, const float*, float*);
+void tg_f64_blasaxpy_ukernel_1x32__avx512(int64_t, double, const double*, double*);
+void tg_f32_blasaxpy_ukernel_1x32__avx2(int64_t, float, const float*, float*);
+void tg_f64_blasaxpy_ukernel_1x16__avx2(int64_t, double, const double*, double*);
+float tg_f32_blasdot_ukernel_1x64__avx512(int64_t, const float*, const float*);
+double tg_f64_blasdot_ukernel_1x32__avx512(int64_t, const double*, const double*);
+float tg_f32_blasdot_ukernel_1x32__avx2(int64_t, const float*, const float*);
+double tg_f64_blasdot_ukernel_1x16__avx2(int64_t, const double*, const double*);
 void tg_f32_conv1x1s1_ukernel_14x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv1x1s1_ukernel_8x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv1x1s1_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -840,6 +868,10 @@ void tg_f32_attention_ukernel_16x6__neon_kb96(int64_t, const tg_f32_attention_ar
 void tg_f32_attention_ukernel_8x12__neon(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_exp__neon(int64_t, const float*, float*);
 void tg_f32_attndecode_ukernel_4x64__neon(int64_t, const tg_f32_attndecode_args*);
+void tg_f32_blasaxpy_ukernel_1x16__neon(int64_t, float, const float*, float*);
+void tg_f64_blasaxpy_ukernel_1x8__neon(int64_t, double, const double*, double*);
+float tg_f32_blasdot_ukernel_1x16__neon(int64_t, const float*, const float*);
+double tg_f64_blasdot_ukernel_1x8__neon(int64_t, const double*, const double*);
 void tg_f32_conv1x1s1_ukernel_8x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv1x1s1_ukernel_4x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv1x1s1_ukernel_1x12__neon(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -925,6 +957,10 @@ double tg_f64_fma_probe__neon(int64_t iters);
 void tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2(int64_t, const tg_f32_attention_args*);
 void tg_f32_attention_exp__scalar(int64_t, const float*, float*);
 void tg_f32_attndecode_ukernel_4x16__scalar_pv2(int64_t, const tg_f32_attndecode_args*);
+void tg_f32_blasaxpy_ukernel_1x4__scalar(int64_t, float, const float*, float*);
+void tg_f64_blasaxpy_ukernel_1x4__scalar(int64_t, double, const double*, double*);
+float tg_f32_blasdot_ukernel_1x4__scalar(int64_t, const float*, const float*);
+double tg_f64_blasdot_ukernel_1x4__scalar(int64_t, const double*, const double*);
 void tg_f32_conv1x1s1_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv1x1s1_ukernel_1x4__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
 void tg_f32_conv3x3s1_ukernel_2x4__scalar(int64_t, int64_t, int64_t, const float* const*, int64_t, int64_t, const float*, float*, int64_t, const tg_f32_conv_params*);
@@ -1028,6 +1064,70 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_IF_BUILT_X86_64(TG_ATTNDECODE_UKERNELS_f32_X86_64(X)) \
   TG_IF_BUILT_AARCH64(TG_ATTNDECODE_UKERNELS_f32_AARCH64(X)) \
   TG_ATTNDECODE_UKERNELS_f32_ANY(X)
+
+/* TG_BLASAXPY_UKERNELS_<dtype>_<ARCH>(X): every blasaxpy kernel of that dtype built
+   for that architecture, registry order. X(isa id, NR, production, kernel, "name") */
+#define TG_BLASAXPY_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, 64, 1, tg_f32_blasaxpy_ukernel_1x64__avx512, "tg_f32_blasaxpy_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX2, 32, 1, tg_f32_blasaxpy_ukernel_1x32__avx2, "tg_f32_blasaxpy_ukernel_1x32__avx2") \
+
+#define TG_BLASAXPY_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, 16, 1, tg_f32_blasaxpy_ukernel_1x16__neon, "tg_f32_blasaxpy_ukernel_1x16__neon") \
+
+#define TG_BLASAXPY_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 1, tg_f32_blasaxpy_ukernel_1x4__scalar, "tg_f32_blasaxpy_ukernel_1x4__scalar") \
+
+#define TG_FOREACH_BLASAXPY_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_BLASAXPY_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_BLASAXPY_UKERNELS_f32_AARCH64(X)) \
+  TG_BLASAXPY_UKERNELS_f32_ANY(X)
+
+#define TG_BLASAXPY_UKERNELS_f64_X86_64(X) \
+  X(TG_ISA_AVX512, 32, 1, tg_f64_blasaxpy_ukernel_1x32__avx512, "tg_f64_blasaxpy_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX2, 16, 1, tg_f64_blasaxpy_ukernel_1x16__avx2, "tg_f64_blasaxpy_ukernel_1x16__avx2") \
+
+#define TG_BLASAXPY_UKERNELS_f64_AARCH64(X) \
+  X(TG_ISA_NEON, 8, 1, tg_f64_blasaxpy_ukernel_1x8__neon, "tg_f64_blasaxpy_ukernel_1x8__neon") \
+
+#define TG_BLASAXPY_UKERNELS_f64_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 1, tg_f64_blasaxpy_ukernel_1x4__scalar, "tg_f64_blasaxpy_ukernel_1x4__scalar") \
+
+#define TG_FOREACH_BLASAXPY_UKERNEL_f64(X) \
+  TG_IF_BUILT_X86_64(TG_BLASAXPY_UKERNELS_f64_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_BLASAXPY_UKERNELS_f64_AARCH64(X)) \
+  TG_BLASAXPY_UKERNELS_f64_ANY(X)
+
+/* TG_BLASDOT_UKERNELS_<dtype>_<ARCH>(X): every blasdot kernel of that dtype built
+   for that architecture, registry order. X(isa id, NR, production, kernel, "name") */
+#define TG_BLASDOT_UKERNELS_f32_X86_64(X) \
+  X(TG_ISA_AVX512, 64, 1, tg_f32_blasdot_ukernel_1x64__avx512, "tg_f32_blasdot_ukernel_1x64__avx512") \
+  X(TG_ISA_AVX2, 32, 1, tg_f32_blasdot_ukernel_1x32__avx2, "tg_f32_blasdot_ukernel_1x32__avx2") \
+
+#define TG_BLASDOT_UKERNELS_f32_AARCH64(X) \
+  X(TG_ISA_NEON, 16, 1, tg_f32_blasdot_ukernel_1x16__neon, "tg_f32_blasdot_ukernel_1x16__neon") \
+
+#define TG_BLASDOT_UKERNELS_f32_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 1, tg_f32_blasdot_ukernel_1x4__scalar, "tg_f32_blasdot_ukernel_1x4__scalar") \
+
+#define TG_FOREACH_BLASDOT_UKERNEL_f32(X) \
+  TG_IF_BUILT_X86_64(TG_BLASDOT_UKERNELS_f32_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_BLASDOT_UKERNELS_f32_AARCH64(X)) \
+  TG_BLASDOT_UKERNELS_f32_ANY(X)
+
+#define TG_BLASDOT_UKERNELS_f64_X86_64(X) \
+  X(TG_ISA_AVX512, 32, 1, tg_f64_blasdot_ukernel_1x32__avx512, "tg_f64_blasdot_ukernel_1x32__avx512") \
+  X(TG_ISA_AVX2, 16, 1, tg_f64_blasdot_ukernel_1x16__avx2, "tg_f64_blasdot_ukernel_1x16__avx2") \
+
+#define TG_BLASDOT_UKERNELS_f64_AARCH64(X) \
+  X(TG_ISA_NEON, 8, 1, tg_f64_blasdot_ukernel_1x8__neon, "tg_f64_blasdot_ukernel_1x8__neon") \
+
+#define TG_BLASDOT_UKERNELS_f64_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 1, tg_f64_blasdot_ukernel_1x4__scalar, "tg_f64_blasdot_ukernel_1x4__scalar") \
+
+#define TG_FOREACH_BLASDOT_UKERNEL_f64(X) \
+  TG_IF_BUILT_X86_64(TG_BLASDOT_UKERNELS_f64_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_BLASDOT_UKERNELS_f64_AARCH64(X)) \
+  TG_BLASDOT_UKERNELS_f64_ANY(X)
 
 /* TG_CONV_UKERNELS_<dtype>_<ARCH>(X): every conv kernel of that dtype built
    for that architecture, registry order. X(isa id, KH, KW, stride, fixed input channels (0: any), layout (0 nhwc, 1 nchw), MR, NR, pixels per vector (channel-first tiles short of NR compute only the vectors that hold their pixels), production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
@@ -1476,6 +1576,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 #define TG_FOREACH_FAMILY_SELECT(X) \
   X(tg_attention_select) \
   X(tg_paged_attention_select) \
+  X(tg_blas_kernels_select) \
   X(tg_conv_select) \
   X(tg_filter_select) \
   X(tg_gemm_select) \

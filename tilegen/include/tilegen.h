@@ -59,11 +59,7 @@ TILEGEN_API const char* tilegen_isa_name(void);
 TILEGEN_API void tilegen_set_num_threads(int n);  /* n < 1 restores the default */
 TILEGEN_API int tilegen_get_num_threads(void);
 
-/* ---- gemm: matrix products (tg.matmul, tg.dot, tg.gemm) and the BLAS/CBLAS ABI ---- */
-/* The standard BLAS ABIs libtilegen also exports (Fortran sgemm_/dgemm_, CBLAS cblas_sgemm/
-   cblas_dgemm, xerbla_) are declared in tilegen_cblas.h, not here, so that this header can sit
-   beside any <cblas.h>. */
-
+/* ---- gemm: matrix products (tg.matmul, tg.dot, tg.gemm) ---- */
 /*
  * C = alpha * op(A) * op(B) + beta * C, then C = act(C + bias) when bias/act are given.
  * Reference-BLAS rules: beta == 0 means C is not read (NaN in C does not propagate);
@@ -162,6 +158,11 @@ TILEGEN_API int tilegen_gemm_u8s8(int64_t m, int64_t n, int64_t k, const uint8_t
                                   int64_t rs_a, int64_t cs_a, const int8_t* b, int64_t rs_b,
                                   int64_t cs_b, int accumulate, int32_t* c, int64_t rs_c,
                                   int64_t cs_c);
+
+/* ---- blas_abi: the BLAS and CBLAS interfaces (Fortran ?gemv_, cblas_?gemv, ...), levels 1-3, s/d/c/z ---- */
+/* The standard BLAS ABIs libtilegen also exports (every reference BLAS routine through the
+   Fortran ABI and CBLAS, OpenBLAS's extensions, xerbla_ / cblas_xerbla) are declared in
+   tilegen_cblas.h, not here, so that this header can sit beside any <cblas.h>. */
 
 /* ---- conv2d: 2-D convolution, torch.nn.functional.conv2d's semantics (tg.conv2d, tg.Conv2d) ---- */
 /* NCHW input takes OIHW weights (out, in/groups, kh, kw) and gives NCHW output; NHWC takes

@@ -1,7 +1,3 @@
-/* The standard BLAS ABIs libtilegen also exports (Fortran sgemm_/dgemm_, CBLAS cblas_sgemm/
-   cblas_dgemm, xerbla_) are declared in tilegen_cblas.h, not here, so that this header can sit
-   beside any <cblas.h>. */
-
 /*
  * C = alpha * op(A) * op(B) + beta * C, then C = act(C + bias) when bias/act are given.
  * Reference-BLAS rules: beta == 0 means C is not read (NaN in C does not propagate);

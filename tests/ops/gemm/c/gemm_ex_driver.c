@@ -1,6 +1,6 @@
 /*
  * Drives tilegen_sgemm_ex / tilegen_dgemm_ex through tilegen.h, linked to libtilegen, for
- * tests/test_blas_abi.py.
+ * tests/ops/blas_abi/test_blas_abi.py.
  *
  *   run IN OUT   the calls described in IN; for each, int32 return code then the C buffer
  *                (every operand against a guard page, behind or in front, alternating)

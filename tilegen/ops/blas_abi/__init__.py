@@ -1,0 +1,1 @@
+"""The BLAS/CBLAS ABI op: C only (see op.yaml)."""
