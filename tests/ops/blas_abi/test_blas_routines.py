@@ -392,7 +392,8 @@ def test_symv_hemv_family(t, api, layout, uplo, storage):
     r = rng(t, api, layout, uplo, storage)
     # 150: past the recursive halving's 64-row leaves (full storage)
     for n, k, incx, incy, beta in ((5, 2, 1, 1, 0.5), (4, 0, -2, 3, 0.0), (0, 1, 1, 1, 1.0),
-                                    (6, 7, 2, -1, 1.0), (150, 5, -1, 2, 0.5)):
+                                    (6, 7, 2, -1, 1.0), (150, 5, -1, 2, 0.5),
+                                    (130, 3, 1, 1, 0.0)):
         a = rand(r, t, (n, n))
         full = sym_full(ref(a, t), uplo, herm)
         if storage == "band":
