@@ -9,6 +9,7 @@ CI=1 (.ci/run) they fail instead (conftest.reference). Run: pytest tests/test_da
 """
 import os
 import signal
+import tempfile
 import time
 
 import numpy as np
@@ -33,8 +34,15 @@ BORDERS = ("reflect101", "replicate", "constant")
 @pytest.fixture(scope="module")
 def client():
     """2 worker processes of 1 Dask thread each, tilegen's pool on 1 thread in each."""
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=50)
+    # The workers start in an empty folder: started from a source tree (CI tests the unpacked
+    # sdist), they would import its uncompiled tilegen instead of the installed one.
+    here = os.getcwd()
+    os.chdir(tempfile.mkdtemp(prefix="tilegen-dask-"))
+    try:
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=50)
+    finally:
+        os.chdir(here)
     c = distributed.Client(cluster)
     tgd.set_worker_threads(c, 1)
     try:

@@ -223,10 +223,12 @@ def test_tokenizer_from_gguf(tiny):
     assert len(tok.encode("2024").ids) == 4  # digits one at a time (smollm pre-tokenizer)
 
 
-def test_cli_json(tiny):
+def test_cli_json(tiny, tmp_path):
+    # From an empty folder: `python -m` puts the working directory first on the path, and the
+    # tests may run from a source tree (CI: the unpacked sdist) whose core is not built.
     out = subprocess.run([sys.executable, "-m", "tilegen.llm", "--model", tiny, "--prompt",
                           "the cat", "-n", "5", "--json", "--threads", "1"],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     obj = json.loads(out.stdout)
     assert len(obj["ids"]) == 5 and obj["prompt_ids"] and obj["decode_tokens_per_s"] > 0
