@@ -603,8 +603,8 @@ typedef void (*tg_s8_qgemv_ukernel_fn)(int64_t m, int64_t n, int64_t nb, const i
                                        int64_t ldx, const float* xs, int64_t ldxs,
                                        const uint8_t* w, float* y, int64_t ldy);
 
-/* X(kernel format, 4-bit codes, second half: 0 none, 1 minimum, 2 zero point) (formats.py) */
-#define TG_QGEMV_KERNEL_FORMATS(X) X(0, 1, 0) X(1, 1, 1) X(2, 0, 0) X(3, 1, 2)
+/* X(kernel format, name, 4-bit codes, second half: 0 none, 1 minimum, 2 zero point) (formats.py) */
+#define TG_QGEMV_KERNEL_FORMATS(X) X(0, "q4_0", 1, 0) X(1, "q4_1", 1, 1) X(2, "q8_0", 0, 0) X(3, "q4_z", 1, 2)
 #define TG_QGEMV_KERNEL_FORMAT_COUNT 4
 /* X(tilegen_quant, kernel format, values per group, bytes per group) per stored weight format */
 #define TG_QGEMV_FORMATS(X) X(2, 0, 32, 18) X(3, 1, 32, 20) X(8, 2, 32, 34) X(1032, 3, 32, 20) X(1064, 3, 64, 36) X(1128, 3, 128, 68)

@@ -58,18 +58,30 @@ def _field(reader, key, default=None):
     return f.contents()
 
 
-def _linear(tensor, activation=None) -> tg.Linear:
-    """A packed tg.Linear from a GGUF tensor (rows of blocks, or float rows)."""
+def values(tensor_type, data) -> np.ndarray:
+    """float32 values of a GGUF tensor's rows (or a selection of them): quantized blocks
+    dequantized, float rows converted."""
+    t = int(tensor_type)
+    if t in _QUANT_BY_GGML:
+        return tg.dequantize(data, _QUANT_BY_GGML[t])
+    return np.asarray(data).astype(np.float32)
+
+
+def _linear(tensor_type, data, activation=None) -> tg.Linear:
+    """A packed tg.Linear from a GGUF tensor's rows (of blocks, or of floats)."""
     import gguf
 
-    t = int(tensor.tensor_type)
-    data = np.asarray(tensor.data)
+    t = int(tensor_type)
     if t in _QUANT_BY_GGML:
         return tg.Linear(data, quant=_QUANT_BY_GGML[t], activation=activation)
     if t in (int(gguf.GGMLQuantizationType.F32), int(gguf.GGMLQuantizationType.F16)):
-        return tg.Linear(data.astype(np.float32), activation=activation)
-    raise ValueError(f"model: tensor {tensor.name} is {tensor.tensor_type.name}; tilegen reads "
+        return tg.Linear(values(t, data), activation=activation)
+    raise ValueError(f"model: a weight is {gguf.GGMLQuantizationType(t).name}; tilegen reads "
                      f"F32, F16, {', '.join(f.upper() for f in _QUANT_BY_GGML.values())}")
+
+
+def _tensor_linear(tensor, activation=None) -> tg.Linear:
+    return _linear(tensor.tensor_type, np.asarray(tensor.data), activation)
 
 
 class _Fused:
@@ -82,21 +94,14 @@ class _Fused:
         self.splits = np.cumsum([np.asarray(t.data).shape[0] for t in tensors])[:-1]
         if len(types) == 1:
             whole = np.concatenate([np.asarray(t.data) for t in tensors], axis=0)
-            self.parts = [_linear(_Tensor(tensors[0].tensor_type, whole))]
+            self.parts = [_linear(tensors[0].tensor_type, whole)]
         else:
-            self.parts = [_linear(t) for t in tensors]
+            self.parts = [_tensor_linear(t) for t in tensors]
 
     def __call__(self, x: np.ndarray):
         if len(self.parts) == 1:
             return np.split(self.parts[0](x), self.splits, axis=-1)
         return [p(x) for p in self.parts]
-
-
-class _Tensor:
-    """What _linear reads of a gguf ReaderTensor."""
-
-    def __init__(self, tensor_type, data) -> None:
-        self.tensor_type, self.data, self.name = tensor_type, data, "fused"
 
 
 class _Embedding:
@@ -107,10 +112,7 @@ class _Embedding:
         self.rows = np.asarray(tensor.data)
 
     def __call__(self, ids: np.ndarray) -> np.ndarray:
-        rows = self.rows[np.asarray(ids, np.int64)]
-        if self.type in _QUANT_BY_GGML:
-            return tg.dequantize(rows, _QUANT_BY_GGML[self.type])
-        return rows.astype(np.float32)
+        return values(self.type, self.rows[np.asarray(ids, np.int64)])
 
 
 class Model:
@@ -149,11 +151,11 @@ class Model:
                 attn_norm=np.asarray(tensors[b + "attn_norm.weight"].data, np.float32),
                 ffn_norm=np.asarray(tensors[b + "ffn_norm.weight"].data, np.float32),
                 qkv=_Fused([tensors[b + n + ".weight"] for n in ("attn_q", "attn_k", "attn_v")]),
-                o=_linear(tensors[b + "attn_output.weight"]),
+                o=_tensor_linear(tensors[b + "attn_output.weight"]),
                 gate_up=_Fused([tensors[b + "ffn_gate.weight"], tensors[b + "ffn_up.weight"]]),
-                down=_linear(tensors[b + "ffn_down.weight"])))
+                down=_tensor_linear(tensors[b + "ffn_down.weight"])))
         self.norm = np.asarray(tensors["output_norm.weight"].data, np.float32)
-        self.output = _linear(tensors.get("output.weight", emb))
+        self.output = _tensor_linear(tensors.get("output.weight", emb))
         half = c.head_dim // 2
         self._inv_freq = (c.rope_base ** (-np.arange(half, dtype=np.float64) * 2 / c.head_dim))
 

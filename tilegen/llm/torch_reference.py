@@ -12,18 +12,13 @@ class TorchLlama:
     def __init__(self, model) -> None:
         import torch
 
-        import tilegen as tg
-        from tilegen.ops.linear.formats import FORMATS
+        from .model import values
 
-        quant = {f.quant: f.name for f in FORMATS.values() if f.gguf}
         tensors = {t.name: t for t in model.reader.tensors}
 
         def weight(name):
             t = tensors[name]
-            data = np.asarray(t.data)
-            if int(t.tensor_type) in quant:
-                data = tg.dequantize(data, quant[int(t.tensor_type)])
-            return torch.from_numpy(np.array(data, np.float32))  # a writable copy
+            return torch.from_numpy(np.array(values(t.tensor_type, t.data)))  # a writable copy
 
         self.c = model.config
         self.torch = torch

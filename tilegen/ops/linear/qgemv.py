@@ -119,11 +119,12 @@ class Qgemv(OpFamily):
 
     def c_constants(self) -> str:
         seconds = {"": 0, "min": 1, "zero": 2}
-        kernels = " ".join(f"X({f.index}, {int(f.nibbles)}, {seconds[f.second]})"
+        kernels = " ".join(f"X({f.index}, \"{f.name}\", {int(f.nibbles)}, {seconds[f.second]})"
                            for f in KERNEL_FORMATS.values())
         stored = " ".join(f"X({f.quant}, {f.kernel_format.index}, {f.group}, {f.block_bytes})"
                           for f in FORMATS.values())
-        return ("/* X(kernel format, 4-bit codes, second half: 0 none, 1 minimum, 2 zero point) "
+        return ("/* X(kernel format, name, 4-bit codes, second half: 0 none, 1 minimum, 2 zero "
+                "point) "
                 "(formats.py) */\n"
                 f"#define TG_QGEMV_KERNEL_FORMATS(X) {kernels}\n"
                 f"#define TG_QGEMV_KERNEL_FORMAT_COUNT {len(KERNEL_FORMATS)}\n"

@@ -9,7 +9,9 @@ static tg_interned* interned;
 static tg_qgemv_config first;
 static _Atomic(const tg_qgemv_config*) current;
 
-static const char* const FORMAT_NAMES[TG_QFORMATS] = {"q4_0", "q4_1", "q8_0", "q4_z"};
+#define TG_FORMAT_NAME(KFMT, NAME, NIBBLES, SECOND) NAME,
+static const char* const FORMAT_NAMES[TG_QFORMATS] = {TG_QGEMV_KERNEL_FORMATS(TG_FORMAT_NAME)};
+#undef TG_FORMAT_NAME
 
 static void publish(const tg_qgemv_config* c) {
   const tg_qgemv_config* p = tg_intern(&interned, c, sizeof(*c));

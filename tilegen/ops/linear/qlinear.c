@@ -35,7 +35,7 @@ static int format_of(tilegen_quant q, qformat* f) {
   if ((int) q == (QUANT)) { *f = (qformat) {KFMT, GROUP, BYTES, 0, 0}; found = 1; }
   TG_QGEMV_FORMATS(TG_STORED)
 #undef TG_STORED
-#define TG_KERNEL(KFMT, NIBBLES, SECOND) \
+#define TG_KERNEL(KFMT, NAME, NIBBLES, SECOND) \
   if (found && f->fmt == (KFMT)) { f->nibbles = NIBBLES; f->second = SECOND; }
   TG_QGEMV_KERNEL_FORMATS(TG_KERNEL)
 #undef TG_KERNEL
@@ -177,7 +177,7 @@ static void quantize_row(const float* x, int64_t k, int8_t* codes, float* xs) {
 
 typedef struct {
   const tilegen_linear* L;
-  int64_t m, mpad;
+  int64_t m;
   const int8_t* xq;
   const float* xs;
   float* y;
@@ -235,7 +235,7 @@ int tilegen_linear_run(const tilegen_linear* L, int64_t m, const float* x, int64
   for (int64_t i = 0; i < m; i++) quantize_row(x + i * ldx, L->k, xq + i * L->k, xs + i * 2 * nb);
   memset(xq + m * L->k, 0, (size_t) ((mpad - m) * L->k));
   memset(xs + m * 2 * nb, 0, (size_t) ((mpad - m) * 2 * nb) * sizeof(float));
-  job j = {L, m, mpad, xq, xs, y, ldy};
+  job j = {L, m, xq, xs, y, ldy};
   const double work = (double) m * (double) L->n * (double) L->k;
   int threads = work < TG_LINEAR_PARALLEL_MIN ? 1 : tg_threads_max();
   if (threads > L->panels) threads = (int) L->panels;
