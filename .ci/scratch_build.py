@@ -27,8 +27,9 @@ def scratch_copy(dest: Path) -> Path:
 
 
 def load_setup():
-    """setup.py's lists (baseline sources, include dirs, flags); importing it builds nothing."""
-    sys.path.insert(0, str(ROOT))
+    """setup.py's lists (baseline sources, include dirs, flags); importing it builds nothing.
+    sys.path is left alone: a source tree on it would be inherited by every process the caller
+    spawns later (Dask workers in the same pytest run) and shadow the installed tilegen."""
     spec = importlib.util.spec_from_file_location("tilegen_setup", ROOT / "setup.py")
     mod = importlib.util.module_from_spec(spec)
     cwd = os.getcwd()

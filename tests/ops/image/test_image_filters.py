@@ -376,7 +376,7 @@ def test_c_api(tmp_path):
 
 # --- NEON end to end: the library cross-built for aarch64, run under qemu ---
 
-def _aarch64_build(tmp_path):
+def _aarch64_build(tmp_path, monkeypatch):
     """tests/ops/image/c/image_filters_e2e.c linked statically with the whole C core built for aarch64
     (baseline sources without ISA flags, each ISA's generated kernels with its flags)."""
     import json
@@ -389,10 +389,9 @@ def _aarch64_build(tmp_path):
     for tool, pkg in (("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"), ("qemu-aarch64", "qemu-user")):
         if not shutil.which(tool):
             pytest.skip(f"{tool} not found; install {pkg}")
-    import sys
-
     root = REPO_ROOT
-    sys.path.insert(0, str(root / ".ci"))
+    # Undone after the test: processes spawned later (Dask workers) inherit sys.path.
+    monkeypatch.syspath_prepend(str(root / ".ci"))
     from scratch_build import load_setup  # setup.py's own source lists and include folders
 
     setup = load_setup()
@@ -421,12 +420,12 @@ def _aarch64_build(tmp_path):
     return exe
 
 
-def test_neon_end_to_end_under_qemu(tmp_path):
+def test_neon_end_to_end_under_qemu(tmp_path, monkeypatch):
     """The drivers on NEON kernels (and the aarch64 scalar fallback) give the bits x86 gives:
     the e2e program's inputs make every result exact on any ISA."""
     import cprog
 
-    exe = _aarch64_build(tmp_path)
+    exe = _aarch64_build(tmp_path, monkeypatch)
     native = cprog.build("image_filters_e2e.c", tmp_path / "image_filters_e2e", link_tilegen=True)
     runs = {}
     for name, cmd, isa in (("neon", ["qemu-aarch64", exe], "neon"),

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tilegen as tg
+from tilegen.ops.gemm import _gemm
 from tilegen.ops.linear import _linear
 
 from tilegen.ops.linear.formats import FORMATS as _STORED
@@ -102,9 +103,85 @@ def test_float32_layer_is_numpy():
     b = rng.standard_normal(70).astype(np.float32)
     x = rng.standard_normal((2, 9, 45)).astype(np.float32)
     layer = tg.Linear(w, b, activation="relu")
-    assert layer.weight_bytes == w.nbytes
+    nr = _gemm.gemm_config(np.float32)["nr"]
+    # packed once into the GEMM kernels' column panels: the rows padded to whole panels
+    assert w.nbytes <= layer.weight_bytes <= 45 * (70 + nr) * 4
     want = np.maximum(x.astype(np.float64) @ w.T.astype(np.float64) + b, 0)
     np.testing.assert_allclose(layer(x), want, rtol=1e-5, atol=1e-5)
+
+
+def float_check(got, x, w, b=None):
+    want = x.astype(np.float64) @ w.T.astype(np.float64) + (0 if b is None else b)
+    tol = 4 * np.finfo(np.float32).eps * np.sqrt(w.shape[1]) * (np.abs(x) @ np.abs(w).T.astype(
+        np.float64)) + 1e-6
+    bad = np.abs(got - want) > tol
+    assert not bad.any(), f"{bad.sum()} outputs off, worst {np.abs(got - want).max()}"
+
+
+def float_shapes():
+    """Rows: every remainder of the tallest tile and one past two; columns: every remainder of
+    NR (and of the narrow set's, below it) and past NC; depth: 1, and past one and two KC blocks
+    with a remainder."""
+    cfg = _gemm.gemm_config(np.float32)
+    mr, nr, kc, nc = cfg["rows"]["mr"], cfg["nr"], cfg["kc"], cfg["nc"]
+    rows = list(range(1, mr + 1)) + [2 * mr + 1]
+    cols = [1, nr // 2 - 1, nr // 2 + 1, nr - 1, nr, nr + 1, 2 * nr + 3, nc + 5]
+    depths = [1, 7, kc + 3, 2 * kc + 17]
+    return rows, cols, depths
+
+
+def test_float32_every_tile_edge_and_block():
+    rng = np.random.default_rng(6)
+    rows, cols, depths = float_shapes()
+    for k in depths:
+        for n in cols:
+            w = rng.standard_normal((n, k)).astype(np.float32)
+            b = rng.standard_normal(n).astype(np.float32)
+            layer = tg.Linear(w, b)
+            x = rng.standard_normal((max(rows), k)).astype(np.float32)
+            for m in rows:
+                float_check(layer(x[:m]), x[:m], w, b)
+
+
+def test_float32_strided_rows_and_threads():
+    """x as a view with a row stride past its width; two threads give one thread's bits."""
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((300, 1100)).astype(np.float32)
+    big = rng.standard_normal((97, 1300)).astype(np.float32)
+    x = big[:, 50:1150]
+    layer = tg.Linear(w, activation="gelu")
+    tg.set_num_threads(1)
+    try:
+        one = layer(x)
+    finally:
+        tg.set_num_threads(None)
+    tg.set_num_threads(2)
+    try:
+        np.testing.assert_array_equal(layer(x), one)
+    finally:
+        tg.set_num_threads(None)
+    y = x.astype(np.float64) @ w.T.astype(np.float64)
+    gelu = y * 0.5 * (1 + np.vectorize(math.erf)(y / math.sqrt(2)))
+    np.testing.assert_allclose(one, gelu, rtol=1e-4, atol=1e-3)
+
+
+def test_float32_layer_survives_a_retune():
+    """The layer keeps the kernels and KC it was packed for: changing the GEMM's blocking or
+    main tile afterwards (what `tilegen tune` does) leaves its answers right."""
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((130, 700)).astype(np.float32)
+    x = rng.standard_normal((40, 700)).astype(np.float32)
+    layer = tg.Linear(w)
+    cfg = _gemm.gemm_config(np.float32)
+    smallest = cfg["rows"]["kernels_by_rows"][0]
+    try:
+        _gemm.set_gemm_blocking(np.float32, kc=64, nc=cfg["nr"] * 2)
+        _gemm.set_gemm_kernel(np.float32, smallest)
+        float_check(layer(x), x, w)
+    finally:
+        _gemm.set_gemm_blocking(np.float32, kc=cfg["kc"], nc=cfg["nc"])
+        _gemm.set_gemm_kernel(np.float32, cfg["rows"]["kernel"])
+    assert _gemm.gemm_config(np.float32) == cfg
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "tg_activation.h"
 #include "tg_gemm_dispatch.h"

@@ -38,6 +38,8 @@ typedef struct {
   const TG_CAT(tg_gemm_set_, DT)* set;  /* the kernels of A's layout */
   int64_t kc, nc;          /* snapshot of the blocking, so a concurrent re-tune cannot tear it */
   int b_inner;             /* row panels innermost, B's panels prefetched (choose_blocking_) */
+  const T* pre;            /* B packed beforehand (gemm_packed_): b is unused, kc is its KC */
+  int64_t pre_npad;        /* its columns rounded up to NR */
 } F(problem_);
 
 static inline T F(activate_)(T x, int act) { return (T) tg_activate((double) x, act); }
@@ -141,7 +143,9 @@ static inline int64_t F(to_line_)(const T* x) {
 }
 
 /* The problem's kernels read A by rows ("rows" and "narrow" sets), not as packed panels. */
-static inline int F(rows_layout_)(const F(problem_)* p) { return p->set != &p->cfg->packed; }
+static inline int F(rows_layout_)(const F(problem_)* p) {
+  return p->pre != NULL || p->set != &p->cfg->packed;  /* packed B holds a copy of a rows set */
+}
 
 /* Leading dimension of a copied A panel kc deep: rows padded so they do not share L1 sets;
    a packed-layout panel is kc steps of MR values. */
@@ -199,7 +203,7 @@ static void F(buffers_)(const F(problem_)* p, int64_t M, int64_t N, int direct_b
   *lda_p = F(a_panel_ld_)(p, kc_max);
   /* Row panels innermost keep every A panel of the block at once (at most a few). */
   *a_elems = p->set->mr * *lda_p * (p->b_inner ? (M + p->set->mr - 1) / p->set->mr : 1);
-  *b_elems = (p->b_inner ? F(b_group_)(p) * NR : direct_b ? NR : nc_max) * kc_max;
+  *b_elems = p->pre ? 0 : (p->b_inner ? F(b_group_)(p) * NR : direct_b ? NR : nc_max) * kc_max;
 }
 
 /* The size of B in bytes (the residency tests below compare it with cache sizes). */
@@ -248,7 +252,7 @@ __attribute__((noinline)) static int F(panel_block_)(const F(problem_)* p, int64
   const int64_t lda_p = F(a_panel_ld_)(p, K);
   const int64_t a_elems = F(round_up_)(MR * lda_p, 16);
   T buf[TG_STACK_PACK_BYTES / sizeof(T) / 2] __attribute__((aligned(64)));
-  if (M < 1 || N > TG_PANEL_BLOCK_MAX_PANELS * NR || K > p->kc || p->cs_c != 1 || p->bias != NULL ||
+  if (p->pre != NULL || M < 1 || N > TG_PANEL_BLOCK_MAX_PANELS * NR || K > p->kc || p->cs_c != 1 || p->bias != NULL ||
       p->act != TILEGEN_ACT_NONE || (size_t) (a_elems + K * NR) * sizeof(T) > sizeof(buf))
     return 0;
   /* Column panels: B's own rows when whole and contiguous, else one packed copy each (only
@@ -370,7 +374,7 @@ static void F(b_inner_kblock_)(const F(problem_)* p, const F(panels_)* pl, int64
 /* C[i0:i1, j0:j1] on this thread. */
 static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   if (F(panel_block_)(p, i0, i1 - i0, j0, j1 - j0, NULL)) return;
-  const int direct_b = F(direct_b_)(p, i1 - i0) || p->b_inner;
+  const int direct_b = p->pre == NULL && (F(direct_b_)(p, i1 - i0) || p->b_inner);
   const double b_bytes = F(b_bytes_)(p);
   if (direct_b && j1 - j0 >= TG_PEEL_MIN_PANELS * p->set->nr &&
       p->rs_b * (int64_t) sizeof(T) % 64 == 0 &&
@@ -409,8 +413,9 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
     pb = small + F(round_up_)(a_elems, 16);
   } else {
     pa = tg_workspace(TG_WS_GEMM_A, (size_t) a_elems * sizeof(T));
-    pb = tg_workspace(direct_b ? TG_WS_GEMM_EDGE : TG_WS_GEMM_B, (size_t) b_elems * sizeof(T));
-    if (pa == NULL || pb == NULL) {
+    pb = p->pre ? NULL
+                : tg_workspace(direct_b ? TG_WS_GEMM_EDGE : TG_WS_GEMM_B, (size_t) b_elems * sizeof(T));
+    if (pa == NULL || (pb == NULL && p->pre == NULL)) {
       F(naive_block_)(p, i0, i1, j0, j1);
       return;
     }
@@ -425,7 +430,11 @@ static void F(gemm_block_)(const F(problem_)* p, int64_t i0, int64_t i1, int64_t
       const int last_k = pc + kc == K;
       prm.beta = pc == 0 ? p->beta : (T) 1;
       const T* bblk = p->b + pc * p->rs_b + (j0 + jc) * p->cs_b;
-      if (!direct_b) {
+      if (p->pre) {
+        /* The block's panels, packed beforehand: KC block pc starts at pc * npad, a panel of
+           column j at j * kc within it. */
+        pb = (T*) p->pre + pc * p->pre_npad + (j0 + jc) * kc;
+      } else if (!direct_b) {
         set->packb(nc, kc, bblk, p->rs_b, p->cs_b, pb);
       } else if (nc % NR) {
         const int64_t jr = nc - nc % NR;  /* only the edge panel needs zero padding */
@@ -766,6 +775,67 @@ void F(tg_gemm_)(int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t r
   }
   const int nt = F(threads_for_)(&p);
   F(gemm_parallel_)(&p, nt);
+}
+
+/* ---- B packed once, for many products (packed linear layers) ---- */
+
+/* B (k x n at strides rs_b, cs_b) as the row-major-A kernels read it: for each KC block, every
+   NR-wide column panel (kc x NR, the edge one zero-padded), one after another. The kernel set is
+   copied, so the panels stay valid whatever a later re-tune selects. NULL for an empty B, when
+   out of memory, or when the ISA has no row-major-A kernels (the caller keeps B as it is). */
+struct F(tg_packed_b_) {
+  TG_CAT(tg_gemm_set_, DT) set;
+  int64_t k, n, kc, npad;
+  T* data;
+};
+
+F(tg_packed_b_)* F(tg_gemm_pack_b_)(int64_t k, int64_t n, const T* b, int64_t rs_b, int64_t cs_b) {
+  if (k < 1 || n < 1 || b == NULL) return NULL;
+  const F(cfg_t_)* cfg = F(tg_gemm_cfg_)();
+  const int narrow = cfg->narrow.mr > 0 && n <= cfg->narrow.nr;
+  if (!narrow && cfg->rows.mr == 0) return NULL;
+  F(tg_packed_b_)* pk = calloc(1, sizeof(*pk));
+  if (pk == NULL) return NULL;
+  pk->set = narrow ? cfg->narrow : cfg->rows;
+  const int64_t NR = pk->set.nr;
+  pk->k = k;
+  pk->n = n;
+  pk->kc = k < cfg->kc ? k : cfg->kc;
+  pk->npad = F(round_up_)(n, NR);
+  void* mem = NULL;
+  if (posix_memalign(&mem, 64, (size_t) (k * pk->npad) * sizeof(T)) != 0) {
+    free(pk);
+    return NULL;
+  }
+  pk->data = mem;
+  for (int64_t pc = 0; pc < k; pc += pk->kc) {
+    const int64_t kc = k - pc < pk->kc ? k - pc : pk->kc;
+    pk->set.packb(n, kc, b + pc * rs_b, rs_b, cs_b, pk->data + pc * pk->npad);
+  }
+  return pk;
+}
+
+void F(tg_packed_b_free_)(F(tg_packed_b_)* pk) {
+  if (pk == NULL) return;
+  free(pk->data);
+  free(pk);
+}
+
+int64_t F(tg_packed_b_bytes_)(const F(tg_packed_b_)* pk) {
+  return pk == NULL ? 0 : pk->k * pk->npad * (int64_t) sizeof(T);
+}
+
+/* C (m x n, row stride rs_c) = act(A B + bias), A m x k row-major (row stride rs_a). */
+void F(tg_gemm_packed_)(int64_t m, const T* a, int64_t rs_a, const F(tg_packed_b_)* pk, T* c,
+                        int64_t rs_c, const T* bias, int act) {
+  if (m < 1) return;
+  F(problem_) p = {.m = m, .n = pk->n, .k = pk->k, .alpha = 1, .beta = 0, .a = a, .rs_a = rs_a,
+                   .cs_a = 1, .c = c, .rs_c = rs_c, .cs_c = 1, .bias = bias, .bias_cs = 1,
+                   .act = act, .cfg = F(tg_gemm_cfg_)(), .set = &pk->set, .kc = pk->kc,
+                   .pre = pk->data, .pre_npad = pk->npad};
+  /* Column blocks of whole panels; NC as configured (any multiple of NR reads the panels). */
+  p.nc = F(round_up_)(p.cfg->nc, pk->set.nr);
+  F(gemm_parallel_)(&p, F(threads_for_)(&p));
 }
 
 /* ---- stacks of products ---- */

@@ -17,6 +17,20 @@ void tg_gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, const double* a,
                  double* c, int64_t rs_c, int64_t cs_c, const double* bias, int64_t bias_stride,
                  int act);
 
+/* B packed once for many products C = act(A B + bias) with row-major A (packed linear layers):
+   pack_b returns NULL for an empty B, when out of memory or when the ISA has no row-major-A
+   kernels; gemm_packed takes C row-major. */
+#define TG_DECLARE_PACKED_B(DT, T)                                                           \
+  typedef struct tg_packed_b_##DT tg_packed_b_##DT;                                          \
+  tg_packed_b_##DT* tg_gemm_pack_b_##DT(int64_t k, int64_t n, const T* b, int64_t rs_b,      \
+                                        int64_t cs_b);                                       \
+  void tg_gemm_packed_##DT(int64_t m, const T* a, int64_t rs_a, const tg_packed_b_##DT* b,   \
+                           T* c, int64_t rs_c, const T* bias, int act);                      \
+  void tg_packed_b_free_##DT(tg_packed_b_##DT* b);                                           \
+  int64_t tg_packed_b_bytes_##DT(const tg_packed_b_##DT* b);
+TG_DECLARE_PACKED_B(f32, float)
+TG_DECLARE_PACKED_B(f64, double)
+
 /* Converts (layout, trans, ld) into element strides of the logical rows x cols matrix.
    Returns 0, or -1 for an invalid layout/trans value. */
 int tg_strides_from_blas(int layout, int trans, int64_t ld, int64_t* rs, int64_t* cs);

@@ -2,7 +2,8 @@
    into panels of the kernels' NR rows (qgemv.py's layout); each run quantizes x per 32 values
    (codes, scale, scale x code sum), then threads split the panels, each running the widest
    kernel over full row groups and the narrowest that covers the rest, then bias and the
-   activation while the panel's outputs are in cache. Float32 layers are GEMMs. */
+   activation while the panel's outputs are in cache. Float32 layers are GEMMs on B packed once
+   into the GEMM kernels' panels (the product skips its per-call packing). */
 #define _POSIX_C_SOURCE 200809L /* posix_memalign: aligned_alloc is missing from older Androids */
 #include <math.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "tg_activation.h"
+#include "tg_gemm.h"
 #include "tg_qgemv.h"
 #include "tg_threads.h"
 #include "tg_workspace.h"
@@ -47,7 +49,8 @@ struct tilegen_linear {
   int64_t n, k;
   int act;
   float* bias;                 /* NULL or n floats */
-  float* wf;                   /* float32 weights (n x k), or NULL */
+  tg_packed_b_f32* wp;         /* float32 weights packed for the GEMM kernels, or NULL */
+  float* wf;                   /* float32 weights (n x k) as given, when they cannot be packed */
   uint8_t* wq;                 /* packed panels, or NULL */
   int64_t panel_bytes, panels;
   tg_qgemv_format kernels;     /* the table when packed: the layout depends on its NR and offset */
@@ -108,10 +111,14 @@ int tilegen_linear_create(tilegen_quant quant, int64_t out_features, int64_t in_
     memcpy(L->bias, bias, (size_t) out_features * sizeof(float));
   }
   if (q.fmt < 0) {
-    const size_t bytes = (size_t) out_features * (size_t) in_features * sizeof(float);
-    L->wf = malloc(bytes);
-    if (L->wf == NULL) goto oom;
-    memcpy(L->wf, weight, bytes);
+    /* B = W^T: B(kk, j) = W[j][kk]. */
+    L->wp = tg_gemm_pack_b_f32(in_features, out_features, weight, 1, in_features);
+    if (L->wp == NULL) {  /* out of memory, or no row-major-A kernels: keep W as it is */
+      const size_t bytes = (size_t) out_features * (size_t) in_features * sizeof(float);
+      L->wf = malloc(bytes);
+      if (L->wf == NULL) goto oom;
+      memcpy(L->wf, weight, bytes);
+    }
   } else {
     L->kernels = tg_qgemv_cfg()->f[q.fmt];
     if (L->kernels.count == 0) goto oom;  /* unreachable: every build has scalar kernels */
@@ -134,6 +141,7 @@ oom:
 void tilegen_linear_destroy(tilegen_linear* L) {
   if (L == NULL) return;
   free(L->bias);
+  tg_packed_b_free_f32(L->wp);
   free(L->wf);
   free(L->wq);
   free(L);
@@ -141,6 +149,7 @@ void tilegen_linear_destroy(tilegen_linear* L) {
 
 int64_t tilegen_linear_weight_bytes(const tilegen_linear* L) {
   if (L == NULL) return 0;
+  if (L->wp != NULL) return tg_packed_b_bytes_f32(L->wp);
   return L->wq != NULL ? L->panels * L->panel_bytes : L->n * L->k * (int64_t) sizeof(float);
 }
 
@@ -221,6 +230,10 @@ int tilegen_linear_run(const tilegen_linear* L, int64_t m, const float* x, int64
   if (y == NULL && m > 0) return -5;
   if (ldy < L->n && m > 1) return -6;
   if (m == 0) return 0;
+  if (L->wp != NULL) {
+    tg_gemm_packed_f32(m, x, ldx, L->wp, y, ldy, L->bias, L->act);
+    return 0;
+  }
   if (L->wf != NULL)
     return tilegen_sgemm_ex(TILEGEN_ROW_MAJOR, TILEGEN_NO_TRANS, TILEGEN_TRANS, m, L->n, L->k,
                             1.0f, x, ldx, L->wf, L->k, 0.0f, y, ldy, L->bias,
