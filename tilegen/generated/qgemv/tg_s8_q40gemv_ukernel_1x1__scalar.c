@@ -34,6 +34,7 @@ void tg_s8_q40gemv_ukernel_1x1__scalar(
     const float vd0 = tg_half_to_float((const void*) ((const uint16_t*) w + 0));
     const uint8_t* c = w + 2;
     int32_t vs0x0 = 0;
+    int32_t vh0x0 = 0;
     for (int t = 0; t < 4; t++) {
       const int32_t vc0 = tg_quad_bits((const int8_t*) c + (t * 1 + 0) * 4);
       const int32_t vlo0 = ((int32_t) ((uint32_t) (vc0) & 0x0F0F0F0Fu));
@@ -43,9 +44,10 @@ void tg_s8_q40gemv_ukernel_1x1__scalar(
         const int32_t xa = tg_quad_bits(xi);
         const int32_t xb = tg_quad_bits(xi + 16);
         vs0x0 = ((int32_t) ((uint32_t) (((int32_t) ((uint32_t) (((int32_t) ((uint32_t) (((int32_t) ((uint32_t) (vs0x0) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vlo0) >> (8 * (0))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xa) >> (8 * (0))))))))) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vlo0) >> (8 * (1))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xa) >> (8 * (1))))))))) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vlo0) >> (8 * (2))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xa) >> (8 * (2))))))))) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vlo0) >> (8 * (3))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xa) >> (8 * (3))))))));
-        vs0x0 = ((int32_t) ((uint32_t) (((int32_t) ((uint32_t) (((int32_t) ((uint32_t) (((int32_t) ((uint32_t) (vs0x0) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vhi0) >> (8 * (0))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xb) >> (8 * (0))))))))) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vhi0) >> (8 * (1))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xb) >> (8 * (1))))))))) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vhi0) >> (8 * (2))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xb) >> (8 * (2))))))))) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vhi0) >> (8 * (3))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xb) >> (8 * (3))))))));
+        vh0x0 = ((int32_t) ((uint32_t) (((int32_t) ((uint32_t) (((int32_t) ((uint32_t) (((int32_t) ((uint32_t) (vh0x0) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vhi0) >> (8 * (0))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xb) >> (8 * (0))))))))) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vhi0) >> (8 * (1))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xb) >> (8 * (1))))))))) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vhi0) >> (8 * (2))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xb) >> (8 * (2))))))))) + (uint32_t) ((((int32_t) (int8_t) (uint8_t) ((uint32_t) (vhi0) >> (8 * (3))))) * (((int32_t) (int8_t) (uint8_t) ((uint32_t) (xb) >> (8 * (3))))))));
       }
     }
+    vs0x0 = ((int32_t) ((uint32_t) (vs0x0) + (uint32_t) (vh0x0)));
     {
       const float dx = xs[0 * ldxs + 2 * b];
       const float sx = xs[0 * ldxs + 2 * b + 1];

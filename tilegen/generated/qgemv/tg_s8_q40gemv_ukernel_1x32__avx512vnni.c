@@ -35,7 +35,9 @@ void tg_s8_q40gemv_ukernel_1x32__avx512vnni(
     const __m512 vd1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*) (const void*) ((const uint16_t*) w + 16)));
     const uint8_t* c = w + 64;
     __m512i vs0x0 = _mm512_setzero_si512();
+    __m512i vh0x0 = _mm512_setzero_si512();
     __m512i vs0x1 = _mm512_setzero_si512();
+    __m512i vh0x1 = _mm512_setzero_si512();
     for (int t = 0; t < 4; t++) {
       const __m512i vc0 = _mm512_loadu_si512((const void*) ((const int8_t*) c + (t * 32 + 0) * 4));
       const __m512i vlo0 = _mm512_and_si512(vc0, _mm512_set1_epi8(0x0F));
@@ -48,11 +50,13 @@ void tg_s8_q40gemv_ukernel_1x32__avx512vnni(
         const __m512i xa = _mm512_set1_epi32(tg_quad_bits(xi));
         const __m512i xb = _mm512_set1_epi32(tg_quad_bits(xi + 16));
         vs0x0 = tg_dpbusd(vs0x0, vlo0, xa);
-        vs0x0 = tg_dpbusd(vs0x0, vhi0, xb);
+        vh0x0 = tg_dpbusd(vh0x0, vhi0, xb);
         vs0x1 = tg_dpbusd(vs0x1, vlo1, xa);
-        vs0x1 = tg_dpbusd(vs0x1, vhi1, xb);
+        vh0x1 = tg_dpbusd(vh0x1, vhi1, xb);
       }
     }
+    vs0x0 = _mm512_add_epi32(vs0x0, vh0x0);
+    vs0x1 = _mm512_add_epi32(vs0x1, vh0x1);
     {
       const float dx = xs[0 * ldxs + 2 * b];
       const float sx = xs[0 * ldxs + 2 * b + 1];

@@ -41,13 +41,21 @@ void tg_s8_q40gemv_ukernel_4x32__avx512vnni(
     const __m512 vd1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*) (const void*) ((const uint16_t*) w + 16)));
     const uint8_t* c = w + 64;
     __m512i vs0x0 = _mm512_setzero_si512();
+    __m512i vh0x0 = _mm512_setzero_si512();
     __m512i vs0x1 = _mm512_setzero_si512();
+    __m512i vh0x1 = _mm512_setzero_si512();
     __m512i vs1x0 = _mm512_setzero_si512();
+    __m512i vh1x0 = _mm512_setzero_si512();
     __m512i vs1x1 = _mm512_setzero_si512();
+    __m512i vh1x1 = _mm512_setzero_si512();
     __m512i vs2x0 = _mm512_setzero_si512();
+    __m512i vh2x0 = _mm512_setzero_si512();
     __m512i vs2x1 = _mm512_setzero_si512();
+    __m512i vh2x1 = _mm512_setzero_si512();
     __m512i vs3x0 = _mm512_setzero_si512();
+    __m512i vh3x0 = _mm512_setzero_si512();
     __m512i vs3x1 = _mm512_setzero_si512();
+    __m512i vh3x1 = _mm512_setzero_si512();
     for (int t = 0; t < 4; t++) {
       const __m512i vc0 = _mm512_loadu_si512((const void*) ((const int8_t*) c + (t * 32 + 0) * 4));
       const __m512i vlo0 = _mm512_and_si512(vc0, _mm512_set1_epi8(0x0F));
@@ -60,38 +68,46 @@ void tg_s8_q40gemv_ukernel_4x32__avx512vnni(
         const __m512i xa = _mm512_set1_epi32(tg_quad_bits(xi));
         const __m512i xb = _mm512_set1_epi32(tg_quad_bits(xi + 16));
         vs0x0 = tg_dpbusd(vs0x0, vlo0, xa);
-        vs0x0 = tg_dpbusd(vs0x0, vhi0, xb);
+        vh0x0 = tg_dpbusd(vh0x0, vhi0, xb);
         vs0x1 = tg_dpbusd(vs0x1, vlo1, xa);
-        vs0x1 = tg_dpbusd(vs0x1, vhi1, xb);
+        vh0x1 = tg_dpbusd(vh0x1, vhi1, xb);
       }
       {
         const int8_t* xi = x + 1 * ldx + b * 32 + 4 * t;
         const __m512i xa = _mm512_set1_epi32(tg_quad_bits(xi));
         const __m512i xb = _mm512_set1_epi32(tg_quad_bits(xi + 16));
         vs1x0 = tg_dpbusd(vs1x0, vlo0, xa);
-        vs1x0 = tg_dpbusd(vs1x0, vhi0, xb);
+        vh1x0 = tg_dpbusd(vh1x0, vhi0, xb);
         vs1x1 = tg_dpbusd(vs1x1, vlo1, xa);
-        vs1x1 = tg_dpbusd(vs1x1, vhi1, xb);
+        vh1x1 = tg_dpbusd(vh1x1, vhi1, xb);
       }
       {
         const int8_t* xi = x + 2 * ldx + b * 32 + 4 * t;
         const __m512i xa = _mm512_set1_epi32(tg_quad_bits(xi));
         const __m512i xb = _mm512_set1_epi32(tg_quad_bits(xi + 16));
         vs2x0 = tg_dpbusd(vs2x0, vlo0, xa);
-        vs2x0 = tg_dpbusd(vs2x0, vhi0, xb);
+        vh2x0 = tg_dpbusd(vh2x0, vhi0, xb);
         vs2x1 = tg_dpbusd(vs2x1, vlo1, xa);
-        vs2x1 = tg_dpbusd(vs2x1, vhi1, xb);
+        vh2x1 = tg_dpbusd(vh2x1, vhi1, xb);
       }
       {
         const int8_t* xi = x + 3 * ldx + b * 32 + 4 * t;
         const __m512i xa = _mm512_set1_epi32(tg_quad_bits(xi));
         const __m512i xb = _mm512_set1_epi32(tg_quad_bits(xi + 16));
         vs3x0 = tg_dpbusd(vs3x0, vlo0, xa);
-        vs3x0 = tg_dpbusd(vs3x0, vhi0, xb);
+        vh3x0 = tg_dpbusd(vh3x0, vhi0, xb);
         vs3x1 = tg_dpbusd(vs3x1, vlo1, xa);
-        vs3x1 = tg_dpbusd(vs3x1, vhi1, xb);
+        vh3x1 = tg_dpbusd(vh3x1, vhi1, xb);
       }
     }
+    vs0x0 = _mm512_add_epi32(vs0x0, vh0x0);
+    vs0x1 = _mm512_add_epi32(vs0x1, vh0x1);
+    vs1x0 = _mm512_add_epi32(vs1x0, vh1x0);
+    vs1x1 = _mm512_add_epi32(vs1x1, vh1x1);
+    vs2x0 = _mm512_add_epi32(vs2x0, vh2x0);
+    vs2x1 = _mm512_add_epi32(vs2x1, vh2x1);
+    vs3x0 = _mm512_add_epi32(vs3x0, vh3x0);
+    vs3x1 = _mm512_add_epi32(vs3x1, vh3x1);
     {
       const float dx = xs[0 * ldxs + 2 * b];
       const float sx = xs[0 * ldxs + 2 * b + 1];

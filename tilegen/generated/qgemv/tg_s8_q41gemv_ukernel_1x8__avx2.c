@@ -34,6 +34,7 @@ void tg_s8_q41gemv_ukernel_1x8__avx2(
     const __m256 vm0 = tg_half8_256((const void*) ((const uint16_t*) w + 8));
     const uint8_t* c = w + 32;
     __m256i vs0x0 = _mm256_setzero_si256();
+    __m256i vh0x0 = _mm256_setzero_si256();
     for (int t = 0; t < 4; t++) {
       const __m256i vc0 = _mm256_loadu_si256((const void*) ((const int8_t*) c + (t * 8 + 0) * 4));
       const __m256i vlo0 = _mm256_and_si256(vc0, _mm256_set1_epi8(0x0F));
@@ -43,9 +44,10 @@ void tg_s8_q41gemv_ukernel_1x8__avx2(
         const __m256i xa = _mm256_set1_epi32(tg_quad_bits(xi));
         const __m256i xb = _mm256_set1_epi32(tg_quad_bits(xi + 16));
         vs0x0 = _mm256_add_epi32(vs0x0, _mm256_madd_epi16(_mm256_maddubs_epi16(vlo0, xa), _mm256_set1_epi16(1)));
-        vs0x0 = _mm256_add_epi32(vs0x0, _mm256_madd_epi16(_mm256_maddubs_epi16(vhi0, xb), _mm256_set1_epi16(1)));
+        vh0x0 = _mm256_add_epi32(vh0x0, _mm256_madd_epi16(_mm256_maddubs_epi16(vhi0, xb), _mm256_set1_epi16(1)));
       }
     }
+    vs0x0 = _mm256_add_epi32(vs0x0, vh0x0);
     {
       const float dx = xs[0 * ldxs + 2 * b];
       const float sx = xs[0 * ldxs + 2 * b + 1];

@@ -29,7 +29,9 @@ void tg_s8_q4zgemv_ukernel_1x32__avx512(
     const __m512 vm1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*) (const void*) ((const uint16_t*) w + 48)));
     const uint8_t* c = w + 128;
     __m512i vs0x0 = _mm512_setzero_si512();
+    __m512i vh0x0 = _mm512_setzero_si512();
     __m512i vs0x1 = _mm512_setzero_si512();
+    __m512i vh0x1 = _mm512_setzero_si512();
     for (int t = 0; t < 4; t++) {
       const __m512i vc0 = _mm512_loadu_si512((const void*) ((const int8_t*) c + (t * 32 + 0) * 4));
       const __m512i vlo0 = _mm512_and_si512(vc0, _mm512_set1_epi8(0x0F));
@@ -42,11 +44,13 @@ void tg_s8_q4zgemv_ukernel_1x32__avx512(
         const __m512i xa = _mm512_set1_epi32(tg_quad_bits(xi));
         const __m512i xb = _mm512_set1_epi32(tg_quad_bits(xi + 16));
         vs0x0 = _mm512_add_epi32(vs0x0, _mm512_madd_epi16(_mm512_maddubs_epi16(vlo0, xa), _mm512_set1_epi16(1)));
-        vs0x0 = _mm512_add_epi32(vs0x0, _mm512_madd_epi16(_mm512_maddubs_epi16(vhi0, xb), _mm512_set1_epi16(1)));
+        vh0x0 = _mm512_add_epi32(vh0x0, _mm512_madd_epi16(_mm512_maddubs_epi16(vhi0, xb), _mm512_set1_epi16(1)));
         vs0x1 = _mm512_add_epi32(vs0x1, _mm512_madd_epi16(_mm512_maddubs_epi16(vlo1, xa), _mm512_set1_epi16(1)));
-        vs0x1 = _mm512_add_epi32(vs0x1, _mm512_madd_epi16(_mm512_maddubs_epi16(vhi1, xb), _mm512_set1_epi16(1)));
+        vh0x1 = _mm512_add_epi32(vh0x1, _mm512_madd_epi16(_mm512_maddubs_epi16(vhi1, xb), _mm512_set1_epi16(1)));
       }
     }
+    vs0x0 = _mm512_add_epi32(vs0x0, vh0x0);
+    vs0x1 = _mm512_add_epi32(vs0x1, vh0x1);
     {
       const float dx = xs[0 * ldxs + 2 * b];
       const float sx = xs[0 * ldxs + 2 * b + 1];

@@ -29,7 +29,9 @@ void tg_s8_q4zgemv_ukernel_1x8__neon(
     const float32x4_t vm1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t*) ((const uint16_t*) w + 12))));
     const uint8_t* c = w + 32;
     int32x4_t vs0x0 = vdupq_n_s32(0);
+    int32x4_t vh0x0 = vdupq_n_s32(0);
     int32x4_t vs0x1 = vdupq_n_s32(0);
+    int32x4_t vh0x1 = vdupq_n_s32(0);
     for (int t = 0; t < 4; t++) {
       const int32x4_t vc0 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) c + (t * 8 + 0) * 4)));
       const int32x4_t vlo0 = vreinterpretq_s32_u8(vandq_u8(vreinterpretq_u8_s32(vc0), vdupq_n_u8(0x0F)));
@@ -42,11 +44,13 @@ void tg_s8_q4zgemv_ukernel_1x8__neon(
         const int32x4_t xa = vdupq_n_s32(tg_quad_bits(xi));
         const int32x4_t xb = vdupq_n_s32(tg_quad_bits(xi + 16));
         vs0x0 = vmlaq_s32(vmlaq_s32(vmlaq_s32(vmlaq_s32(vs0x0, vshrq_n_s32(vshlq_n_s32(vlo0, 24 - 8 * (0)), 24), vshrq_n_s32(vshlq_n_s32(xa, 24 - 8 * (0)), 24)), vshrq_n_s32(vshlq_n_s32(vlo0, 24 - 8 * (1)), 24), vshrq_n_s32(vshlq_n_s32(xa, 24 - 8 * (1)), 24)), vshrq_n_s32(vshlq_n_s32(vlo0, 24 - 8 * (2)), 24), vshrq_n_s32(vshlq_n_s32(xa, 24 - 8 * (2)), 24)), vshrq_n_s32(vshlq_n_s32(vlo0, 24 - 8 * (3)), 24), vshrq_n_s32(vshlq_n_s32(xa, 24 - 8 * (3)), 24));
-        vs0x0 = vmlaq_s32(vmlaq_s32(vmlaq_s32(vmlaq_s32(vs0x0, vshrq_n_s32(vshlq_n_s32(vhi0, 24 - 8 * (0)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (0)), 24)), vshrq_n_s32(vshlq_n_s32(vhi0, 24 - 8 * (1)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (1)), 24)), vshrq_n_s32(vshlq_n_s32(vhi0, 24 - 8 * (2)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (2)), 24)), vshrq_n_s32(vshlq_n_s32(vhi0, 24 - 8 * (3)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (3)), 24));
+        vh0x0 = vmlaq_s32(vmlaq_s32(vmlaq_s32(vmlaq_s32(vh0x0, vshrq_n_s32(vshlq_n_s32(vhi0, 24 - 8 * (0)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (0)), 24)), vshrq_n_s32(vshlq_n_s32(vhi0, 24 - 8 * (1)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (1)), 24)), vshrq_n_s32(vshlq_n_s32(vhi0, 24 - 8 * (2)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (2)), 24)), vshrq_n_s32(vshlq_n_s32(vhi0, 24 - 8 * (3)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (3)), 24));
         vs0x1 = vmlaq_s32(vmlaq_s32(vmlaq_s32(vmlaq_s32(vs0x1, vshrq_n_s32(vshlq_n_s32(vlo1, 24 - 8 * (0)), 24), vshrq_n_s32(vshlq_n_s32(xa, 24 - 8 * (0)), 24)), vshrq_n_s32(vshlq_n_s32(vlo1, 24 - 8 * (1)), 24), vshrq_n_s32(vshlq_n_s32(xa, 24 - 8 * (1)), 24)), vshrq_n_s32(vshlq_n_s32(vlo1, 24 - 8 * (2)), 24), vshrq_n_s32(vshlq_n_s32(xa, 24 - 8 * (2)), 24)), vshrq_n_s32(vshlq_n_s32(vlo1, 24 - 8 * (3)), 24), vshrq_n_s32(vshlq_n_s32(xa, 24 - 8 * (3)), 24));
-        vs0x1 = vmlaq_s32(vmlaq_s32(vmlaq_s32(vmlaq_s32(vs0x1, vshrq_n_s32(vshlq_n_s32(vhi1, 24 - 8 * (0)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (0)), 24)), vshrq_n_s32(vshlq_n_s32(vhi1, 24 - 8 * (1)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (1)), 24)), vshrq_n_s32(vshlq_n_s32(vhi1, 24 - 8 * (2)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (2)), 24)), vshrq_n_s32(vshlq_n_s32(vhi1, 24 - 8 * (3)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (3)), 24));
+        vh0x1 = vmlaq_s32(vmlaq_s32(vmlaq_s32(vmlaq_s32(vh0x1, vshrq_n_s32(vshlq_n_s32(vhi1, 24 - 8 * (0)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (0)), 24)), vshrq_n_s32(vshlq_n_s32(vhi1, 24 - 8 * (1)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (1)), 24)), vshrq_n_s32(vshlq_n_s32(vhi1, 24 - 8 * (2)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (2)), 24)), vshrq_n_s32(vshlq_n_s32(vhi1, 24 - 8 * (3)), 24), vshrq_n_s32(vshlq_n_s32(xb, 24 - 8 * (3)), 24));
       }
     }
+    vs0x0 = vaddq_s32(vs0x0, vh0x0);
+    vs0x1 = vaddq_s32(vs0x1, vh0x1);
     {
       const float dx = xs[0 * ldxs + 2 * b];
       const float sx = xs[0 * ldxs + 2 * b + 1];
