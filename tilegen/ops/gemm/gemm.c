@@ -1,4 +1,5 @@
 /* GEMM: the native tilegen_* entry points and the blocked driver for both dtypes. */
+#define _POSIX_C_SOURCE 200809L /* posix_memalign (packed B) under a strict -std=c11 too */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
