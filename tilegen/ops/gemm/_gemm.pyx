@@ -40,6 +40,15 @@ cdef extern from "tilegen.h" nogil:
                           int64_t cs_b, float beta, void* c, int c_dtype, int64_t rs_c,
                           int64_t cs_c, const float* bias, int64_t bias_stride, int act)
 
+    int tilegen_gemm_f16(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
+                         int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b,
+                         int64_t cs_b, float beta, void* c, int c_dtype, int64_t rs_c,
+                         int64_t cs_c, const float* bias, int64_t bias_stride, int act)
+    void tilegen_f16_from_f32(int64_t n, const float* x, int64_t incx, uint16_t* y,
+                              int64_t incy)
+    void tilegen_f32_from_f16(int64_t n, const uint16_t* x, int64_t incx, float* y,
+                              int64_t incy)
+
     int tilegen_gemm_s8(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a,
                         int64_t cs_a, const int8_t* b, int64_t rs_b, int64_t cs_b,
                         int accumulate, int32_t* c, int64_t rs_c, int64_t cs_c)
@@ -554,11 +563,23 @@ def gemm_bf16_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha=1.0
     (ml_dtypes), products summed in float32; c (m, n) float32, or bfloat16 rounded once;
     bias None or float32 (n,). Aligned, native byte order, strides multiples of the item size
     (any sign); c overlaps neither a, b nor bias (tilegen.ops.gemm.api makes sure)."""
+    _half_into(a, b, c, alpha, beta, bias, act, 0)
+
+
+def gemm_f16_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha=1.0,
+                  double beta=0.0, bias=None, act=None):
+    """gemm_bf16_into's contract for float16 a and b: c float32, or float16 rounded once."""
+    _half_into(a, b, c, alpha, beta, bias, act, 1)
+
+
+cdef _half_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha, double beta, bias,
+                act, int f16):
+    """The bfloat16 (f16 = 0) or float16 (f16 = 1) GEMM into c."""
     cdef int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1]
     if b.shape[0] != k or c.shape[0] != m or c.shape[1] != n:
         raise ValueError(f"gemm: shapes {(<object> a).shape} @ {(<object> b).shape} -> "
                          f"{(<object> c).shape} do not match")
-    cdef int c_dtype = 0 if c.dtype == np.float32 else 1
+    cdef int c_dtype = 0 if c.dtype == np.float32 else 2 if f16 else 1
     cdef int64_t rs_a = _estride(a, 0), cs_a = _estride(a, 1)
     cdef int64_t rs_b = _estride(b, 0), cs_b = _estride(b, 1)
     cdef int64_t rs_c = _estride(c, 0), cs_c = _estride(c, 1)
@@ -576,12 +597,35 @@ def gemm_bf16_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha=1.0
     cdef const uint16_t* pb = <const uint16_t*> cnp.PyArray_DATA(b)
     cdef void* pc = cnp.PyArray_DATA(c)
     with nogil:
-        rc = tilegen_gemm_bf16(m, n, k, <float> alpha, pa, rs_a, cs_a, pb, rs_b, cs_b,
-                               <float> beta, pc, c_dtype, rs_c, cs_c, pbias, bias_stride, code)
+        if f16:
+            rc = tilegen_gemm_f16(m, n, k, <float> alpha, pa, rs_a, cs_a, pb, rs_b, cs_b,
+                                  <float> beta, pc, c_dtype, rs_c, cs_c, pbias, bias_stride, code)
+        else:
+            rc = tilegen_gemm_bf16(m, n, k, <float> alpha, pa, rs_a, cs_a, pb, rs_b, cs_b,
+                                   <float> beta, pc, c_dtype, rs_c, cs_c, pbias, bias_stride,
+                                   code)
+    name = "float16" if f16 else "bfloat16"
     if rc == 1:
-        raise MemoryError("gemm: out of memory for the packed bfloat16 panels")
+        raise MemoryError(f"gemm: out of memory for the {name} operands' float32 copies"
+                          if f16 else "gemm: out of memory for the packed bfloat16 panels")
     if rc != 0:
-        raise ValueError(f"tilegen_gemm_bf16: invalid argument {-rc}")
+        raise ValueError(f"tilegen_gemm_{'f16' if f16 else 'bf16'}: invalid argument {-rc}")
+
+
+def f16_from_f32(cnp.ndarray[cnp.float32_t, ndim=1] x):
+    """float32 (n,) -> float16 bits (uint16 (n,)), to nearest even (tilegen_f16_from_f32)."""
+    cdef cnp.ndarray[cnp.uint16_t, ndim=1] y = np.empty(x.shape[0], np.uint16)
+    tilegen_f16_from_f32(x.shape[0], &x[0] if x.shape[0] else NULL, _estride(x, 0),
+                         &y[0] if y.shape[0] else NULL, 1)
+    return y
+
+
+def f32_from_f16(cnp.ndarray[cnp.uint16_t, ndim=1] x):
+    """float16 bits (uint16 (n,)) -> float32 (n,), exactly (tilegen_f32_from_f16)."""
+    cdef cnp.ndarray[cnp.float32_t, ndim=1] y = np.empty(x.shape[0], np.float32)
+    tilegen_f32_from_f16(x.shape[0], &x[0] if x.shape[0] else NULL, _estride(x, 0),
+                         &y[0] if y.shape[0] else NULL, 1)
+    return y
 
 
 # ---------------------------------------------------------------- int8

@@ -68,7 +68,7 @@ TILEGEN_API int tilegen_dgemm_batched(int64_t batch_ndim, const int64_t* batch_s
  * Threads split the rows (a few rows: the columns). Returns 0, -p when parameter p (1-based)
  * is invalid (nothing written), or 1 when memory runs out (C may be partly written).
  */
-typedef enum { TILEGEN_F32 = 0, TILEGEN_BF16 = 1 } tilegen_dtype;
+typedef enum { TILEGEN_F32 = 0, TILEGEN_BF16 = 1, TILEGEN_F16 = 2 } tilegen_dtype;
 TILEGEN_API int tilegen_gemm_bf16(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
                                   int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b,
                                   int64_t cs_b, float beta, void* c, int c_dtype, int64_t rs_c,
@@ -79,6 +79,24 @@ TILEGEN_API void tilegen_bf16_from_f32(int64_t n, const float* x, int64_t incx, 
                                        int64_t incy);
 TILEGEN_API void tilegen_f32_from_bf16(int64_t n, const uint16_t* x, int64_t incx, float* y,
                                        int64_t incy);
+
+/*
+ * float16 GEMM (IEEE half values as their 16 bits): tilegen_gemm_bf16's contract with float16
+ * A and B; C is float32 (TILEGEN_F32) or float16 (TILEGEN_F16, the float32 result rounded once
+ * to nearest, ties to even; beyond the largest half, Inf). The products are summed in float32.
+ * Returns 0, -p for an invalid parameter p (nothing written), or 1 when memory runs out.
+ */
+TILEGEN_API int tilegen_gemm_f16(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
+                                 int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b,
+                                 int64_t cs_b, float beta, void* c, int c_dtype, int64_t rs_c,
+                                 int64_t cs_c, const float* bias, int64_t bias_stride,
+                                 tilegen_activation act);
+/* Conversions: to float16 rounding to nearest (ties to even; Inf beyond 65504 + half an ulp,
+   NaN kept), and back (exact). */
+TILEGEN_API void tilegen_f16_from_f32(int64_t n, const float* x, int64_t incx, uint16_t* y,
+                                      int64_t incy);
+TILEGEN_API void tilegen_f32_from_f16(int64_t n, const uint16_t* x, int64_t incx, float* y,
+                                      int64_t incy);
 
 /*
  * int8 GEMM: C (int32) = A B, or C += A B when accumulate is nonzero, with A (m x k: element

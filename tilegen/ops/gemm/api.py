@@ -47,6 +47,12 @@ def _both_bf16(x: np.ndarray, y: np.ndarray) -> bool:
     return bf is not None and x.dtype == bf and y.dtype == bf
 
 
+def _both_f16(x: np.ndarray, y: np.ndarray) -> bool:
+    """Both operands native float16: tilegen computes the product (float32 sums), as NumPy does
+    (its float16 loop sums in float) but on the float32 kernels."""
+    return x.dtype == np.float16 and y.dtype == np.float16 and x.flags.aligned and y.flags.aligned
+
+
 def _both_int8(x: np.ndarray, y: np.ndarray) -> bool:
     """int8 or uint8 times int8: tilegen's int8 kernels compute the product (exact int32 sums)."""
     return x.dtype in (np.int8, np.uint8) and y.dtype == np.int8
@@ -118,6 +124,12 @@ def _bf16_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
     """c = a2 @ b2 for bfloat16 (..., m, k) @ (..., k, n) into float32 or bfloat16 c (..., m, n),
     batch dims broadcast; float32 sums, a bfloat16 c rounded once."""
     _each_matrix(_gemm.gemm_bf16_into, a2, b2, c)
+
+
+def _f16_into(a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None:
+    """c = a2 @ b2 for float16 (..., m, k) @ (..., k, n) into float32 or float16 c (..., m, n),
+    batch dims broadcast; float32 sums, a float16 c rounded once."""
+    _each_matrix(_gemm.gemm_f16_into, a2, b2, c)
 
 
 def _plain(x) -> bool:
@@ -222,9 +234,11 @@ def matmul_general(a, b, out=None, **kwargs):
     A, B = np.asarray(a), np.asarray(b)
     dt = None if A.ndim == 0 or B.ndim == 0 else _kernel_dtype(A, B)
     lowp = dt is None and A.ndim > 0 and B.ndim > 0 and _both_bf16(A, B)
+    half = dt is None and A.ndim > 0 and B.ndim > 0 and _both_f16(A, B)
     int8 = dt is None and A.ndim > 0 and B.ndim > 0 and _both_int8(A, B)
-    if lowp:
-        dt = _numpy_result_dtype(np.matmul, A, B)  # float32 (ml_dtypes 0.7's loop)
+    if lowp or half:
+        # bfloat16: float32 (ml_dtypes 0.7's loop); float16: float16, rounded once
+        dt = _numpy_result_dtype(np.matmul, A, B)
         if dt not in (_F32, A.dtype):
             return np.matmul(a, b, out=out)
     if int8:
@@ -248,9 +262,10 @@ def matmul_general(a, b, out=None, **kwargs):
         or not np.can_cast(dt, out.dtype, casting="same_kind")
     ):
         return np.matmul(a, b, out=out)  # NumPy broadcasts into out, or raises its error
-    if not (lowp or int8):
+    if not (lowp or half or int8):
         A2, B2 = _ready(A2, dt), _ready(B2, dt)
-    product = _bf16_into if lowp else _s8_into if int8 else _matmul_into
+    product = (_bf16_into if lowp else _f16_into if half else _s8_into if int8
+               else _matmul_into)
 
     def full_view(x):  # the (..., m, n) view of an array of the result's shape
         if A.ndim == 1:
@@ -284,9 +299,11 @@ def dot(a: npt.ArrayLike, b: npt.ArrayLike, out: Optional[np.ndarray] = None) ->
     A, B = np.asarray(a), np.asarray(b)
     dt = None if A.ndim == 0 or B.ndim == 0 else _kernel_dtype(A, B)  # 0-d: multiplication
     lowp = dt is None and A.ndim > 0 and B.ndim > 0 and _both_bf16(A, B)
+    half = dt is None and A.ndim > 0 and B.ndim > 0 and _both_f16(A, B)
     int8 = dt is None and A.ndim > 0 and B.ndim > 0 and _both_int8(A, B)
-    if lowp:
-        dt = _numpy_result_dtype(np.dot, A, B)  # bfloat16 (ml_dtypes' dot), rounded once
+    if lowp or half:
+        # bfloat16 (ml_dtypes' dot) or float16: the float32 sums rounded once
+        dt = _numpy_result_dtype(np.dot, A, B)
         if dt not in (_F32, A.dtype):
             return np.dot(a, b, out=out)
     if int8:
@@ -302,15 +319,16 @@ def dot(a: npt.ArrayLike, b: npt.ArrayLike, out: Optional[np.ndarray] = None) ->
         return np.dot(a, b, out=out)  # NumPy raises "output array is not acceptable" or similar
     k, n = A.shape[-1], 1 if B.ndim == 1 else B.shape[-1]
     p, q = math.prod(A.shape[:-1]), math.prod(B.shape[:-2])
-    native = lowp or int8  # the low-precision kernels read their own dtypes
+    native = lowp or half or int8  # the low-precision kernels read their own dtypes
     A2 = A.reshape(p, k) if native else _ready(A.reshape(p, k), dt)       # (P, K)
     B3 = B.reshape(q, k, n) if native else _ready(B.reshape(q, k, n), dt)  # (Q, K, N)
     direct = out is not None and not _overlaps(out, A2, B3)
     target = out if direct else np.empty(shape, dtype=dt)
     c3 = target.reshape(p, q, n).transpose(1, 0, 2)  # (Q, P, N) view; memory order (P, Q, N)
-    if lowp:
+    if lowp or half:
+        into = _gemm.gemm_bf16_into if lowp else _gemm.gemm_f16_into
         for i in range(q):
-            _gemm.gemm_bf16_into(A2, B3[i], c3[i])
+            into(A2, B3[i], c3[i])
     elif int8:
         for i in range(q):
             _s8_into(A2, B3[i], c3[i])

@@ -1,0 +1,179 @@
+"""float16 products: tg.matmul / tg.dot on float16 give NumPy's dtypes with float32 sums rounded
+once (NumPy's float16 loop sums in float too), within a bound of a float64 reference; the
+conversions are NumPy's bit for bit (every half, float32 edges, ties, overflow, subnormals,
+NaN); the C API's contract (float32 or float16 C, beta, bias, activation, errors)."""
+import numpy as np
+import pytest
+
+import cprog
+import tilegen as tg
+from tilegen.ops.gemm import _gemm
+
+RNG = np.random.default_rng(20261206)
+EPS32 = float(np.finfo(np.float32).eps)
+
+
+def test_every_half_widens_exactly():
+    h = np.arange(1 << 16, dtype=np.uint16)
+    got = _gemm.f32_from_f16(h)
+    want = h.view(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))  # NaN payloads too
+    # a strided source
+    np.testing.assert_array_equal(_gemm.f32_from_f16(h[::-3]).view(np.uint32),
+                                  want[::-3].view(np.uint32))
+
+
+def test_narrowing_is_numpys_round_to_nearest_even():
+    tiny, top = 2.0 ** -24, 65504.0
+    edges = np.array([0.0, -0.0, tiny, tiny / 2, tiny / 2 * (1 + 2 ** -23), 1.5 * tiny,
+                      2.5 * tiny, 2.0 ** -14, 2.0 ** -14 - tiny / 2, 1 + 2 ** -11,
+                      1 + 3 * 2 ** -11, top, top + 15.99, top + 16, 65535.0, 1e30, np.inf,
+                      -np.inf, np.nan, -np.nan], np.float32)
+    sweep = np.arange(0x33000000, 0x47900000, 211, dtype=np.uint32).view(np.float32)
+    scaled = np.concatenate([RNG.standard_normal(1 << 16).astype(np.float32) * s
+                             for s in (1e-7, 1e-4, 1.0, 3e4)])
+    x = np.concatenate([edges, -edges, sweep, -sweep, scaled])
+    got = _gemm.f16_from_f32(x)
+    with np.errstate(over="ignore"):
+        want = x.astype(np.float16).view(np.uint16)
+    nan = np.isnan(x)
+    np.testing.assert_array_equal(got[~nan], want[~nan])
+    assert np.isnan(got[nan].view(np.float16)).all()
+
+
+def half_bound(a, b, want64):
+    """|float16(float32 sum) - exact| <= half an ulp of the half result + the float32 sum's
+    error bound (k eps sum |a||b|), widened by that half ulp's rounding."""
+    k = a.shape[-1]
+    mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    r = np.abs(want64)
+    ulp = np.spacing(np.maximum(r, 2.0 ** -14).astype(np.float16)).astype(np.float64)
+    return ulp + 1.01 * k * EPS32 * mag
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (7, 33, 5), (64, 300, 48), (129, 257, 65),
+                                   (1, 500, 300), (300, 500, 1)])
+def test_matmul_within_bound_and_numpys_dtype(m, k, n):
+    a = RNG.standard_normal((m, k)).astype(np.float16)
+    b = RNG.standard_normal((k, n)).astype(np.float16)
+    got = tg.matmul(a, b)
+    assert got.dtype == np.matmul(a, b).dtype == np.float16
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    err = np.abs(got.astype(np.float64) - want)
+    assert (err <= half_bound(a, b, want)).all(), err.max()
+
+
+def test_integers_are_exact_and_overflow_is_inf():
+    a = RNG.integers(-8, 9, (40, 60)).astype(np.float16)
+    b = RNG.integers(-8, 9, (60, 30)).astype(np.float16)
+    np.testing.assert_array_equal(tg.matmul(a, b), (a.astype(np.int64) @ b.astype(np.int64)))
+    big = np.full((2, 4), 200.0, np.float16)  # 4 * 200 * 200 = 160000 > 65504
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(tg.matmul(big, big.T), np.matmul(big, big.T))
+    assert np.isinf(tg.matmul(big, big.T)).all()
+
+
+def test_dot_stacks_vectors_views_and_out():
+    a = RNG.standard_normal((3, 20, 30)).astype(np.float16)
+    b = RNG.standard_normal((30, 10)).astype(np.float16)
+    for got, want in ((tg.matmul(a, b), np.matmul(a, b)), (tg.dot(a, b), np.dot(a, b)),
+                      (tg.matmul(a[0, 0], b), np.matmul(a[0, 0], b)),
+                      (tg.matmul(a[:, ::2, ::3], b[::3]), np.matmul(a[:, ::2, ::3], b[::3])),
+                      (tg.matmul(np.asfortranarray(a[1]), b), np.matmul(a[1], b))):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3,
+                                   atol=2e-3)
+    out = np.empty((3, 20, 10), np.float16)
+    assert tg.matmul(a, b, out=out) is out
+    np.testing.assert_array_equal(out, tg.matmul(a, b))
+    out32 = np.empty((3, 20, 10), np.float32)  # same-kind cast of the float16 result
+    np.testing.assert_array_equal(tg.matmul(a, b, out=out32), np.matmul(a, b).astype(np.float32))
+    # mixed float16 and float32: NumPy computes in float32
+    b32 = b.astype(np.float32)
+    assert tg.matmul(a, b32).dtype == np.float32
+
+
+def test_threads_give_the_bits_of_one_thread():
+    a = RNG.standard_normal((200, 700)).astype(np.float16)
+    b = RNG.standard_normal((700, 300)).astype(np.float16)
+    tg.set_num_threads(1)
+    try:
+        one = tg.matmul(a, b)
+    finally:
+        tg.set_num_threads(None)
+    tg.set_num_threads(2)
+    try:
+        np.testing.assert_array_equal(tg.matmul(a, b), one)
+    finally:
+        tg.set_num_threads(None)
+
+
+C_PROGRAM = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include "tilegen.h"
+
+enum { M = 5, N = 7, K = 9 };
+
+int main(void) {
+  uint16_t a[M * K], b[K * N], ch[M * N];
+  float af[M * K], bfl[K * N], c[M * N], want[M * N], bias[N];
+  for (int i = 0; i < M * K; i++) af[i] = (float) ((i * 7) % 11 - 5);
+  for (int i = 0; i < K * N; i++) bfl[i] = (float) ((i * 5) % 9 - 4) * 0.5f;
+  for (int j = 0; j < N; j++) bias[j] = (float) j - 3;
+  tilegen_f16_from_f32(M * K, af, 1, a, 1);
+  tilegen_f16_from_f32(K * N, bfl, 1, b, 1);
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      double s = 0;
+      for (int p = 0; p < K; p++) s += (double) af[i * K + p] * bfl[p * N + j];
+      want[i * N + j] = (float) s;
+    }
+  /* float32 C: 2 A B + 0.5 C + bias, then relu (small integers and halves: exact) */
+  for (int i = 0; i < M * N; i++) c[i] = 4;
+  if (tilegen_gemm_f16(M, N, K, 2, a, K, 1, b, N, 1, 0.5f, c, TILEGEN_F32, N, 1, bias, 1,
+                       TILEGEN_ACT_RELU) != 0) return 1;
+  for (int i = 0; i < M * N; i++) {
+    const float w = fmaxf(2 * want[i] + 2 + bias[i % N], 0);
+    if (c[i] != w) { printf("f32 C %d: %g vs %g\n", i, c[i], w); return 2; }
+  }
+  /* float16 C, column-major through the strides (C^T = B^T A^T) */
+  if (tilegen_gemm_f16(N, M, K, 1, b, 1, N, a, 1, K, 0, ch, TILEGEN_F16, 1, N, NULL, 0,
+                       TILEGEN_ACT_NONE) != 0) return 3;
+  float back[M * N];
+  tilegen_f32_from_f16(M * N, ch, 1, back, 1);
+  for (int i = 0; i < M * N; i++) if (back[i] != want[i]) { printf("f16 C %d\n", i); return 4; }
+  /* alpha 0: beta * C, A and B never read (NULL) */
+  if (tilegen_gemm_f16(M, N, K, 0, NULL, K, 1, NULL, N, 1, 2, c, TILEGEN_F32, N, 1, NULL, 0,
+                       TILEGEN_ACT_NONE) != 0) return 5;
+  /* bad parameters: -p, nothing written */
+  c[0] = 42;
+  if (tilegen_gemm_f16(-1, N, K, 1, a, K, 1, b, N, 1, 0, c, TILEGEN_F32, N, 1, NULL, 0,
+                       TILEGEN_ACT_NONE) != -1) return 6;
+  if (tilegen_gemm_f16(M, N, K, 1, NULL, K, 1, b, N, 1, 0, c, TILEGEN_F32, N, 1, NULL, 0,
+                       TILEGEN_ACT_NONE) != -5) return 7;
+  if (tilegen_gemm_f16(M, N, K, 1, a, K, 1, NULL, N, 1, 0, c, TILEGEN_F32, N, 1, NULL, 0,
+                       TILEGEN_ACT_NONE) != -8) return 8;
+  if (tilegen_gemm_f16(M, N, K, 1, a, K, 1, b, N, 1, 0, NULL, TILEGEN_F32, N, 1, NULL, 0,
+                       TILEGEN_ACT_NONE) != -12) return 9;
+  if (tilegen_gemm_f16(M, N, K, 1, a, K, 1, b, N, 1, 0, c, TILEGEN_BF16, N, 1, NULL, 0,
+                       TILEGEN_ACT_NONE) != -13) return 10;
+  if (tilegen_gemm_f16(M, N, K, 1, a, K, 1, b, N, 1, 0, c, TILEGEN_F32, N, 1, NULL, 0,
+                       (tilegen_activation) 99) != -18) return 11;
+  if (c[0] != 42) return 12;
+  puts("OK");
+  return 0;
+}
+"""
+
+
+def test_c_api(tmp_path):
+    src = tmp_path / "f16_client.c"
+    src.write_text(C_PROGRAM)
+    exe = tmp_path / "f16_client"
+    r = cprog.run([cprog.cc(), "-std=gnu11", f"-I{tg.get_include()}", str(src), "-o", str(exe),
+                   *cprog.tilegen_link_args(), "-lm"])
+    assert r.returncode == 0, r.stderr
+    r = cprog.run([str(exe)])
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), (r.returncode, r.stdout, r.stderr)
