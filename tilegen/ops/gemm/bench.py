@@ -18,8 +18,8 @@ LIBS = ("tilegen", "numpy", "scipy", "torch", "blis")
 RATIO_VS = ("numpy",)
 UNIT, UNIT_SCALE = "GFLOP/s", 1e9
 PLOT_XLABEL = "M = K = N (float32; <=64: whole call, allocating)"
-DTYPES = {"f32": "float32", "f64": "float64", "bf16": "bfloat16", "s8": "int8"}
-GROUPS = ("small", "square", "skinny", "gemv", "stacked", "f64", "bf16", "s8")
+DTYPES = {"f32": "float32", "f64": "float64", "bf16": "bfloat16", "f16": "float16", "s8": "int8"}
+GROUPS = ("small", "square", "skinny", "gemv", "stacked", "f64", "bf16", "f16", "s8")
 # Libraries whose bench call takes a stack of matrices in one call (the others skip those cases).
 STACKING_LIBS = ("tilegen", "numpy", "torch")
 # Libraries with a bfloat16 product: NumPy's (ml_dtypes' element loop; a bf16 @ bf16 matmul is
@@ -29,6 +29,10 @@ BF16_LIBS = ("tilegen", "numpy", "torch")
 # call past 1024^3, so only up to there) and torch._int_mm.
 S8_LIBS = ("tilegen", "numpy", "torch")
 S8_NUMPY_MAX_WORK = 2 * 1024 ** 3
+# float16 @ float16 -> float16: NumPy's element loop (~0.4 GFLOP/s: only up to 512^3) and torch's
+# CPU half product.
+F16_LIBS = ("tilegen", "numpy", "torch")
+F16_NUMPY_MAX_WORK = 2 * 512 ** 3
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,9 @@ class Case:
         return (not self.batch or lib in STACKING_LIBS) and (
             self.dtype != "bf16" or lib in BF16_LIBS) and (
             self.dtype != "s8" or lib in S8_LIBS and (
-                lib != "numpy" or self.flops <= S8_NUMPY_MAX_WORK))
+                lib != "numpy" or self.flops <= S8_NUMPY_MAX_WORK)) and (
+            self.dtype != "f16" or lib in F16_LIBS and (
+                lib != "numpy" or self.flops <= F16_NUMPY_MAX_WORK))
 
     @property
     def size(self) -> Optional[int]:
@@ -131,7 +137,7 @@ class Case:
             return None
         if result.shape != want_shape:
             return f"shape {result.shape}, expected {want_shape}"
-        want_dtypes = {"bf16": ("float32", "bfloat16"), "s8": ("int32",)}.get(
+        want_dtypes = {"bf16": ("float32", "bfloat16"), "f16": ("float16",), "s8": ("int32",)}.get(
             self.dtype, (DTYPES[self.dtype],))
         if result.dtype.name not in want_dtypes:
             return f"dtype {result.dtype}, expected {' or '.join(want_dtypes)}"
@@ -151,8 +157,8 @@ class Case:
             return "non-finite values in the result"
         tol = (1e-12 if self.dtype == "f64" else 1e-5) * math.sqrt(self.k)
         err = np.abs(got.astype(np.float64) - want)
-        bound = tol * (scale + 1.0) + (2.0 ** -8 * np.abs(want) if result.dtype.name == "bfloat16"
-                                       else 0.0)
+        rounding = {"bfloat16": 2.0 ** -8, "float16": 2.0 ** -11}.get(result.dtype.name, 0.0)
+        bound = tol * (scale + 1.0) + rounding * np.abs(want)
         bad = err > bound
         if bad.any():
             i = np.unravel_index(np.argmax(err - bound), err.shape)
@@ -175,6 +181,7 @@ def cases(quick: bool = False) -> List[Case]:
             Case("stacked", "f32", 16, 16, 16, alloc=True, batch=8),
             Case("f64", "f64", 128, 128, 128),
             Case("bf16", "bf16", 256, 256, 256),
+            Case("f16", "f16", 128, 128, 128),
             Case("s8", "s8", 256, 256, 256),
         ]
     cases = [Case("small", "f32", s, s, s, alloc=True) for s in (8, 16, 32, 64)]
@@ -192,6 +199,8 @@ def cases(quick: bool = False) -> List[Case]:
     # product; NumPy's element loop takes seconds from 1024 on.
     cases += [Case("bf16", "bf16", s, s, s) for s in (256, 1024, 2048, 4096)]
     cases += [Case("bf16", "bf16", 16, 4096, 4096)]
+    # float16 squares (NumPy's loop only to 512).
+    cases += [Case("f16", "f16", s, s, s) for s in (256, 512, 1024, 2048)]
     # int8 -> int32 squares and the decode-like product.
     cases += [Case("s8", "s8", s, s, s) for s in (256, 1024, 2048, 4096)]
     cases += [Case("s8", "s8", 16, 4096, 4096)]
@@ -248,6 +257,10 @@ def make_call(lib: str, case: Case, operands, threads: int = 1
         import torch
         ta, tb, tc = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(out)
         return _bound(torch._int_mm, ta, tb, out=tc), lambda r: r.numpy()
+    if lib == "torch" and case.dtype == "f16":  # torch's CPU half product is float16
+        import torch
+        ta, tb, tc = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(out)
+        return _bound(torch.matmul, ta, tb, out=tc), lambda r: r.numpy()
     if lib == "torch" and case.dtype == "bf16":  # torch's bf16 product is bf16 (oneDNN)
         import numpy as np
         import torch
