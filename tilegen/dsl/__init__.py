@@ -3,6 +3,8 @@
 Pure Python (jinja2 and pyyaml only); it never imports the compiled runtime. Each kernel family
 (a plug-in in its op's folder, tilegen/ops/<op>/<family>.py) gets a builder here,
 ``tilegen.dsl.<family>(dtype)``, with the schedule verbs of builder.py (the README shows one).
+``tilegen.dsl.compile(spec)`` compiles one kernel with the system C compiler and returns it as a
+callable over NumPy arrays (jit.py; it needs the compiled core only to probe the CPU).
 """
 import functools
 
@@ -10,6 +12,7 @@ from .builder import F32, F64, KernelBuilder, op
 from .isa import DTYPES, FEATURES, FLOAT_DTYPES, ISAS, IntOps, Isa, VecOps, get_isa
 from .lowering import lower, register_budget
 from .family import FAMILIES, OpFamily, get_family
+from .jit import CompiledKernel, CompilerNotFoundError, JitError, UnsupportedISAError, compile
 from .registry import Entry, load_registry, registry_path, select, serving_isa
 from .spec import KernelSpec, format_name, parse_name, parse_tile, spec_from_name
 
@@ -21,6 +24,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "CompiledKernel", "CompilerNotFoundError", "JitError", "UnsupportedISAError", "compile",
     "DTYPES", "F32", "F64", "FAMILIES", "FEATURES", "FLOAT_DTYPES", "ISAS", "Entry",
     "IntOps", "Isa", "KernelBuilder", "KernelSpec", "OpFamily", "VecOps", "format_name",
     "get_family", "get_isa", "load_registry", "lower", "op", "parse_name", "parse_tile",
