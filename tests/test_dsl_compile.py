@@ -111,6 +111,34 @@ def test_vector_families(isa):
     close(norm(rows[0]), r64[0] / np.sqrt((r64[0] ** 2).mean() + 1e-6), n)
 
 
+@pytest.mark.parametrize("isa", [isa_param("scalar"), isa_param("avx512bf16")])
+def test_gemmbf16_pair_packed(isa):
+    """Odd K (a pair half padded), integer values: float32 sums exact, so equal to NumPy's."""
+    from ml_dtypes import bfloat16
+
+    k = dsl.compile(op("gemmbf16", "bf16").tile(m=3, n=2 * lanes(isa, "bf16"), k=2).target(isa))
+    a = RNG.integers(-8, 9, (5, 7)).astype(bfloat16)
+    b = RNG.integers(-8, 9, (7, 2 * lanes(isa, "bf16") + 3)).astype(bfloat16)
+    c = RNG.integers(-8, 9, (5, b.shape[1])).astype(np.float32)
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_array_equal(k(a, b), want)
+    np.testing.assert_array_equal(k(a, b, c, alpha=2.0, beta=1.0), 2 * want + c)
+
+
+@pytest.mark.parametrize("isa", [isa_param("scalar"), isa_param("avx2"), isa_param("avx512vnni")])
+def test_gemms8_exact_and_wrapping(isa):
+    """-128 x -128 products (VPDPBUSD's offset path), K not a multiple of 4, C += A B."""
+    k = dsl.compile(op("gemms8", "s8").tile(m=2, n=lanes(isa, "s8"), k=4).target(isa))
+    a = RNG.integers(-128, 128, (5, 9)).astype(np.int8)
+    a[0] = -128
+    b = RNG.integers(-128, 128, (9, lanes(isa, "s8") + 1)).astype(np.int8)
+    b[:, 0] = -128
+    c = RNG.integers(-2 ** 31, 2 ** 31, (5, b.shape[1])).astype(np.int32)
+    want = a.astype(np.int64) @ b.astype(np.int64)
+    np.testing.assert_array_equal(k(a, b), want.astype(np.int32))
+    np.testing.assert_array_equal(k(a, b, c), (want + c).astype(np.int32))  # wraps as int32
+
+
 # --- the cache ---
 
 def test_second_compile_is_a_cache_hit(cache):

@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
+import ml_dtypes
 import numpy as np
 
 from .isa import BASE_CFLAGS, get_isa, host_arch
@@ -33,10 +34,10 @@ CTYPES: Dict[str, Any] = {
     "f32": ctypes.c_float, "f64": ctypes.c_double, "u8": ctypes.c_uint8, "i16": ctypes.c_int16,
     "i32": ctypes.c_int32, "bf16": ctypes.c_uint16, "s8": ctypes.c_int8,
 }
-# The NumPy dtype that holds each element type (bfloat16 travels as its 16 bits).
+# The NumPy dtype of each element type (bfloat16: ml_dtypes', installed with tilegen).
 NP_DTYPES: Dict[str, Any] = {
     "f32": np.float32, "f64": np.float64, "u8": np.uint8, "i16": np.int16, "i32": np.int32,
-    "bf16": np.uint16, "s8": np.int8,
+    "bf16": ml_dtypes.bfloat16, "s8": np.int8,
 }
 
 # Compiles and cache hits of this process (the tests check that a second compile is a hit).
