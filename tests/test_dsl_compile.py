@@ -293,3 +293,21 @@ def test_emit_compile_errors_are_one_line(capsys):
                  "--bench"])
     _, err = capsys.readouterr()
     assert code == 2 and "--bench needs --compile" in err
+
+
+def test_emit_compile_from_an_empty_folder(tmp_path, cache):
+    """`python -m tilegen` in a fresh process, started in an empty folder (CI runs the tests
+    from an unpacked sdist): templates, headers and flags come from the installed package."""
+    import subprocess
+    import sys
+
+    work = tmp_path / "empty"
+    work.mkdir()
+    env = {**os.environ, "TILEGEN_CACHE_DIR": str(cache)}
+    r = subprocess.run([sys.executable, "-m", "tilegen", "emit", "--op", "rmsnorm", "--dtype",
+                        "f64", "--isa", "scalar", "--tile", "1x2", "--compile", "--bench",
+                        "--shape", "3,17", "--repeat", "1"],
+                       cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "tg_f64_rmsnorm_ukernel_1x2__scalar (spec)" in r.stdout and "(registered)" in r.stdout
+    assert "GB/s" in r.stdout

@@ -53,6 +53,8 @@ class Gemv(OpFamily):
 
         fn = kernel.function(None, i64, i64, vp, i64, vp, vp, i64, ctypes.POINTER(Params))
         axpy = self.axpy(spec)
+        drive = None if axpy else kernel.symbol("tg_dsl_gemv_drive", None, i64, i64, vp, i64,
+                                                vp, vp, ct, ct)
 
         def call(a, x, y=None, *, alpha=1.0, beta=0.0):
             a = jit.check_array("a", a, t, 2)
@@ -70,11 +72,9 @@ class Gemv(OpFamily):
             if axpy:
                 fn(cols, rows, a.ctypes.data, lda, x.ctypes.data, out.ctypes.data, 1,
                    ctypes.byref(params))
-            else:
-                for i0 in range(0, rows, spec.mr):
-                    fn(min(spec.mr, rows - i0), cols, a.ctypes.data + i0 * lda * a.itemsize,
-                       lda, x.ctypes.data, out.ctypes.data + i0 * out.itemsize, 1,
-                       ctypes.byref(params))
+            else:  # a C loop over the blocks of MR rows
+                drive(rows, cols, a.ctypes.data, lda, x.ctypes.data, out.ctypes.data, alpha,
+                      beta)
             return out
 
         call.__doc__ = f"{spec.name}: " + (
@@ -84,6 +84,26 @@ class Gemv(OpFamily):
             f"{spec.mr} rows of a per kernel call ") + (
             "(y read only when beta != 0; a new array is returned)")
         return call
+
+    def python_driver(self, spec) -> str:
+        """Dot form: C's loop over the blocks of MR rows of A."""
+        if self.axpy(spec):
+            return ""
+        t = DTYPES[spec.dtype]
+        return f"""#include <stdint.h>
+#include "tg_ukernels.h"
+
+{self.c_declaration(spec)}
+
+__attribute__((visibility("default"))) void tg_dsl_gemv_drive(
+    int64_t m, int64_t k, const {t}* a, int64_t rs_a, const {t}* x, {t}* y, {t} alpha,
+    {t} beta) {{
+  const tg_{spec.dtype}_gemm_params p = {{alpha, beta, 0}};
+  for (int64_t i0 = 0; i0 < m; i0 += {spec.mr})
+    {spec.name}(m - i0 < {spec.mr} ? m - i0 : {spec.mr}, k, a + i0 * rs_a, rs_a, x, y + i0, 1,
+                &p);
+}}
+"""
 
     def python_example(self, spec, dims, rng):
         import numpy as np

@@ -28,7 +28,8 @@ class Rmsnorm(OpFamily):
     example_dims = (("rows", 64), ("n", 4096))
 
     def python_call(self, spec, kernel):
-        """RMSNorm over the last axis, the compiled kernel called once per row."""
+        """RMSNorm over the last axis, the compiled kernel called once per row (python_driver's
+        loop)."""
         import ctypes
 
         import numpy as np
@@ -37,7 +38,8 @@ class Rmsnorm(OpFamily):
 
         t = spec.dtype
         i64, vp = ctypes.c_int64, ctypes.c_void_p
-        fn = kernel.function(None, i64, vp, vp, jit.CTYPES[t], vp)
+        drive = kernel.symbol("tg_dsl_rmsnorm_drive", None, i64, i64, i64, vp, vp,
+                              jit.CTYPES[t], vp)
 
         def call(x, weight=None, eps=1e-6):
             x = jit.check_array("x", x, t, 1 if getattr(x, "ndim", 2) == 1 else 2)
@@ -46,15 +48,27 @@ class Rmsnorm(OpFamily):
             if weight is not None:
                 weight = jit.check_array("weight", weight, t, 1, shape=(n,))
             out = np.empty(rows.shape, dtype=x.dtype)
-            for r in range(rows.shape[0]):
-                fn(n, rows[r].ctypes.data, None if weight is None else weight.ctypes.data, eps,
-                   out[r].ctypes.data)
+            drive(rows.shape[0], n, jit.row_stride(rows), rows.ctypes.data,
+                  None if weight is None else weight.ctypes.data, eps, out.ctypes.data)
             return out.reshape(x.shape)
 
         call.__doc__ = (f"{spec.name}: y = x * weight / sqrt(mean(x**2, axis=-1) + eps) for x "
                         f"(n,) or (rows, n) (rows contiguous), weight (n,) or None; one kernel "
                         f"call per row; returns a new array")
         return call
+
+    def python_driver(self, spec) -> str:
+        """C's loop over the rows."""
+        t = DTYPES[spec.dtype]
+        return f"""#include <stdint.h>
+
+{self.c_declaration(spec)}
+
+__attribute__((visibility("default"))) void tg_dsl_rmsnorm_drive(
+    int64_t rows, int64_t n, int64_t rs_x, const {t}* x, const {t}* w, {t} eps, {t}* y) {{
+  for (int64_t r = 0; r < rows; r++) {spec.name}(n, x + r * rs_x, w, eps, y + r * n);
+}}
+"""
 
     def python_example(self, spec, dims, rng):
         import numpy as np
