@@ -139,6 +139,31 @@ def test_gemms8_exact_and_wrapping(isa):
     np.testing.assert_array_equal(k(a, b, c), (want + c).astype(np.int32))  # wraps as int32
 
 
+@pytest.mark.parametrize("isa, fmt, tile", [
+    ("scalar", "q4_0", (1, 2)), ("scalar", "q4_1", (1, 2)), ("scalar", "q8_0", (1, 2)),
+    ("avx2", "q4_0", (2, 8)), ("avx512vnni", "q8_0", (2, 32)), ("avx512vnni", "q4_1", (2, 32)),
+])
+def test_qgemv_on_gguf_blocks(isa, fmt, tile):
+    """Y = X W^T with W as tilegen.quantize's GGUF blocks (dequantized by tilegen.dequantize,
+    which matches gguf's) and X quantized per 32 values as llama.cpp does."""
+    if not USABLE.get(isa, False):
+        pytest.skip(f"this CPU (or OS) lacks {isa}")
+    import tilegen as tg
+
+    k = dsl.compile(op("qgemv", "s8").tile(m=tile[0], n=tile[1]).set(fmt=fmt).target(isa))
+    x = RNG.standard_normal((3, 96)).astype(np.float32)
+    w = tg.quantize(RNG.standard_normal((tile[1] + 3, 96)).astype(np.float32), fmt)
+    blocks = x.reshape(3, 3, 32)
+    dx = np.abs(blocks).max(axis=2, keepdims=True) / np.float32(127)
+    xv = (np.round(blocks / dx) * dx).reshape(3, 96).astype(np.float64)
+    wv = tg.dequantize(w, fmt).astype(np.float64)
+    got = k(x, w)
+    np.testing.assert_allclose(got, xv @ wv.T, rtol=0,
+                               atol=1e-5 * float((np.abs(xv) @ np.abs(wv).T).max()))
+    with pytest.raises(ValueError, match="^x: K = 95 is not a multiple"):
+        k(x[:, :95].copy(), w)
+
+
 # --- the cache ---
 
 def test_second_compile_is_a_cache_hit(cache):
