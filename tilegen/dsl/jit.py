@@ -19,6 +19,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
@@ -145,8 +146,8 @@ def as_spec(spec: Any) -> KernelSpec:
 
 def _sources(spec: KernelSpec, with_extras: bool) -> Dict[str, str]:
     """File name -> C source: the kernel, (when it needs them) its family's extra files of the
-    same dtype and ISA, the family's C driver for Python (if any), and the entry point that hands ctypes the kernel's address (the build
-    hides every other symbol)."""
+    same dtype and ISA, the family's C driver for Python (if any), and the entry point that
+    hands ctypes the kernel's address (the build hides every other symbol)."""
     from .registry import Entry
     from .render import environment, render_kernel
 
@@ -180,8 +181,10 @@ def _build(cc: str, flags: Sequence[str], sources: Dict[str, str], out: str) -> 
             paths.append(os.path.join(tmp, name))
             with open(paths[-1], "w", encoding="utf-8") as f:
                 f.write(text)
+        # An unresolved symbol fails here (GNU ld), not as a load error later.
+        strict = ["-Wl,--no-undefined"] if sys.platform.startswith("linux") else []
         cmd = [*cc.split(), *flags, *(f"-I{d}" for d in _include_dirs()), "-shared", *paths,
-               "-o", out, "-Wl,--no-undefined", "-lm"]
+               "-o", out, *strict, "-lm"]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise JitError(f"compiling failed ({' '.join(cmd)}):\n{r.stderr[-4000:]}")

@@ -22,13 +22,14 @@ def registered_kernel(spec: KernelSpec) -> KernelSpec:
     """The registry's production kernel of spec's family, dtype and ISA to compare it with: of
     those of its template (its form: the same call), family fields and epilogue where there
     are such, the largest tile (the one the library runs on large problems)."""
+    key = (spec.op, spec.dtype, spec.isa)
     same = [e.spec for e in load_registry()
-            if e.production and (e.spec.op, e.spec.dtype, e.spec.isa) == (spec.op, spec.dtype, spec.isa)]
+            if e.production and (e.spec.op, e.spec.dtype, e.spec.isa) == key]
     if not same:
         raise ValueError(f"--bench: the registry has no production {spec.op} {spec.dtype} kernel "
                          f"for {spec.isa} to compare with")
-    return max(same, key=lambda s: (s.template == spec.template, s.options == spec.options, s.epilogue == spec.epilogue,
-                                    s.mr * s.nr * s.kr))
+    return max(same, key=lambda s: (s.template == spec.template, s.options == spec.options,
+                                    s.epilogue == spec.epilogue, s.mr * s.nr * s.kr))
 
 
 def _fresh(args: Sequence[object]) -> Tuple[object, ...]:
