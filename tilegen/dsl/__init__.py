@@ -1,7 +1,7 @@
 """tilegen.dsl: describe micro-kernels, check them against the hardware, render them to C.
 
-Pure Python (jinja2 and pyyaml only); the generator never imports the compiled runtime. Each kernel family
-(a plug-in in its op's folder, tilegen/ops/<op>/<family>.py) gets a builder here,
+Pure Python (jinja2 and pyyaml only); the generator never imports the compiled runtime. Each
+kernel family (a plug-in in its op's folder, tilegen/ops/<op>/<family>.py) gets a builder here,
 ``tilegen.dsl.<family>(dtype)``, with the schedule verbs of builder.py (the README shows one).
 ``tilegen.dsl.compile(spec)`` compiles one kernel with the system C compiler and returns it as a
 callable over NumPy arrays (jit.py, imported on first use: it needs NumPy, and the compiled core
