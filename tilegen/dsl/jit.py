@@ -192,9 +192,10 @@ def _build(cc: str, flags: Sequence[str], sources: Dict[str, str], out: str) -> 
 
 class CompiledKernel:
     """A compiled micro-kernel: call it as its family documents (`kernel.__doc__`), or take the
-    raw C function (`function(restype, *argtypes)`)."""
+    raw C function (`function(restype, *argtypes)`, of C prototype `prototype`)."""
 
-    def __init__(self, spec: KernelSpec, path: str, cached: bool, flags: Tuple[str, ...]):
+    def __init__(self, spec: KernelSpec, path: str, cached: bool, flags: Tuple[str, ...],
+                 raw: bool = False):
         self.spec = spec
         self.name = spec.name
         self.path = path
@@ -204,9 +205,15 @@ class CompiledKernel:
         entry = getattr(self._lib, ENTRY)
         entry.restype = ctypes.c_void_p
         self.address: int = entry()
+        self.prototype: str = spec.family.c_declaration(spec)
         # The family's NumPy-level callable; its docstring says what it computes.
-        self.call: Callable[..., Any] = spec.family.python_call(spec, self)
-        self.__doc__ = self.call.__doc__
+        self.call: Optional[Callable[..., Any]] = None
+        if raw:
+            self.__doc__ = (f"{self.name}: the raw kernel, {self.prototype} (call it through "
+                            f".function(restype, *argtypes))")
+        else:
+            self.call = spec.family.python_call(spec, self)
+            self.__doc__ = self.call.__doc__
 
     def function(self, restype: Any, *argtypes: Any) -> Any:
         """The kernel as a ctypes function of the given C prototype."""
@@ -220,23 +227,30 @@ class CompiledKernel:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         check_runnable(self.spec.isa)  # never SIGILL, even if the cache dir moved machines
+        if self.call is None:
+            raise NotImplementedError(f"{self.name} was compiled raw: call it through "
+                                      f".function(restype, *argtypes); {self.prototype}")
         return self.call(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<CompiledKernel {self.name} from {self.path}>"
 
 
-def compile(spec: Any, *, cache: Optional[str] = None, force: bool = False) -> CompiledKernel:
+def compile(spec: Any, *, cache: Optional[str] = None, force: bool = False,
+            raw: bool = False) -> CompiledKernel:
     """Render, compile (or find in the cache) and load one kernel; see the module docstring.
 
     UnsupportedISAError when this machine cannot run the spec's ISA, CompilerNotFoundError
-    without a C compiler, JitError when compiling fails; `force` recompiles."""
+    without a C compiler, JitError when compiling fails; `force` recompiles. `raw`: no NumPy
+    callable, only the C function (`.function(...)`, `.prototype`): for any family, those
+    without a python_call too."""
     spec = as_spec(spec)
     check_runnable(spec.isa)
-    if not spec.family.has_python_call:  # refused before the compiler runs
+    if not raw and not spec.family.has_python_call:  # refused before the compiler runs
         raise NotImplementedError(
             f"op: {spec.op} kernels have no Python callable yet (OpFamily.python_call in "
-            f"tilegen/ops/{spec.family.op}/{spec.op}.py); `tilegen emit` renders them")
+            f"tilegen/ops/{spec.family.op}/{spec.op}.py); compile(..., raw=True) gives the C "
+            f"function, `tilegen emit` the source")
     cc = find_compiler()
     flags = compile_flags(spec.isa)
     sources = _sources(spec, with_extras=bool(_needs_extras(spec)))
@@ -260,7 +274,7 @@ def compile(spec: Any, *, cache: Optional[str] = None, force: bool = False) -> C
             if os.path.exists(tmp):
                 os.remove(tmp)
         STATS["compiled"] += 1
-    return CompiledKernel(spec, path, cached, flags)
+    return CompiledKernel(spec, path, cached, flags, raw)
 
 
 def _needs_extras(spec: KernelSpec) -> bool:
