@@ -104,8 +104,11 @@ def run(spec: KernelSpec, bench: bool, shape: Optional[str], repeat: int,
     unit = "GFLOP/s" if example.unit == "flop" else "GB/s"
     packed = " (operands packed once, outside the timing)" if getattr(
         kernel.call, "prepare", None) else ""
-    print_(f"{spec.op} {spec.dtype} {spec.isa}, {','.join(names)} = {example.shape}; both checked "
-           f"against NumPy; time per call{packed}, best of {repeat}")
+    from tilegen import runtime_info  # the CPU a figure was measured on
+
+    print_(f"{spec.op} {spec.dtype} {spec.isa}, {','.join(names)} = {example.shape}, 1 thread, "
+           f"{runtime_info().get('cpu_brand') or 'unknown CPU'}; both checked against NumPy; "
+           f"time per call{packed}, best of {repeat}")
     width = max(len(r[0]) for r in rows)
     print_(f"{'kernel':<{width}}  {'max err':>8}  {'time (ms)':>10}  {unit:>8}  {'ratio':>6}")
     base = rows[1][3]
