@@ -185,9 +185,10 @@ __attribute__((visibility("default"))) void {DRIVE}(
 
 
 def quantize_rows(x, rows: int):
-    """x (M, K) float32 quantized per 32 values as llama.cpp quantizes activations (Q8_0:
-    dx = max|x| / 127, q = round(x / dx)), padded with zero rows to a multiple of `rows`:
-    codes (M', K) int8 and (M', 2 K/32) float32 (dx, dx * sum(q)) per block."""
+    """x (M, K) float32 quantized per 32 values as tilegen.Linear quantizes activations (Q8_0's
+    scale, dx = max|x| / 127, q = x / dx rounded to nearest even, within +-127), padded with
+    zero rows to a multiple of `rows`: codes (M', K) int8 and (M', 2 K/32) float32
+    (dx, dx * sum(q)) per block."""
     import numpy as np
 
     m, k = x.shape
@@ -195,7 +196,8 @@ def quantize_rows(x, rows: int):
     blocks = x.reshape(m, k // BLOCK, BLOCK)
     dx = (np.abs(blocks).max(axis=2) / 127).astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.where(dx[..., None] > 0, np.round(blocks / dx[..., None]), 0).astype(np.int8)
+        q = np.clip(np.where(dx[..., None] > 0, np.round(blocks / dx[..., None]), 0),
+                    -127, 127).astype(np.int8)
     codes = np.zeros((mp, k), dtype=np.int8)
     codes[:m] = q.reshape(m, k)
     xs = np.zeros((mp, 2 * (k // BLOCK)), dtype=np.float32)
@@ -273,8 +275,8 @@ def _python_call(spec, kernel):
     call.__doc__ = (
         f"{spec.name}: Y = X W^T in float32 for x (M, K) float32 (K a multiple of {BLOCK}) and w "
         f"(N, K/{BLOCK} * {gb}) uint8, W's rows as {spec.fmt} GGUF blocks (tilegen.quantize(w, "
-        f"{spec.fmt!r})). X is quantized per {BLOCK} values to int8 as llama.cpp quantizes "
-        f"activations (scale max|x|/127), W repacked into the kernel's {spec.nr}-row panels, then "
+        f"{spec.fmt!r})). X is quantized per {BLOCK} values to int8 as tilegen.Linear does "
+        f"(scale max|x|/127, nearest even), W repacked into the kernel's {spec.nr}-row panels, then "
         f"a C loop calls the micro-kernel on each {spec.mr}x{spec.nr} tile of Y.")
     return call
 
