@@ -145,7 +145,7 @@ def test_gemms8_exact_and_wrapping(isa):
 ])
 def test_qgemv_on_gguf_blocks(isa, fmt, tile):
     """Y = X W^T with W as tilegen.quantize's GGUF blocks (dequantized by tilegen.dequantize,
-    which matches gguf's) and X quantized per 32 values as llama.cpp does."""
+    which matches gguf's) and X quantized per 32 values as tg.Linear does."""
     if not USABLE.get(isa, False):
         pytest.skip(f"this CPU (or OS) lacks {isa}")
     import tilegen as tg
