@@ -57,12 +57,16 @@ def _pyx_modules():
 BASELINE_SOURCES = [src for d in CORE_DIRS + DRIVER_DIRS for src in _c_sources(d)]
 INCLUDE_DIRS = ["tilegen/include", "tilegen/generated"] + CORE_DIRS + [
     d for d in DRIVER_DIRS if os.path.isdir(os.path.join(ROOT, d))]
-C_FLAGS = ["-std=gnu11", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 LIB_NAME = "tilegen"
 
 
 def _isa_tables():
     return _load_by_path("_tilegen_isa", "tilegen", "dsl", "isa", "base.py")
+
+
+# Every translation unit's flags (an ISA's add to them): the ISA tables' base, which
+# tilegen.dsl.compile uses too.
+C_FLAGS = list(_isa_tables().BASE_CFLAGS)
 
 
 def _version():

@@ -3,14 +3,18 @@
     op(<family>, F32).tile(m=14, n=32).vectorize("n").unroll("k", 4).epilogue("bias", "relu")
                       .target("avx512")
 
-Each verb returns a new builder; `.spec` validates and builds the KernelSpec.
+Each verb returns a new builder; `.spec` validates and builds the KernelSpec. Every family has a
+builder: ``op(<family>, dtype)``, or ``<family>(dtype)`` from this module or tilegen.dsl. Verbs
+check what they can against the family at once (the loop it vectorizes, its epilogue stages and
+fields); `.spec` checks the rest (tile, register budget, ISA).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Dict
 
-from .family import FAMILIES
+from .family import FAMILIES, get_family
 from .render import render_kernel
 from .spec import KernelSpec
 
@@ -51,6 +55,11 @@ class KernelBuilder:
         return self._with(tail=strategy)
 
     def epilogue(self, *stages: str) -> "KernelBuilder":
+        allowed = FAMILIES[self.op].epilogues
+        for stage in stages:
+            if stage not in allowed:
+                raise ValueError(f"epilogue: {self.op} kernels fuse {', '.join(allowed) or 'no stage'}"
+                                 f", not {stage!r}")
         return self._with(epilogue=tuple(stages))
 
     def variant(self, name: str) -> "KernelBuilder":
@@ -58,6 +67,11 @@ class KernelBuilder:
 
     def set(self, **fields) -> "KernelBuilder":
         """Family fields (a_layout="rows", kh=3, ...)."""
+        own = FAMILIES[self.op].fields
+        for name in fields:
+            if name not in own:
+                raise ValueError(f"{name}: not a field of {self.op} kernels; allowed: "
+                                 f"{', '.join(own) or 'none'}")
         return self._with(**fields)
 
     def target(self, isa: str) -> "KernelBuilder":
@@ -83,5 +97,15 @@ class KernelBuilder:
 
 def op(name: str, dtype: str) -> KernelBuilder:
     """A builder for any family: op(<family>, F32).tile(...)...; tilegen.dsl.<family>(F32) is
-    the same (tilegen/dsl/__init__.py)."""
+    the same (tilegen/dsl/__init__.py). ValueError for an unknown family or a dtype it lacks."""
+    family = get_family(name)
+    if dtype not in family.dtypes:
+        raise ValueError(f"dtype: {name} kernels take {', '.join(family.dtypes)}, not {dtype!r}")
     return KernelBuilder(op=name, dtype=dtype)
+
+
+def __getattr__(name: str):
+    """<family>(dtype): the builder of every family (`from tilegen.dsl.builder import ...`)."""
+    if not name.startswith("_") and name in FAMILIES:
+        return functools.partial(op, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

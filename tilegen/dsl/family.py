@@ -148,6 +148,33 @@ class OpFamily:
     def registry_file(self) -> str:
         return f"tilegen/ops/{self.op}/{self.name}.yaml"
 
+    # --- tilegen.dsl.compile (jit.py): the kernel called from Python ---
+    # The sizes a bench problem takes (`tilegen emit --compile --bench --shape`), with defaults.
+    example_dims: Tuple[Tuple[str, int], ...] = ()
+
+    def python_call(self, spec: "KernelSpec", kernel: Any) -> Any:
+        """A callable over NumPy arrays that runs the compiled kernel (`kernel.function(...)`
+        gives its C function); its docstring says what it computes. It checks its arguments
+        (jit.check_array) before any call. A family without one cannot be compiled from
+        Python (only rendered)."""
+        raise NotImplementedError(f"{self.name}: no python_call")
+
+    def python_driver(self, spec: "KernelSpec") -> str:
+        """C source compiled with the kernel for python_call: a loop over the kernel's tiles,
+        say, where calling it tile by tile from Python would time ctypes rather than the
+        kernel. Its entry points are marked visibility("default") (the build hides the rest)
+        and reached through kernel.symbol(...). Empty: none."""
+        return ""
+
+    @property
+    def has_python_call(self) -> bool:
+        return type(self).python_call is not OpFamily.python_call
+
+    def python_example(self, spec: "KernelSpec", dims: Sequence[int], rng: Any) -> Any:
+        """A bench problem of sizes `dims` (example_dims' order): a jit.Example whose args the
+        python_call takes, with NumPy's answer."""
+        raise NotImplementedError(f"{self.name}: no python_example")
+
     # --- helpers for subclasses ---
     @staticmethod
     def lanes(spec: "KernelSpec") -> int:

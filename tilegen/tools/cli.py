@@ -200,6 +200,16 @@ class EmitCommand:
                                 + f" (default {fam.fields[name][0]})")
         p.add_argument("--field", action="append", default=[], metavar="NAME=VALUE",
                        help="a family's own field, the same as its option: --field kh=3")
+        p.add_argument("--compile", action="store_true",
+                       help="compile the kernel (tilegen.dsl.compile: the system C compiler, "
+                            "cached) instead of printing its C, and say what its Python "
+                            "callable computes")
+        p.add_argument("--bench", action="store_true",
+                       help="with --compile: check it and the registry's kernel of the same "
+                            "family, ISA and dtype against NumPy, and time both on one problem")
+        p.add_argument("--shape", help="--bench's problem sizes, comma-separated, in the "
+                       "family's order (default: the family's; the table names them)")
+        p.add_argument("--repeat", type=int, default=5, help="--bench: timed runs, best kept")
 
     @staticmethod
     def run(args) -> int:
@@ -228,6 +238,19 @@ class EmitCommand:
             note = (f"NOT the registry's {spec.name}, which has the same name but another "
                     f"schedule: {diff}")
             print(f"tilegen: warning: the emitted kernel is {note}", file=sys.stderr)
+        if args.bench and not args.compile:
+            raise UsageError("--bench needs --compile")
+        if args.compile:
+            from tilegen.dsl import jit
+
+            from . import jitbench
+
+            if args.repeat < 1:
+                raise UsageError(f"--repeat: expected a positive integer, got {args.repeat}")
+            try:
+                return jitbench.run(spec, args.bench, args.shape, args.repeat)
+            except (jit.JitError, NotImplementedError) as e:
+                return _error(" ".join(str(e).split()), 1)
         sys.stdout.write(render.render_kernel(spec, note=note, emitted=True))
         return 0
 

@@ -9,7 +9,7 @@ import importlib
 from typing import Dict, List
 
 from .base import (
-    ARCH_GUARDS, DTYPE_BYTES, DTYPES, FEATURES, FLOAT_DTYPES, INT_DTYPES, INT_NARROW,
+    ARCH_GUARDS, BASE_CFLAGS, DTYPE_BYTES, DTYPES, FEATURES, FLOAT_DTYPES, INT_DTYPES, INT_NARROW,
     PROBE_DTYPES,
     PREFETCH_LEVELS, AsmOps, DotOps, IntOps, Isa, QuadOps, VecOps, host_arch,
 )
@@ -42,7 +42,7 @@ def isas_for_arch(arch: str) -> List[Isa]:
 
 
 __all__ = [
-    "ARCH_GUARDS", "DTYPE_BYTES", "DTYPES", "FEATURES", "FLOAT_DTYPES", "INT_DTYPES",
+    "ARCH_GUARDS", "BASE_CFLAGS", "DTYPE_BYTES", "DTYPES", "FEATURES", "FLOAT_DTYPES", "INT_DTYPES",
     "PROBE_DTYPES",
     "INT_NARROW", "ISAS", "PREFETCH_LEVELS", "AsmOps", "DotOps", "IntOps", "Isa", "QuadOps", "VecOps", "feature_bit", "get_isa",
     "host_arch", "isas_for_arch",

@@ -29,6 +29,11 @@ PROBE_DTYPES: Tuple[str, ...] = FLOAT_DTYPES + ("bf16", "s8")
 # The wide integer types that compute, each with the narrow type it widens from and saturates to.
 INT_NARROW: Mapping[str, str] = {"i16": "u8", "i32": "i16"}
 
+# The flags of every C translation unit of the library (setup.py) and of a kernel compiled from
+# Python (tilegen.dsl.compile); an ISA's `cflags` are added to them for its kernels.
+BASE_CFLAGS: Tuple[str, ...] = ("-std=gnu11", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra",
+                                "-Wno-unused-parameter")
+
 # Software-prefetch targets: the level -> the spellings' fields (x86's hint; GCC's locality).
 # "l2" brings lines to L2 only, which leaves the L1 miss buffers to the demand loads.
 PREFETCH_LEVELS: Mapping[str, Mapping[str, object]] = {

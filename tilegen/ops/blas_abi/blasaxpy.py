@@ -19,6 +19,40 @@ class Blasaxpy(Blasdot):
     c_select = None  # blas_dispatch.c selects it with the blasdot kernels
     what = "update one vector"
 
+    def python_call(self, spec, kernel):
+        """y <- a * x + y in place, one kernel call."""
+        import ctypes
+
+        from tilegen.dsl import jit
+
+        t = spec.dtype
+        ct = jit.CTYPES[t]
+        fn = kernel.function(None, ctypes.c_int64, ct, ctypes.c_void_p, ctypes.c_void_p)
+
+        def call(a, x, y):
+            x = jit.check_array("x", x, t, 1)
+            y = jit.check_array("y", y, t, 1, shape=x.shape, writable=True)
+            fn(x.shape[0], a, x.ctypes.data, y.ctypes.data)
+            return y
+
+        call.__doc__ = (f"{spec.name}: BLAS axpy, y <- a * x + y for a scalar a and x, y (n,) "
+                        f"(contiguous); y is updated in place and returned")
+        return call
+
+    def python_example(self, spec, dims, rng):
+        import numpy as np
+
+        from tilegen.dsl import jit
+
+        (n,) = dims
+        nt = jit.NP_DTYPES[spec.dtype]
+        x, y = (rng.standard_normal(n).astype(nt) for _ in range(2))
+        eps = float(np.finfo(nt).eps)
+        # Each run updates y again: the check is of one call on a fresh y (the bench copies it).
+        return jit.Example(args=(1.5, x, y), kwargs={}, expected=(1.5 * x.astype(np.float64) + y)
+                           .astype(nt), work=3.0 * x.nbytes, unit="byte", shape=f"{n}",
+                           rtol=4 * eps, atol=4 * eps)
+
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
         nv = spec.nr // isa.lanes(spec.dtype)

@@ -28,6 +28,39 @@ class Blasdot(OpFamily):
     c_select = "tg_blas_kernels_select"  # and the blasaxpy kernels
     c_row_doc = "X(isa id, NR, production, kernel, \"name\")"
     what = "compute one sum"
+    example_dims = (("n", 1 << 16),)
+
+    def python_call(self, spec, kernel):
+        """sum(x * y) of two contiguous vectors of one length, one kernel call."""
+        import ctypes
+
+        from tilegen.dsl import jit
+
+        t = spec.dtype
+        fn = kernel.function(jit.CTYPES[t], ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+
+        def call(x, y):
+            x = jit.check_array("x", x, t, 1)
+            y = jit.check_array("y", y, t, 1, shape=x.shape)
+            return jit.NP_DTYPES[t](fn(x.shape[0], x.ctypes.data, y.ctypes.data))
+
+        call.__doc__ = (f"{spec.name}: the dot product sum(x * y) of x and y (n,) (contiguous), "
+                        f"as a NumPy scalar")
+        return call
+
+    def python_example(self, spec, dims, rng):
+        import numpy as np
+
+        from tilegen.dsl import jit
+
+        (n,) = dims
+        nt = jit.NP_DTYPES[spec.dtype]
+        x, y = (rng.standard_normal(n).astype(nt) for _ in range(2))
+        eps = float(np.finfo(nt).eps)
+        return jit.Example(args=(x, y), kwargs={}, expected=np.asarray(
+            np.dot(x.astype(np.float64), y.astype(np.float64)), dtype=nt), work=2.0 * x.nbytes,
+            unit="byte", shape=f"{n}", rtol=0.0, atol=8 * eps * n * float(
+                np.abs(x).max(initial=1) * np.abs(y).max(initial=1)))
 
     def check(self, spec) -> None:
         if spec.mr != 1:

@@ -137,6 +137,16 @@ class Gemm(OpFamily):
     c_select = "tg_gemm_select"
     c_row_doc = ("X(isa id, MR, NR, unroll, epilogue flags, production, A layout (0 packed, "
                  "1 rows), kernel, packa, packr, packb, row epilogue or NULL, \"name\")")
+    example_dims = (("m", 256), ("n", 256), ("k", 256))
+
+    def python_call(self, spec, kernel):
+        return _python_call(spec, kernel)
+
+    def python_driver(self, spec) -> str:
+        return _python_driver(spec)
+
+    def python_example(self, spec, dims, rng):
+        return _python_example(spec, dims, rng)
 
     def variant_tokens(self, spec) -> List[str]:
         return ["rows"] if spec.a_layout == "rows" else []
@@ -278,3 +288,137 @@ class Gemm(OpFamily):
 
 
 FAMILY = Gemm()
+
+
+# --- tilegen.dsl.compile: the micro-kernel driven over a whole product from Python ---
+
+# The clamps of the activation stages, for NumPy's reference.
+_CLAMPS = {"relu": (0, None), "relu6": (0, 6)}
+
+
+DRIVE = "tg_dsl_gemm_drive"
+
+
+def _python_driver(spec) -> str:
+    """C's loop over C's MR x NR tiles, A packed per MR rows (panel i at a + i * a_panel), B
+    per NR columns (panel j at b + j * b_panel, rows rs_b apart) by the caller; C row-major;
+    bias may be NULL."""
+    t = DTYPES[spec.dtype]
+    return f"""#include <stdint.h>
+#include "tg_ukernels.h"
+
+{Gemm().c_declaration(spec)}
+
+__attribute__((visibility("default"))) void {DRIVE}(
+    int64_t m, int64_t n, int64_t k, const {t}* a, int64_t a_panel, int64_t a_stride,
+    const {t}* b, int64_t b_panel, int64_t rs_b, {t}* c, int64_t rs_c, {t} alpha, {t} beta,
+    const {t}* bias) {{
+  for (int64_t i0 = 0; i0 < m; i0 += {spec.mr}) {{
+    const int64_t mi = m - i0 < {spec.mr} ? m - i0 : {spec.mr};
+    for (int64_t j0 = 0; j0 < n; j0 += {spec.nr}) {{
+      const int64_t nj = n - j0 < {spec.nr} ? n - j0 : {spec.nr};
+      const tg_{spec.dtype}_gemm_params p = {{alpha, beta, bias ? bias + j0 : 0}};
+      {spec.name}(mi, nj, k, a + (i0 / {spec.mr}) * a_panel, a_stride,
+                  b + (j0 / {spec.nr}) * b_panel, rs_b, c + i0 * rs_c + j0, rs_c, &p);
+    }}
+  }}
+}}
+"""
+
+
+def _python_call(spec, kernel):
+    """C = act(alpha * A @ B + beta * C + bias) of any (M, K) x (K, N): A packed per MR rows and
+    B per NR columns in NumPy (the library's panel layouts), then a C loop (_python_driver)
+    calls the micro-kernel on every tile, edges too."""
+    import ctypes
+
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    t = spec.dtype
+    ct, nt = jit.CTYPES[t], jit.NP_DTYPES[t]
+    i64, vp = ctypes.c_int64, ctypes.c_void_p
+    drive = kernel.symbol(DRIVE, None, i64, i64, i64, vp, i64, i64, vp, i64, i64, vp, i64, ct,
+                          ct, vp)
+    mr, nr, rows = spec.mr, spec.nr, spec.a_layout == "rows"
+    has_bias = "bias" in spec.epilogue
+
+    def prepare(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None):
+        """Checks and packs; the returned function runs the kernel loop and returns C."""
+        a = jit.check_array("a", a, t, 2)
+        m, k = a.shape
+        b = jit.check_array("b", b, t, 2, shape=(k, None))
+        n = b.shape[1]
+        if has_bias:
+            if bias is None:
+                raise ValueError(f"bias: {spec.name} adds a bias; pass bias (length N = {n})")
+            bias = jit.check_array("bias", bias, t, 1, shape=(n,))
+        elif bias is not None:
+            raise ValueError(f"bias: {spec.name} has no bias stage (epilogue {spec.epilogue})")
+        if c is None:
+            if beta != 0:
+                raise ValueError("c: beta != 0 reads C; pass c")
+            out = np.empty((m, n), dtype=nt)
+        else:
+            out = np.array(jit.check_array("c", c, t, 2, shape=(m, n)), order="C")
+        if m == 0 or n == 0:
+            return lambda: out
+        blocks, kk = -(-m // mr), max(k, 1)
+        padded = np.zeros((blocks * mr, kk), dtype=nt)
+        padded[:m, :k] = a
+        if rows:  # MR whole rows per panel (the kernel reads them all): the padded copy itself
+            panels, stride = padded, kk
+        else:  # MR-interleaved: element (i, kk) of a panel at kk * MR + i
+            panels, stride = np.ascontiguousarray(
+                padded.reshape(blocks, mr, kk).transpose(0, 2, 1)), mr
+        # B's panels: NR columns each, k rows of NR (zero columns past n).
+        nb = -(-n // nr)
+        bpad = np.zeros((kk, nb * nr), dtype=nt)
+        bpad[:k, :n] = b
+        bpanels = np.ascontiguousarray(bpad.reshape(kk, nb, nr).transpose(1, 0, 2))
+
+        def run():
+            drive(m, n, k, panels.ctypes.data, mr * kk, stride, bpanels.ctypes.data, kk * nr,
+                  nr, out.ctypes.data, n, alpha, beta, bias.ctypes.data if has_bias else None)
+            return out
+        return run
+
+    def call(*args, **kwargs):
+        return prepare(*args, **kwargs)()
+
+    call.prepare = prepare  # packing done once, the returned runner times the kernel loop
+
+    call.__doc__ = (
+        f"{spec.name}: C = act(alpha * A @ B + beta * C + bias) for a (M, K) and b (K, N) "
+        f"{np.dtype(nt)} arrays (rows contiguous, any row stride), c (M, N) read only when "
+        f"beta != 0 (a new array is returned), bias (N,) when the kernel has the bias stage; "
+        f"act: {', '.join(x for x in spec.epilogue if x != 'bias') or 'none'}. A is packed per "
+        f"{mr} rows and B per {nr} columns, then a C loop calls the micro-kernel on each "
+        f"{mr}x{nr} tile of C.")
+    return call
+
+
+def _python_example(spec, dims, rng):
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    m, n, k = dims
+    nt = jit.NP_DTYPES[spec.dtype]
+    a = rng.standard_normal((m, k)).astype(nt)
+    b = rng.standard_normal((k, n)).astype(nt)
+    kwargs = {}
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    if "bias" in spec.epilogue:
+        kwargs["bias"] = rng.standard_normal(n).astype(nt)
+        want = want + kwargs["bias"]
+    for stage in spec.epilogue:
+        if stage in _CLAMPS:
+            want = np.clip(want, *_CLAMPS[stage])
+    eps = float(np.finfo(nt).eps)
+    return jit.Example(args=(a, b), kwargs=kwargs, expected=want.astype(nt), work=2.0 * m * n * k,
+                       unit="flop", shape=f"{m}x{n}x{k}", rtol=0.0,
+                       atol=8 * eps * max(k, 1) * float(np.abs(a).max(initial=1)
+                                                         * np.abs(b).max(initial=1)))
+

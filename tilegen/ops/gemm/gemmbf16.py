@@ -33,6 +33,16 @@ class GemmBf16(OpFamily):
     dtypes = ("bf16",)
     c_select = "tg_gemm_bf16_select"
     c_row_doc = "X(isa id, MR, NR, production, kernel, \"name\")"
+    example_dims = (("m", 256), ("n", 256), ("k", 256))
+
+    def python_call(self, spec, kernel):
+        return _python_call(spec, kernel)
+
+    def python_driver(self, spec) -> str:
+        return _python_driver(spec)
+
+    def python_example(self, spec, dims, rng):
+        return _python_example(spec, dims, rng)
 
     def op_token(self, spec) -> str:
         return "gemm"
@@ -88,3 +98,105 @@ class GemmBf16(OpFamily):
 
 
 FAMILY = GemmBf16()
+
+
+# --- tilegen.dsl.compile: the micro-kernel over a whole product from Python ---
+
+DRIVE = "tg_dsl_gemmbf16_drive"
+
+
+def _python_driver(spec) -> str:
+    """C's loop over the MR x NR tiles of C, A and B pair-packed by the caller (panel i of A at
+    a + i * 2 * MR * kp, panel j of B at b + j * 2 * NR * kp)."""
+    return f"""#include <stdint.h>
+
+{GemmBf16().c_declaration(spec)}
+
+__attribute__((visibility("default"))) void {DRIVE}(
+    int64_t m, int64_t n, int64_t kp, const uint16_t* a, const uint16_t* b, float* c,
+    int64_t rs_c, float alpha, float beta) {{
+  for (int64_t i0 = 0; i0 < m; i0 += {spec.mr}) {{
+    const int64_t mi = m - i0 < {spec.mr} ? m - i0 : {spec.mr};
+    for (int64_t j0 = 0; j0 < n; j0 += {spec.nr}) {{
+      const int64_t nj = n - j0 < {spec.nr} ? n - j0 : {spec.nr};
+      {spec.name}(mi, nj, kp, a + (i0 / {spec.mr}) * 2 * {spec.mr} * kp,
+                  b + (j0 / {spec.nr}) * 2 * {spec.nr} * kp, c + i0 * rs_c + j0, rs_c, 1,
+                  alpha, beta);
+    }}
+  }}
+}}
+"""
+
+
+def pair_panels(x, rows: int, kp: int, across: bool):
+    """x's values in zero-padded panels of `rows` rows (across=False: rows of x, A's panels)
+    or columns (across=True: B's), each holding per k pair `rows` pairs (x[., 2p], x[., 2p+1])."""
+    import numpy as np
+
+    if across:
+        x = x.T
+    blocks = -(-x.shape[0] // rows)
+    padded = np.zeros((blocks * rows, 2 * kp), dtype=x.dtype)
+    padded[:x.shape[0], :x.shape[1]] = x
+    return np.ascontiguousarray(padded.reshape(blocks, rows, kp, 2).transpose(0, 2, 1, 3))
+
+
+def _python_call(spec, kernel):
+    import ctypes
+
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    i64, vp, f32 = ctypes.c_int64, ctypes.c_void_p, ctypes.c_float
+    drive = kernel.symbol(DRIVE, None, i64, i64, i64, vp, vp, vp, i64, f32, f32)
+
+    def prepare(a, b, c=None, *, alpha=1.0, beta=0.0):
+        """Checks and packs; the returned function runs the kernel loop and returns C."""
+        a = jit.check_array("a", a, "bf16", 2)
+        m, k = a.shape
+        b = jit.check_array("b", b, "bf16", 2, shape=(k, None))
+        n = b.shape[1]
+        if c is None:
+            if beta != 0:
+                raise ValueError("c: beta != 0 reads C; pass c")
+            out = np.empty((m, n), dtype=np.float32)
+        else:
+            out = np.array(jit.check_array("c", c, "f32", 2, shape=(m, n)), order="C")
+        if m == 0 or n == 0:
+            return lambda: out
+        kp = -(-k // 2)
+        pa, pb = pair_panels(a, spec.mr, kp, False), pair_panels(b, spec.nr, kp, True)
+
+        def run():
+            drive(m, n, kp, pa.ctypes.data, pb.ctypes.data, out.ctypes.data, n, alpha, beta)
+            return out
+        return run
+
+    def call(*args, **kwargs):
+        return prepare(*args, **kwargs)()
+
+    call.prepare = prepare  # packing done once, the returned runner times the kernel loop
+
+    call.__doc__ = (
+        f"{spec.name}: C = alpha * A @ B + beta * C in float32 for a (M, K) and b (K, N) "
+        f"bfloat16 arrays (ml_dtypes.bfloat16), c (M, N) float32 read only when beta != 0 (a "
+        f"new array is returned). A and B are pair-packed, then a C loop calls the micro-kernel "
+        f"on each {spec.mr}x{spec.nr} tile.")
+    return call
+
+
+def _python_example(spec, dims, rng):
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    m, n, k = dims
+    bf16 = jit.NP_DTYPES["bf16"]
+    # Small integers: every product and float32 sum is exact, so NumPy's answer is exact too.
+    a = rng.integers(-4, 5, (m, k)).astype(bf16)
+    b = rng.integers(-4, 5, (k, n)).astype(bf16)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    return jit.Example(args=(a, b), kwargs={}, expected=want.astype(np.float32),
+                       work=2.0 * m * n * k, unit="flop", shape=f"{m}x{n}x{k}", rtol=0.0)
+

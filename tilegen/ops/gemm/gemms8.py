@@ -32,6 +32,16 @@ class GemmS8(OpFamily):
     dtypes = ("s8",)
     c_select = "tg_gemm_s8_select"
     c_row_doc = "X(isa id, MR, NR, production, A offset by 128 (VPDPBUSD), kernel, \"name\")"
+    example_dims = (("m", 256), ("n", 256), ("k", 256))
+
+    def python_call(self, spec, kernel):
+        return _python_call(spec, kernel)
+
+    def python_driver(self, spec) -> str:
+        return _python_driver(spec)
+
+    def python_example(self, spec, dims, rng):
+        return _python_example(spec, dims, rng)
 
     def op_token(self, spec) -> str:
         return "gemm"
@@ -87,3 +97,111 @@ class GemmS8(OpFamily):
 
 
 FAMILY = GemmS8()
+
+
+# --- tilegen.dsl.compile: the micro-kernel over a whole product from Python ---
+
+DRIVE = "tg_dsl_gemms8_drive"
+
+
+def _python_driver(spec) -> str:
+    """C's loop over the MR x NR tiles of C, A and B quad-packed by the caller (panel i of A at
+    a + i * 4 * MR * kq, panel j of B -- its quads, then NR int32 corrections -- at
+    b + j * (4 * NR * kq + 4 * NR))."""
+    return f"""#include <stdint.h>
+
+{GemmS8().c_declaration(spec)}
+
+__attribute__((visibility("default"))) void {DRIVE}(
+    int64_t m, int64_t n, int64_t kq, const int8_t* a, const int8_t* b, int32_t* c,
+    int64_t rs_c, int accumulate) {{
+  for (int64_t i0 = 0; i0 < m; i0 += {spec.mr}) {{
+    const int64_t mi = m - i0 < {spec.mr} ? m - i0 : {spec.mr};
+    for (int64_t j0 = 0; j0 < n; j0 += {spec.nr}) {{
+      const int64_t nj = n - j0 < {spec.nr} ? n - j0 : {spec.nr};
+      {spec.name}(mi, nj, kq, a + (i0 / {spec.mr}) * 4 * {spec.mr} * kq,
+                  b + (j0 / {spec.nr}) * (4 * {spec.nr} * kq + 4 * {spec.nr}),
+                  c + i0 * rs_c + j0, rs_c, 1, accumulate);
+    }}
+  }}
+}}
+"""
+
+
+def quad_panels(x, rows: int, kq: int, across: bool):
+    """x's values in zero-padded panels of `rows` rows (A's) or columns (across: B's), each
+    holding per k quad `rows` quads (x[., 4q .. 4q + 3]): shape (panels, kq, rows, 4)."""
+    import numpy as np
+
+    if across:
+        x = x.T
+    blocks = -(-x.shape[0] // rows)
+    padded = np.zeros((blocks * rows, 4 * kq), dtype=x.dtype)
+    padded[:x.shape[0], :x.shape[1]] = x
+    return np.ascontiguousarray(padded.reshape(blocks, rows, kq, 4).transpose(0, 2, 1, 3))
+
+
+def _python_call(spec, kernel):
+    import ctypes
+
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    i64, vp = ctypes.c_int64, ctypes.c_void_p
+    drive = kernel.symbol(DRIVE, None, i64, i64, i64, vp, vp, vp, i64, ctypes.c_int)
+    # VPDPBUSD kernels multiply A + 128 (unsigned) and take back 128 x B's column sums.
+    offset = get_isa(spec.isa).quad(spec.dtype).native
+
+    def prepare(a, b, c=None):
+        """Checks and packs; the returned function runs the kernel loop and returns C."""
+        a = jit.check_array("a", a, "s8", 2)
+        m, k = a.shape
+        b = jit.check_array("b", b, "s8", 2, shape=(k, None))
+        n = b.shape[1]
+        out = (np.zeros((m, n), dtype=np.int32) if c is None else
+               np.array(jit.check_array("c", c, "i32", 2, shape=(m, n)), order="C"))
+        if m == 0 or n == 0:
+            return lambda: out
+        kq = -(-k // 4)
+        pa = quad_panels(a, spec.mr, kq, False)
+        if offset:
+            pa = (pa.view(np.uint8) ^ 0x80).view(np.int8)
+        quads = quad_panels(b, spec.nr, kq, True)
+        blocks = quads.shape[0]
+        sums = quads.astype(np.int32).sum(axis=(1, 3))  # (panels, NR)
+        corr = (sums * 128 if offset else np.zeros_like(sums)).astype(np.int32)
+        pb = np.concatenate([quads.reshape(blocks, -1), corr.view(np.int8).reshape(blocks, -1)],
+                            axis=1)
+        pb = np.ascontiguousarray(pb)
+
+        def run():
+            drive(m, n, kq, pa.ctypes.data, pb.ctypes.data, out.ctypes.data, n,
+                  int(c is not None))
+            return out
+        return run
+
+    def call(*args, **kwargs):
+        return prepare(*args, **kwargs)()
+
+    call.prepare = prepare  # packing done once, the returned runner times the kernel loop
+
+    call.__doc__ = (
+        f"{spec.name}: C = A @ B (+ C when c is given) in int32 (exact, wrapping past 2^31 as "
+        f"NumPy's integer matmul) for a (M, K) and b (K, N) int8 arrays, c (M, N) int32 (not "
+        f"modified: a new array is returned). A and B are quad-packed, then a C loop calls the "
+        f"micro-kernel on each {spec.mr}x{spec.nr} tile.")
+    return call
+
+
+def _python_example(spec, dims, rng):
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    m, n, k = dims
+    a = rng.integers(-128, 128, (m, k)).astype(np.int8)
+    b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    want = a.astype(np.int64) @ b.astype(np.int64)
+    return jit.Example(args=(a, b), kwargs={}, expected=want.astype(np.int32),
+                       work=2.0 * m * n * k, unit="flop", shape=f"{m}x{n}x{k}", rtol=0.0)

@@ -33,6 +33,94 @@ class Gemv(OpFamily):
     types_template = "gemv/types.h.j2"
     vector_dim = "k"
     c_row_doc = "X(isa id, MR, NR, KR, production, kernel, \"name\")"
+    example_dims = (("m", 1024), ("k", 1024))
+
+    def python_call(self, spec, kernel):
+        """Dot form: y = alpha * A @ x + beta * y, MR rows per call; axpy form:
+        y = alpha * x @ A + beta * y, one call."""
+        import ctypes
+
+        import numpy as np
+
+        from tilegen.dsl import jit
+
+        t = spec.dtype
+        ct, nt = jit.CTYPES[t], jit.NP_DTYPES[t]
+        i64, vp = ctypes.c_int64, ctypes.c_void_p
+
+        class Params(ctypes.Structure):
+            _fields_ = [("alpha", ct), ("beta", ct), ("bias", vp)]
+
+        fn = kernel.function(None, i64, i64, vp, i64, vp, vp, i64, ctypes.POINTER(Params))
+        axpy = self.axpy(spec)
+        drive = None if axpy else kernel.symbol("tg_dsl_gemv_drive", None, i64, i64, vp, i64,
+                                                vp, vp, ct, ct)
+
+        def call(a, x, y=None, *, alpha=1.0, beta=0.0):
+            a = jit.check_array("a", a, t, 2)
+            rows, cols = a.shape
+            x = jit.check_array("x", x, t, 1, shape=(rows if axpy else cols,))
+            n_out = cols if axpy else rows
+            if y is None:
+                if beta != 0:
+                    raise ValueError("y: beta != 0 reads y; pass y")
+                out = np.empty(n_out, dtype=nt)
+            else:
+                out = jit.check_array("y", y, t, 1, shape=(n_out,)).copy()
+            params = Params(alpha, beta, None)
+            lda = jit.row_stride(a)
+            if axpy:
+                fn(cols, rows, a.ctypes.data, lda, x.ctypes.data, out.ctypes.data, 1,
+                   ctypes.byref(params))
+            else:  # a C loop over the blocks of MR rows
+                drive(rows, cols, a.ctypes.data, lda, x.ctypes.data, out.ctypes.data, alpha,
+                      beta)
+            return out
+
+        call.__doc__ = f"{spec.name}: " + (
+            "y = alpha * x @ a + beta * y for a (K, N) (rows contiguous) and x (K,): one call "
+            if axpy else
+            f"y = alpha * a @ x + beta * y for a (M, K) (rows contiguous) and x (K,), "
+            f"{spec.mr} rows of a per kernel call ") + (
+            "(y read only when beta != 0; a new array is returned)")
+        return call
+
+    def python_driver(self, spec) -> str:
+        """Dot form: C's loop over the blocks of MR rows of A."""
+        if self.axpy(spec):
+            return ""
+        t = DTYPES[spec.dtype]
+        return f"""#include <stdint.h>
+#include "tg_ukernels.h"
+
+{self.c_declaration(spec)}
+
+__attribute__((visibility("default"))) void tg_dsl_gemv_drive(
+    int64_t m, int64_t k, const {t}* a, int64_t rs_a, const {t}* x, {t}* y, {t} alpha,
+    {t} beta) {{
+  const tg_{spec.dtype}_gemm_params p = {{alpha, beta, 0}};
+  for (int64_t i0 = 0; i0 < m; i0 += {spec.mr})
+    {spec.name}(m - i0 < {spec.mr} ? m - i0 : {spec.mr}, k, a + i0 * rs_a, rs_a, x, y + i0, 1,
+                &p);
+}}
+"""
+
+    def python_example(self, spec, dims, rng):
+        import numpy as np
+
+        from tilegen.dsl import jit
+
+        m, k = dims
+        nt = jit.NP_DTYPES[spec.dtype]
+        a = rng.standard_normal((m, k)).astype(nt)
+        x = rng.standard_normal(m if self.axpy(spec) else k).astype(nt)
+        a64, x64 = a.astype(np.float64), x.astype(np.float64)
+        want = x64 @ a64 if self.axpy(spec) else a64 @ x64
+        eps = float(np.finfo(nt).eps)
+        depth = m if self.axpy(spec) else k
+        return jit.Example(args=(a, x), kwargs={}, expected=want.astype(nt), work=float(a.nbytes),
+                           unit="byte", shape=f"{m}x{k}", rtol=0.0, atol=8 * eps * depth * float(
+                               np.abs(a).max(initial=1) * np.abs(x).max(initial=1)))
 
     @staticmethod
     def axpy(spec) -> bool:

@@ -62,6 +62,16 @@ class Qgemv(OpFamily):
     c_select = "tg_qgemv_select"
     c_row_doc = ("X(isa id, format (0 q4_0, 1 q4_1, 2 q8_0), MR, NR, production, code offset, "
                  "kernel, \"name\")")
+    example_dims = (("m", 4), ("n", 1024), ("k", 1024))
+
+    def python_call(self, spec, kernel):
+        return _python_call(spec, kernel)
+
+    def python_driver(self, spec) -> str:
+        return _python_driver(spec)
+
+    def python_example(self, spec, dims, rng):
+        return _python_example(spec, dims, rng)
 
     def op_token(self, spec) -> str:
         return spec.fmt.replace("_", "") + "gemv"
@@ -153,3 +163,150 @@ class Qgemv(OpFamily):
 
 
 FAMILY = Qgemv()
+
+
+# --- tilegen.dsl.compile: Y = X W^T from Python, W as GGUF blocks ---
+
+DRIVE = "tg_dsl_qgemv_drive"
+
+
+def _block_bytes(spec) -> int:
+    f = KERNEL_FORMATS[spec.fmt]
+    return spec.nr * ((4 if f.second else 2) + (16 if f.nibbles else 32))
+
+
+def _python_driver(spec) -> str:
+    """C's loop over the MR x NR tiles of Y: activation rows quantized and padded to MR rows,
+    weight panels of NR rows (panel j at w + j * nb * block bytes)."""
+    return f"""#include <stdint.h>
+
+{Qgemv().c_declaration(spec)}
+
+__attribute__((visibility("default"))) void {DRIVE}(
+    int64_t m, int64_t n, int64_t nb, const int8_t* x, int64_t ldx, const float* xs,
+    int64_t ldxs, const uint8_t* w, float* y, int64_t ldy) {{
+  for (int64_t i0 = 0; i0 < m; i0 += {spec.mr})
+    for (int64_t j0 = 0; j0 < n; j0 += {spec.nr})
+      {spec.name}(m - i0 < {spec.mr} ? m - i0 : {spec.mr}, n - j0 < {spec.nr} ? n - j0 : {spec.nr},
+                  nb, x + i0 * ldx, ldx, xs + i0 * ldxs, ldxs,
+                  w + (j0 / {spec.nr}) * nb * {_block_bytes(spec)}, y + i0 * ldy + j0, ldy);
+}}
+"""
+
+
+def quantize_rows(x, rows: int):
+    """x (M, K) float32 quantized per 32 values as tilegen.Linear quantizes activations (Q8_0's
+    scale, dx = max|x| / 127, q = x / dx rounded to nearest even, within +-127), padded with
+    zero rows to a multiple of `rows`: codes (M', K) int8 and (M', 2 K/32) float32
+    (dx, dx * sum(q)) per block."""
+    import numpy as np
+
+    m, k = x.shape
+    mp = -(-m // rows) * rows
+    blocks = x.reshape(m, k // BLOCK, BLOCK)
+    dx = (np.abs(blocks).max(axis=2) / 127).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.clip(np.where(dx[..., None] > 0, np.round(blocks / dx[..., None]), 0),
+                    -127, 127).astype(np.int8)
+    codes = np.zeros((mp, k), dtype=np.int8)
+    codes[:m] = q.reshape(m, k)
+    xs = np.zeros((mp, 2 * (k // BLOCK)), dtype=np.float32)
+    xs[:m, 0::2] = dx
+    xs[:m, 1::2] = dx * q.astype(np.int32).sum(axis=2)
+    return codes, xs
+
+
+def pack_panels(w, spec, native: bool):
+    """GGUF blocks (N, K/32 * bytes per block) into the kernel's panels of NR rows: per block
+    the NR half scales, (q4_1) the NR half minimums, then the codes in quads."""
+    import numpy as np
+
+    f = KERNEL_FORMATS[spec.fmt]
+    n = w.shape[0]
+    gb = FORMATS[spec.fmt].block_bytes
+    nb = w.shape[1] // gb
+    npad = -(-n // spec.nr) * spec.nr
+    blk = np.zeros((npad, nb, gb), dtype=np.uint8)
+    blk[:n] = w.reshape(n, nb, gb)
+    head = 4 if f.second else 2
+    panels = blk.reshape(npad // spec.nr, spec.nr, nb, gb).transpose(0, 2, 1, 3)  # (P, nb, NR, gb)
+    scales = panels[..., :2].reshape(*panels.shape[:2], 2 * spec.nr)
+    parts = [scales]
+    if f.second:
+        parts.append(panels[..., 2:4].reshape(*panels.shape[:2], 2 * spec.nr))
+    codes = panels[..., head:]
+    quads = codes.shape[-1] // 4  # nibbles: byte 4t + h holds values 4t + h and 16 + 4t + h
+    if not f.nibbles and native:
+        codes = codes ^ 0x80  # VPDPBUSD reads them unsigned: c + 128
+    parts.append(codes.reshape(*panels.shape[:3], quads, 4).transpose(0, 1, 3, 2, 4)
+                 .reshape(*panels.shape[:2], -1))
+    return np.ascontiguousarray(np.concatenate(parts, axis=2))
+
+
+def _python_call(spec, kernel):
+    import ctypes
+
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    if spec.fmt not in FORMATS:
+        raise NotImplementedError(f"fmt: {spec.fmt} kernels have no Python callable (their "
+                                  f"weights are grouped int4 formats); q4_0, q4_1 and q8_0 do")
+    i64, vp = ctypes.c_int64, ctypes.c_void_p
+    drive = kernel.symbol(DRIVE, None, i64, i64, i64, vp, i64, vp, i64, vp, vp, i64)
+    native = get_isa(spec.isa).quad(spec.dtype).native
+    gb = FORMATS[spec.fmt].block_bytes
+
+    def prepare(x, w):
+        """Checks, quantizes x and packs w; the returned function runs the kernel loop."""
+        x = jit.check_array("x", x, "f32", 2)
+        m, k = x.shape
+        if k % BLOCK:
+            raise ValueError(f"x: K = {k} is not a multiple of the block ({BLOCK})")
+        w = jit.check_array("w", w, "u8", 2, shape=(None, k // BLOCK * gb))
+        n = w.shape[0]
+        out = np.empty((m, n), dtype=np.float32)
+        if m == 0 or n == 0:
+            return lambda: out
+        codes, xs = quantize_rows(np.ascontiguousarray(x), spec.mr)
+        panels = pack_panels(w, spec, native)
+
+        def run():
+            drive(m, n, k // BLOCK, codes.ctypes.data, k, xs.ctypes.data, xs.shape[1],
+                  panels.ctypes.data, out.ctypes.data, n)
+            return out
+        return run
+
+    def call(*args, **kwargs):
+        return prepare(*args, **kwargs)()
+
+    call.prepare = prepare
+    call.__doc__ = (
+        f"{spec.name}: Y = X W^T in float32 for x (M, K) float32 (K a multiple of {BLOCK}) and w "
+        f"(N, K/{BLOCK} * {gb}) uint8, W's rows as {spec.fmt} GGUF blocks (tilegen.quantize(w, "
+        f"{spec.fmt!r})). X is quantized per {BLOCK} values to int8 as tilegen.Linear does "
+        f"(scale max|x|/127, nearest even), W repacked into the kernel's {spec.nr}-row panels, then "
+        f"a C loop calls the micro-kernel on each {spec.mr}x{spec.nr} tile of Y.")
+    return call
+
+
+def _python_example(spec, dims, rng):
+    import numpy as np
+
+    import tilegen
+    from tilegen.dsl import jit
+
+    m, n, k = dims
+    k = -(-k // BLOCK) * BLOCK
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = tilegen.quantize(rng.standard_normal((n, k)).astype(np.float32), spec.fmt)
+    wv = tilegen.dequantize(w, spec.fmt).astype(np.float64)  # checked against gguf's
+    # X as the kernel sees it: int8 codes times their block's scale.
+    blocks = x.reshape(m, k // BLOCK, BLOCK).astype(np.float64)
+    dx = np.abs(blocks).max(axis=2, keepdims=True).astype(np.float32) / np.float32(127)
+    xv = (np.round(blocks / np.where(dx > 0, dx, 1)) * dx).reshape(m, k)
+    want = xv @ wv.T
+    return jit.Example(args=(x, w), kwargs={}, expected=want.astype(np.float32),
+                       work=float(w.nbytes), unit="byte", shape=f"{m}x{n}x{k}", rtol=0.0,
+                       atol=1e-5 * np.sqrt(k) * float((np.abs(xv) @ np.abs(wv).T).max(initial=1)))
