@@ -68,16 +68,21 @@ class PagedCache:
         if layer == 0:
             self.lengths[seq] = max(self.lengths[seq], start + len(k))
 
-    def append(self, layer: int, seqs: Sequence[int], pos: np.ndarray, k: np.ndarray,
-               v: np.ndarray) -> None:
-        """One token per sequence at its position (k, v: (B, kv_heads, head_dim))."""
+    def token_slots(self, seqs: Sequence[int], pos: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """(blocks, offsets) of one token per sequence at its position, reserving what is
+        missing: every layer's append of a decode step writes the same slots."""
+        blk = np.empty(len(seqs), np.intp)
         for i, s in enumerate(seqs):
-            if layer == 0:
-                self.reserve(s, int(pos[i]) + 1)
-            own = self.blocks[s]
             p = int(pos[i])
-            self.k[layer][own[p // self.block_size], p % self.block_size] = k[i]
-            self.v[layer][own[p // self.block_size], p % self.block_size] = v[i]
+            self.reserve(s, p + 1)
+            blk[i] = self.blocks[s][p // self.block_size]
+        return blk, np.asarray(pos, np.intp) % self.block_size
+
+    def append(self, layer: int, slots: Tuple[np.ndarray, np.ndarray], k: np.ndarray,
+               v: np.ndarray) -> None:
+        """One token per sequence into its slot (token_slots; k, v: (B, kv_heads, head_dim))."""
+        self.k[layer][slots] = k
+        self.v[layer][slots] = v
 
     def table(self, seqs: Sequence[int], extra: int = 0) -> Tuple[np.ndarray, np.ndarray]:
         """(block_table (B, max blocks) int32, lengths (B,) int32) for tg.paged_attention, with

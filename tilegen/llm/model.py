@@ -160,12 +160,18 @@ class Model:
         self._inv_freq = (c.rope_base ** (-np.arange(half, dtype=np.float64) * 2 / c.head_dim))
 
     # ---------------------------------------------------------------------------- pieces
-    def rope(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """x (..., tokens, heads, head_dim) rotated on adjacent pairs by each token's position
-        (positions: (tokens,) or broadcasting to x's leading axes and tokens)."""
+    def rotation(self, positions: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """RoPE's (cos, sin) for the positions (shape (..., T)): (..., T, 1, half) float32, the
+        same for every layer of a pass, so computed once per pass."""
         ang = np.asarray(positions, np.float64)[..., None] * self._inv_freq  # (..., T, half)
-        cos = np.cos(ang).astype(np.float32)[..., None, :]
-        sin = np.sin(ang).astype(np.float32)[..., None, :]
+        return (np.cos(ang).astype(np.float32)[..., None, :],
+                np.sin(ang).astype(np.float32)[..., None, :])
+
+    @staticmethod
+    def rope(x: np.ndarray, rotation: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """x (..., tokens, heads, head_dim) rotated on adjacent pairs by each token's position
+        (rotation: Model.rotation of the positions, broadcasting to x's leading axes)."""
+        cos, sin = rotation
         a, b = x[..., 0::2], x[..., 1::2]
         out = np.empty_like(x)
         out[..., 0::2] = a * cos - b * sin
@@ -188,12 +194,13 @@ class Model:
         ids = np.asarray(ids, np.int64)
         t = len(ids)
         pos = np.arange(t)
+        rot = self.rotation(pos)
         h = self.embed(ids)
         for li, layer in enumerate(self.layers):
             n = tg.rmsnorm(h, layer["attn_norm"], eps=c.eps)
             q, k, v = layer["qkv"](n)
-            q = self.rope(q.reshape(t, c.heads, c.head_dim), pos)
-            k = self.rope(k.reshape(t, c.kv_heads, c.head_dim), pos)
+            q = self.rope(q.reshape(t, c.heads, c.head_dim), rot)
+            k = self.rope(k.reshape(t, c.kv_heads, c.head_dim), rot)
             v = v.reshape(t, c.kv_heads, c.head_dim)
             cache.write(li, seq, 0, k, v)
             a = tg.attention(q.transpose(1, 0, 2), k.transpose(1, 0, 2), v.transpose(1, 0, 2),
@@ -210,15 +217,17 @@ class Model:
         b = len(ids)
         pos = np.array([cache.length(s) for s in seqs])
         table, _ = cache.table(seqs, extra=1)
+        slots = cache.token_slots(seqs, pos)
         lens = (pos + 1).astype(np.int32)
+        rot = self.rotation(pos[:, None])
         h = self.embed(ids)
         for li, layer in enumerate(self.layers):
             n = tg.rmsnorm(h, layer["attn_norm"], eps=c.eps)
             q, k, v = layer["qkv"](n)
-            q = self.rope(q.reshape(b, 1, c.heads, c.head_dim), pos[:, None])
-            k = self.rope(k.reshape(b, 1, c.kv_heads, c.head_dim), pos[:, None])
+            q = self.rope(q.reshape(b, 1, c.heads, c.head_dim), rot)
+            k = self.rope(k.reshape(b, 1, c.kv_heads, c.head_dim), rot)
             v = v.reshape(b, c.kv_heads, c.head_dim)
-            cache.append(li, seqs, pos, k[:, 0], v)
+            cache.append(li, slots, k[:, 0], v)
             a = tg.paged_attention(q[:, 0], cache.k[li], cache.v[li], table, lens)
             h = h + layer["o"](a.reshape(b, c.hidden))
             h = h + self._ffn(layer, h)

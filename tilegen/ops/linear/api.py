@@ -191,14 +191,15 @@ class Linear:
         self.activation = activation
         self._layer = _linear.PackedLayer(0 if f is None else f.quant, n, k, blocks, b,
                                           ACTIVATIONS[activation])
+        self._n, self._k = int(n), int(k)  # read on every call: plain ints
 
     @property
     def out_features(self) -> int:
-        return int(self._layer.out_features)
+        return self._n
 
     @property
     def in_features(self) -> int:
-        return int(self._layer.in_features)
+        return self._k
 
     @property
     def weight_bytes(self) -> int:
@@ -209,12 +210,12 @@ class Linear:
         a = np.asarray(x)
         if a.dtype.kind not in "fiu" or a.dtype == np.bool_:
             raise TypeError(f"x: expected real numbers, got dtype {a.dtype}")
-        if a.ndim < 1 or a.shape[-1] != self.in_features:
-            raise ValueError(f"x: expected shape (..., {self.in_features}), got {a.shape}")
-        rows = np.ascontiguousarray(a.reshape(-1, self.in_features), np.float32)
-        y = np.empty((rows.shape[0], self.out_features), np.float32)
+        if a.ndim < 1 or a.shape[-1] != self._k:
+            raise ValueError(f"x: expected shape (..., {self._k}), got {a.shape}")
+        rows = np.ascontiguousarray(a.reshape(-1, self._k), np.float32)
+        y = np.empty((rows.shape[0], self._n), np.float32)
         self._layer.run(rows, y)
-        return y.reshape(*a.shape[:-1], self.out_features)
+        return y if a.ndim == 2 else y.reshape(*a.shape[:-1], self._n)
 
     def __repr__(self) -> str:
         return (f"Linear(in_features={self.in_features}, out_features={self.out_features}, "
