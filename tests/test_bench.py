@@ -175,7 +175,7 @@ def test_worker_env_drops_openblas_overrides_without_touching_ours(monkeypatch):
 def test_case_list_and_check():
     full = benchcases.cases("gemm")
     ids = [c.id for c in full]
-    assert len(ids) == len(set(ids)) == 30
+    assert len(ids) == len(set(ids)) == 34
     every = {c.id for op in benchcases.OPS for q in (False, True) for c in benchcases.cases(op, q)}
     assert set(benchcases.by_id()) == every and set(ids) | set(QUICK_IDS) <= every
     assert {c.group for c in full} == set(gemm_bench.GROUPS)
@@ -192,6 +192,10 @@ def test_case_list_and_check():
     assert [(c.m, c.k, c.n) for c in full if c.group == "s8"] == [
         (256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096),
         (16, 4096, 4096)]
+    assert [(c.m, c.k, c.n) for c in full if c.group == "f16"] == [
+        (256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048)]
+    f16_big = next(c for c in full if c.id == "f16-1024x1024x1024")
+    assert f16_big.runs_on("torch") and not f16_big.runs_on("numpy")  # NumPy's loop: too slow
     s8_big = next(c for c in full if c.id == "s8-2048x2048x2048")
     assert s8_big.runs_on("torch") and not s8_big.runs_on("numpy")  # NumPy's loop: too slow
     stacks = [c for c in full if c.group == "stacked"]
@@ -212,8 +216,8 @@ def test_case_list_and_check():
         assert "off" in case.check((a, b, out), good + 1)
         if case.dtype != "s8":  # integers have no NaN
             assert "non-finite" in case.check((a, b, out), good * np.nan)
-        assert "dtype" in case.check((a, b, out), good.astype(np.int64 if case.dtype == "s8"
-                                                               else np.float16))
+        wrong_dtype = {"s8": np.int64, "f16": np.float32}.get(case.dtype, np.float16)
+        assert "dtype" in case.check((a, b, out), good.astype(wrong_dtype))
         assert "shape" in case.check((a, b, out), good[..., :-1])
         if case.batch:
             wrong = good.copy()
