@@ -59,6 +59,8 @@ GRID = [
     ((1, 6, 5, 3), (2, 4, 5), (3, 1), (1, 2), (2, 0), 3, (1, 2), False),
     ((2, 9, 1, 1), (7, 4, 4), 1, 0, 0, 1, 1, True),                # 1x1 input: the filter
     ((1, 16, 9, 11), (8, 4, 4), 2, 1, 0, 2, 1, True),
+    ((2, 8, 9, 30), (64, 5, 5), 2, 2, 1, 1, 1, True),             # col in blocks of 2 rows
+    ((1, 4, 7, 300), (40, 3, 3), 1, 1, 0, 2, 1, False),            # blocks of one row
 ]
 
 
@@ -96,6 +98,19 @@ def test_threads_and_larger_images():
     rng = np.random.default_rng(7)
     for layout in ("NCHW", "NHWC"):
         run(((1, 32, 24, 20), (16, 4, 4), 2, 1, 0, 1, 1, True), layout, np.float32, rng)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_without_scratch_memory(layout):
+    """When the col workspace cannot be had, the plain loops give the same answer."""
+    from tilegen.core import _core
+
+    _core._workspace_fail(True)
+    try:
+        for case in GRID[:6]:
+            run(case, layout, np.float32, np.random.default_rng(9))
+    finally:
+        _core._workspace_fail(False)
 
 
 def test_unbatched_lists_and_out():

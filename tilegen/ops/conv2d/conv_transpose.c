@@ -1,9 +1,9 @@
 /*
  * Transposed 2-D convolution (torch.nn.functional.conv_transpose2d): per image and group one
- * GEMM of the weights and the input gives every tap's contribution (col, one value per output
- * channel x tap x input pixel), and col2im sums them into the output. col2im is written as a
- * gather (each output pixel adds the taps that land on it), so threads can split the output
- * rows without racing. When col cannot be allocated the plain loops compute the same sums.
+ * GEMM of the weights and a block of input rows gives every tap's contribution (col, one value
+ * per output channel x tap x input pixel), and col2im adds them into the output, which starts
+ * as the bias; threads split the output channels, so none races another. col is a per-thread
+ * workspace slot; when it cannot be had the plain loops compute the same sums.
  *
  * Layouts: NCHW takes torch's weights (c_in, c_out/groups, kh, kw) ("IOHW"); NHWC takes
  * (c_in, kh, kw, c_out/groups) ("IHWO"), the transpose(0, 2, 3, 1) that turns conv2d's OIHW
@@ -11,13 +11,12 @@
  *   NCHW: col[(co, ky, kx), p] = sum_ci w[ci, co, ky, kx] x[ci, p]   (kg*kh*kw x P, row-major)
  *   NHWC: col[p, (ky, kx, co)] = sum_ci x[p, ci] w[ci, ky, kx, co]   (P x kh*kw*kg, row-major)
  */
-#include <stdlib.h>
-
 #include "tg_gemm.h"
 #include "tg_threads.h"
+#include "tg_workspace.h"
 #include "tilegen.h"
 
-#define TG_CONVT_PARALLEL_MIN_FLOPS 2.0e6  /* below this the col2im gather runs on one thread */
+#define TG_CONVT_PARALLEL_MIN_FLOPS 2.0e6  /* below this a block's col2im runs on one thread */
 
 typedef struct {
   int layout;
@@ -59,76 +58,91 @@ static int check(tgeom* g, const void* x, const void* weight, const void* y) {
   return 0;
 }
 
-/* The first tap k (>= 0) with (o + p - k*d) a non-negative multiple of s, and the input index
-   it reads, are found by stepping k; taps that fail the divisibility are skipped. */
+/* col for a block of input rows, scattered into y by threads that each own a slice of the
+   output channels (so no two threads write one element). A block's col is sized to stay in the
+   L2 cache: read once right after the GEMM wrote it, where one col for the whole image (8 MB for
+   64->32 channels, 4x4 at 64x64) went to memory and back. */
+#define TG_CONVT_BLOCK_FLOATS (128 * 1024)
+
+/* The input columns ix whose tap at offset off = kx*dw - pw lands in [0, ow). */
+static inline void ix_range(const tgeom* g, int64_t off, int64_t* ix0, int64_t* ix1) {
+  *ix0 = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;
+  *ix1 = g->ow - 1 - off < 0 ? -1 : (g->ow - 1 - off) / g->sw;
+  if (*ix1 >= g->w) *ix1 = g->w - 1;
+}
+
 #define TG_DEFINE_CONVT(DT, T)                                                                 \
   typedef struct {                                                                             \
     const tgeom* g;                                                                            \
-    const T* col;  /* one image and group */                                                   \
-    const T* bias; /* the group's */                                                           \
+    const T* col;  /* the block's: rows iy0 .. iy0 + rows - 1 */                               \
+    int64_t iy0, rows;                                                                         \
     T* y;          /* the image's, at the group's first channel */                             \
-  } gather_##DT;                                                                               \
+  } scatter_##DT;                                                                              \
                                                                                                \
-  /* NCHW: rows are (co, oy) of the group; col is (kg, kh, kw) x (h*w). */                     \
-  static void gather_nchw_##DT(void* ctx, int tid, int nt) {                                   \
-    const gather_##DT* q = ctx;                                                                \
+  /* NCHW: col is (kg, kh, kw) x (rows * w); the task's channels are a range of co. */         \
+  static void scatter_nchw_##DT(void* ctx, int tid, int nt) {                                  \
+    const scatter_##DT* q = ctx;                                                               \
     const tgeom* g = q->g;                                                                     \
-    const int64_t kg = g->cout / g->groups, hw = g->h * g->w, rows = kg * g->oh;               \
-    for (int64_t r = rows * tid / nt; r < rows * (tid + 1) / nt; r++) {                        \
-      const int64_t co = r / g->oh, oy = r % g->oh;                                            \
-      T* yr = q->y + (co * g->oh + oy) * g->ow;                                                \
-      const T b = q->bias ? q->bias[co] : (T) 0;                                               \
-      for (int64_t ox = 0; ox < g->ow; ox++) yr[ox] = b;                                       \
-      for (int64_t ky = 0; ky < g->kh; ky++) {                                                 \
-        const int64_t ty = oy + g->ph - ky * g->dh;                                            \
-        if (ty < 0 || ty % g->sh) continue;                                                    \
-        const int64_t iy = ty / g->sh;                                                         \
-        if (iy >= g->h) continue;                                                              \
+    const int64_t kg = g->cout / g->groups, bw = q->rows * g->w;                               \
+    for (int64_t co = kg * tid / nt; co < kg * (tid + 1) / nt; co++)                           \
+      for (int64_t ky = 0; ky < g->kh; ky++)                                                   \
         for (int64_t kx = 0; kx < g->kw; kx++) {                                               \
-          const T* c = q->col + ((co * g->kh + ky) * g->kw + kx) * hw + iy * g->w;             \
-          /* ox = ix*sw - pw + kx*dw: walk the input columns that land inside the output */    \
+          const T* c = q->col + ((co * g->kh + ky) * g->kw + kx) * bw;                         \
           const int64_t off = kx * g->dw - g->pw;                                              \
-          int64_t ix0 = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;                             \
-          int64_t ix1 = g->ow - 1 - off < 0 ? -1 : (g->ow - 1 - off) / g->sw;                  \
-          if (ix1 >= g->w) ix1 = g->w - 1;                                                     \
-          if (g->sw == 1) {                                                                    \
-            T* yo = yr + off;                                                                  \
-            for (int64_t ix = ix0; ix <= ix1; ix++) yo[ix] += c[ix];                           \
-          } else {                                                                             \
-            for (int64_t ix = ix0; ix <= ix1; ix++) yr[ix * g->sw + off] += c[ix];             \
+          int64_t ix0, ix1;                                                                    \
+          ix_range(g, off, &ix0, &ix1);                                                        \
+          for (int64_t r = 0; r < q->rows; r++) {                                              \
+            const int64_t oy = (q->iy0 + r) * g->sh - g->ph + ky * g->dh;                      \
+            if (oy < 0 || oy >= g->oh) continue;                                               \
+            T* yr = q->y + (co * g->oh + oy) * g->ow + off;                                    \
+            const T* cr = c + r * g->w;                                                        \
+            if (g->sw == 1)                                                                    \
+              for (int64_t ix = ix0; ix <= ix1; ix++) yr[ix] += cr[ix];                        \
+            else                                                                               \
+              for (int64_t ix = ix0; ix <= ix1; ix++) yr[ix * g->sw] += cr[ix];                \
           }                                                                                    \
         }                                                                                      \
-      }                                                                                        \
-    }                                                                                          \
   }                                                                                            \
                                                                                                \
-  /* NHWC: rows are oy; col is (h*w) x (kh, kw, kg); y rows hold cout channels per pixel. */   \
-  static void gather_nhwc_##DT(void* ctx, int tid, int nt) {                                   \
-    const gather_##DT* q = ctx;                                                                \
+  /* NHWC: col is (rows * w) x (kh, kw, kg); the task's channels are a range of co. */        \
+  static void scatter_nhwc_##DT(void* ctx, int tid, int nt) {                                  \
+    const scatter_##DT* q = ctx;                                                               \
     const tgeom* g = q->g;                                                                     \
     const int64_t kg = g->cout / g->groups, cc = g->kh * g->kw * kg;                           \
-    for (int64_t oy = g->oh * tid / nt; oy < g->oh * (tid + 1) / nt; oy++) {                   \
-      T* yr = q->y + oy * g->ow * g->cout;                                                     \
-      for (int64_t ox = 0; ox < g->ow; ox++)                                                   \
-        for (int64_t co = 0; co < kg; co++) yr[ox * g->cout + co] = q->bias ? q->bias[co] : 0; \
+    const int64_t c0 = kg * tid / nt, c1 = kg * (tid + 1) / nt;                                \
+    for (int64_t r = 0; r < q->rows; r++)                                                      \
       for (int64_t ky = 0; ky < g->kh; ky++) {                                                 \
-        const int64_t ty = oy + g->ph - ky * g->dh;                                            \
-        if (ty < 0 || ty % g->sh) continue;                                                    \
-        const int64_t iy = ty / g->sh;                                                         \
-        if (iy >= g->h) continue;                                                              \
+        const int64_t oy = (q->iy0 + r) * g->sh - g->ph + ky * g->dh;                          \
+        if (oy < 0 || oy >= g->oh) continue;                                                   \
+        T* yr = q->y + oy * g->ow * g->cout;                                                   \
         for (int64_t kx = 0; kx < g->kw; kx++) {                                               \
           const int64_t off = kx * g->dw - g->pw;                                              \
-          int64_t ix0 = off >= 0 ? 0 : (-off + g->sw - 1) / g->sw;                             \
-          int64_t ix1 = g->ow - 1 - off < 0 ? -1 : (g->ow - 1 - off) / g->sw;                  \
-          if (ix1 >= g->w) ix1 = g->w - 1;                                                     \
+          int64_t ix0, ix1;                                                                    \
+          ix_range(g, off, &ix0, &ix1);                                                        \
+          const T* c = q->col + r * g->w * cc + (ky * g->kw + kx) * kg;                        \
           for (int64_t ix = ix0; ix <= ix1; ix++) {                                            \
-            const T* c = q->col + (iy * g->w + ix) * cc + (ky * g->kw + kx) * kg;              \
+            const T* cp = c + ix * cc;                                                         \
             T* yo = yr + (ix * g->sw + off) * g->cout;                                         \
-            for (int64_t co = 0; co < kg; co++) yo[co] += c[co];                               \
+            for (int64_t co = c0; co < c1; co++) yo[co] += cp[co];                             \
           }                                                                                    \
         }                                                                                      \
       }                                                                                        \
-    }                                                                                          \
+  }                                                                                            \
+                                                                                               \
+  /* y = bias (per output channel) or 0, before the taps are added. */                         \
+  static void fill_bias_##DT(const tgeom* g, const T* bias, T* y) {                            \
+    const int64_t ohw = g->oh * g->ow;                                                         \
+    for (int64_t ni = 0; ni < g->n; ni++)                                                      \
+      for (int64_t co = 0; co < g->cout; co++) {                                               \
+        const T b = bias ? bias[co] : (T) 0;                                                   \
+        if (g->layout == TILEGEN_NCHW) {                                                       \
+          T* p = y + (ni * g->cout + co) * ohw;                                                \
+          for (int64_t i = 0; i < ohw; i++) p[i] = b;                                          \
+        } else {                                                                               \
+          T* p = y + ni * ohw * g->cout + co;                                                  \
+          for (int64_t i = 0; i < ohw; i++) p[i * g->cout] = b;                                \
+        }                                                                                      \
+      }                                                                                        \
   }                                                                                            \
                                                                                                \
   /* No col buffer: the same sums, straight from x and the weights. */                        \
@@ -175,35 +189,40 @@ static int check(tgeom* g, const void* x, const void* weight, const void* y) {
                output_padding_h, output_padding_w, dilation_h, dilation_w, groups, 0, 0};      \
     const int err = check(&g, x, weight, y);                                                   \
     if (err || n == 0) return err;                                                             \
-    const int64_t cg = c_in / groups, kg = c_out / groups, hw = h * w, taps = kh * kw;         \
-    const int64_t ohw = g.oh * g.ow, cols = taps * kg;                                         \
-    T* col = malloc((size_t) (hw * cols) * sizeof(T));                                         \
+    const int64_t cg = c_in / groups, kg = c_out / groups, hw = h * w;                         \
+    const int64_t ohw = g.oh * g.ow, cols = kh * kw * kg;                                      \
+    int64_t bh = TG_CONVT_BLOCK_FLOATS / (w * cols);                                           \
+    if (bh < 1) bh = 1;                                                                        \
+    if (bh > h) bh = h;                                                                        \
+    T* col = tg_workspace(TG_WS_CONV2D_COL, (size_t) (bh * w * cols) * sizeof(T));             \
     if (col == NULL) {                                                                         \
       plain_##DT(&g, x, weight, bias, y);                                                      \
       return 0;                                                                                \
     }                                                                                          \
-    const double flops = 2.0 * (double) hw * (double) cols;                                    \
+    fill_bias_##DT(&g, bias, y);                                                               \
+    const double flops = 2.0 * (double) bh * (double) w * (double) cols;                       \
     int nt = flops < TG_CONVT_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();                       \
+    if (nt > kg) nt = (int) kg;                                                                \
     for (int64_t ni = 0; ni < n; ni++)                                                         \
-      for (int64_t gi = 0; gi < groups; gi++) {                                                \
-        gather_##DT q = {&g, col, bias ? bias + gi * kg : NULL, NULL};                         \
-        if (layout == TILEGEN_NCHW) {                                                          \
-          /* col (kg*taps x hw) = W_g^T (kg*taps x cg) X_g (cg x hw) */                        \
-          tg_gemm_##DT(cols, hw, cg, 1, weight + gi * cg * cols, 1, cols,                      \
-                       x + (ni * c_in + gi * cg) * hw, hw, 1, 0, col, hw, 1, NULL, 0, 0);      \
-          q.y = y + (ni * c_out + gi * kg) * ohw;                                              \
-          int t = (int) (nt < kg * g.oh ? nt : kg * g.oh);                                     \
-          tg_parallel_run(t, gather_nchw_##DT, &q);                                            \
-        } else {                                                                               \
-          /* col (hw x taps*kg) = X_g (hw x cg, rows c_in apart) W_g (cg x taps*kg) */         \
-          tg_gemm_##DT(hw, cols, cg, 1, x + ni * hw * c_in + gi * cg, c_in, 1,                 \
-                       weight + gi * cg * cols, cols, 1, 0, col, cols, 1, NULL, 0, 0);         \
-          q.y = y + ni * ohw * c_out + gi * kg;                                                \
-          int t = (int) (nt < g.oh ? nt : g.oh);                                               \
-          tg_parallel_run(t, gather_nhwc_##DT, &q);                                            \
+      for (int64_t gi = 0; gi < groups; gi++)                                                  \
+        for (int64_t iy0 = 0; iy0 < h; iy0 += bh) {                                            \
+          const int64_t rows = h - iy0 < bh ? h - iy0 : bh, bw = rows * w;                     \
+          const T* wg = weight + gi * cg * cols;                                               \
+          scatter_##DT q = {&g, col, iy0, rows, NULL};                                         \
+          if (layout == TILEGEN_NCHW) {                                                        \
+            /* col (kg*taps x bw) = W_g^T (kg*taps x cg) X_g (cg x bw, rows hw apart) */       \
+            tg_gemm_##DT(cols, bw, cg, 1, wg, 1, cols, x + (ni * c_in + gi * cg) * hw + iy0 * w,\
+                         hw, 1, 0, col, bw, 1, NULL, 0, 0);                                    \
+            q.y = y + (ni * c_out + gi * kg) * ohw;                                            \
+            tg_parallel_run(nt, scatter_nchw_##DT, &q);                                        \
+          } else {                                                                             \
+            /* col (bw x taps*kg) = X_g (bw x cg, rows c_in apart) W_g (cg x taps*kg) */       \
+            tg_gemm_##DT(bw, cols, cg, 1, x + (ni * hw + iy0 * w) * c_in + gi * cg, c_in, 1,   \
+                         wg, cols, 1, 0, col, cols, 1, NULL, 0, 0);                            \
+            q.y = y + ni * ohw * c_out + gi * kg;                                              \
+            tg_parallel_run(nt, scatter_nhwc_##DT, &q);                                        \
+          }                                                                                    \
         }                                                                                      \
-      }                                                                                        \
-    free(col);                                                                                 \
     return 0;                                                                                  \
   }
 
