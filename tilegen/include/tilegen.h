@@ -164,7 +164,7 @@ TILEGEN_API int tilegen_gemm_u8s8(int64_t m, int64_t n, int64_t k, const uint8_t
    Fortran ABI and CBLAS, OpenBLAS's extensions, xerbla_ / cblas_xerbla) are declared in
    tilegen_cblas.h, not here, so that this header can sit beside any <cblas.h>. */
 
-/* ---- conv2d: 2-D convolution and its transpose, torch.nn.functional's semantics (tg.conv2d, tg.Conv2d, tg.conv_transpose2d) ---- */
+/* ---- conv2d: 2-D convolution, torch.nn.functional.conv2d's semantics (tg.conv2d, tg.Conv2d) ---- */
 /* NCHW input takes OIHW weights (out, in/groups, kh, kw) and gives NCHW output; NHWC takes
    OHWI (out, kh, kw, in/groups) and gives NHWC. Tensors are contiguous. */
 typedef enum { TILEGEN_NCHW = 0, TILEGEN_NHWC = 1 } tilegen_conv_layout;
