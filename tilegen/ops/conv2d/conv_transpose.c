@@ -132,16 +132,16 @@ static inline void ix_range(const tgeom* g, int64_t off, int64_t* ix0, int64_t* 
   /* y = bias (per output channel) or 0, before the taps are added. */                         \
   static void fill_bias_##DT(const tgeom* g, const T* bias, T* y) {                            \
     const int64_t ohw = g->oh * g->ow;                                                         \
+    if (g->layout == TILEGEN_NHWC) { /* pixel by pixel: the channels are contiguous */        \
+      for (int64_t i = 0; i < g->n * ohw; i++)                                                 \
+        for (int64_t co = 0; co < g->cout; co++) y[i * g->cout + co] = bias ? bias[co] : 0;   \
+      return;                                                                                  \
+    }                                                                                          \
     for (int64_t ni = 0; ni < g->n; ni++)                                                      \
       for (int64_t co = 0; co < g->cout; co++) {                                               \
         const T b = bias ? bias[co] : (T) 0;                                                   \
-        if (g->layout == TILEGEN_NCHW) {                                                       \
-          T* p = y + (ni * g->cout + co) * ohw;                                                \
-          for (int64_t i = 0; i < ohw; i++) p[i] = b;                                          \
-        } else {                                                                               \
-          T* p = y + ni * ohw * g->cout + co;                                                  \
-          for (int64_t i = 0; i < ohw; i++) p[i * g->cout] = b;                                \
-        }                                                                                      \
+        T* p = y + (ni * g->cout + co) * ohw;                                                  \
+        for (int64_t i = 0; i < ohw; i++) p[i] = b;                                            \
       }                                                                                        \
   }                                                                                            \
                                                                                                \
