@@ -93,11 +93,24 @@ def test_random_geometries():
         run(case, ["NCHW", "NHWC"][int(rng.integers(2))], np.float32, rng)
 
 
-def test_threads_and_larger_images():
-    """An upsampling layer big enough for the threaded col2im."""
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threads_and_larger_images(threads):
+    """Upsampling layers big enough for the threaded col2im (threads split the output
+    channels, unevenly at 3); a worker thread computes part of the result."""
+    from tilegen.core import _core
+
     rng = np.random.default_rng(7)
-    for layout in ("NCHW", "NHWC"):
-        run(((1, 32, 24, 20), (16, 4, 4), 2, 1, 0, 1, 1, True), layout, np.float32, rng)
+    before = tg.get_num_threads()
+    tg.set_num_threads(threads)
+    try:
+        tasks = _core._worker_tasks()
+        for layout in ("NCHW", "NHWC"):
+            run(((1, 32, 24, 20), (16, 4, 4), 2, 1, 0, 1, 1, True), layout, np.float32, rng)
+            run(((2, 16, 13, 17), (10, 3, 3), 2, 1, 1, 2, 1, True), layout, np.float64, rng)
+        if threads > 1:
+            assert _core._worker_tasks() > tasks
+    finally:
+        tg.set_num_threads(before)
 
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])

@@ -16,7 +16,7 @@
 #include "tg_workspace.h"
 #include "tilegen.h"
 
-#define TG_CONVT_PARALLEL_MIN_FLOPS 2.0e6  /* below this a block's col2im runs on one thread */
+#define TG_CONVT_PARALLEL_MIN_ADDS 32768  /* below this a block's col2im runs on one thread */
 
 typedef struct {
   int layout;
@@ -200,8 +200,7 @@ static inline void ix_range(const tgeom* g, int64_t off, int64_t* ix0, int64_t* 
       return 0;                                                                                \
     }                                                                                          \
     fill_bias_##DT(&g, bias, y);                                                               \
-    const double flops = 2.0 * (double) bh * (double) w * (double) cols;                       \
-    int nt = flops < TG_CONVT_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();                       \
+    int nt = bh * w * cols < TG_CONVT_PARALLEL_MIN_ADDS ? 1 : tg_threads_max();                \
     if (nt > kg) nt = (int) kg;                                                                \
     for (int64_t ni = 0; ni < n; ni++)                                                         \
       for (int64_t gi = 0; gi < groups; gi++)                                                  \
