@@ -317,10 +317,11 @@ class Conv2d:
         y = conv(x)          # == tg.conv2d(x, weight, bias, 1, 1, layout="NHWC", activation="relu")
 
     padding_mode as tg.conv2d's (torch.nn.Conv2d's). `conv(x, out=y)` writes into y as
-    tg.conv2d's out= does. The packed form is the C API's tilegen_conv2d_f32_pack (float32); float64 weights are kept
-    as given and run on the plain path. Calls may come from several threads at once. The repr's
-    keywords (stride= onwards) are accepted back by the constructor: padding shows as (h, w),
-    or (top, bottom, left, right) when the sides differ ("same" with an even filter).
+    tg.conv2d's out= does. The packed form is the C API's tilegen_conv2d_f32_pack (float32);
+    float64 weights are kept as given and run on the plain path. Calls may come from several
+    threads at once. The repr's keywords (stride= onwards) are accepted back by the
+    constructor: padding shows as (h, w), or (top, bottom, left, right) when the sides differ
+    ("same" with an even filter).
     """
 
     def __init__(self, weight, bias=None, stride: IntPair = 1, padding: Padding = 0,
