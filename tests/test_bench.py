@@ -323,13 +323,24 @@ def test_a_worker_that_dies_becomes_error_rows_and_the_run_goes_on():
 
 
 def test_conv2d_cases_and_onnx_model():
-    """The conv2d plug-in: both layouts of every layer, ids unique and prefixed, ratio_cases
-    pairing the layouts, and its hand-encoded ONNX Conv graph giving the reference's answer."""
+    """The conv2d plug-in: both layouts of every layer (4 convolutions, 4 transposed), ids
+    unique and prefixed, ratio_cases pairing the layouts, the transposed cases' check passing
+    tilegen's answer and failing a wrong one, and its hand-encoded ONNX Conv graph giving the
+    reference's answer."""
+    import tilegen
     from tilegen.ops.conv2d import bench as conv_bench
 
     full = benchcases.cases("conv2d")
-    assert len({c.id for c in full}) == len(full) == 8
-    assert all(c.id.startswith("conv2d-") for c in full)
+    assert len({c.id for c in full}) == len(full) == 16
+    assert sum(c.id.startswith("conv2d-") for c in full) == 8
+    assert sum(c.id.startswith("convt2d-") for c in full) == 8
+    assert not any(c.runs_on("onnxruntime") for c in full if c.kind == "transpose")
+    for case in (c for c in benchcases.cases("conv2d", quick=True) if c.kind == "transpose"):
+        ops = case.operands()
+        call, to_numpy = conv_bench.make_call("tilegen", case, ops)
+        got = to_numpy(call())
+        assert case.check(ops, got) is None
+        assert case.check(ops, got + 1e-2) is not None
     for c in full:
         pair = conv_bench.ratio_cases(c)
         assert c.id in pair and len(pair) == 2 and all(p in benchcases.by_id() for p in pair)

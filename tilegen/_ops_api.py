@@ -3,7 +3,7 @@ op.yaml files -- DO NOT EDIT). Imported by tilegen/__init__.py once the core has
 import sys
 
 from .ops.gemm.api import matmul, dot, gemm
-from .ops.conv2d.api import conv2d, Conv2d
+from .ops.conv2d.api import conv2d, Conv2d, conv_transpose2d, ConvTranspose2d
 from .ops.attention._attention import attention
 from .ops.paged_attention._paged_attention import paged_attention
 from .ops.image import api as image
@@ -16,6 +16,8 @@ __all__ = [
     "gemm",
     "conv2d",
     "Conv2d",
+    "conv_transpose2d",
+    "ConvTranspose2d",
     "attention",
     "paged_attention",
     "image",

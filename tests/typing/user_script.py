@@ -23,4 +23,12 @@ a = np.ones((4, 3), np.float32)
 b = np.ones((3, 5), np.float32)
 product = tg.matmul(a, b, dtype=np.float64)
 dotted = tg.dot(a, b)
-print(scaled_product(a, b).shape, report(), product.shape, dotted.shape, tg.__version__)
+x = np.ones((1, 2, 5, 5), np.float32)
+y = np.empty((1, 3, 5, 5), np.float32)
+conv: np.ndarray = tg.conv2d(x, np.ones((3, 2, 3, 3), np.float32), padding=1,
+                             padding_mode="reflect", out=y)
+up: np.ndarray = tg.conv_transpose2d(x, np.ones((2, 4, 2, 2), np.float32), stride=2)
+q = np.ones((2, 4, 8), np.float32)
+att = tg.attention(q, q, q, causal=True, out=np.empty_like(q))
+print(scaled_product(a, b).shape, report(), product.shape, dotted.shape, tg.__version__,
+      conv.shape, up.shape, att.shape)

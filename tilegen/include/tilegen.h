@@ -228,6 +228,33 @@ TILEGEN_API int tilegen_conv2d_f32_run(const tilegen_conv2d_f32_plan* plan, int6
                                        int64_t h, int64_t w, const float* x, float* y);
 TILEGEN_API void tilegen_conv2d_f32_plan_free(tilegen_conv2d_f32_plan* plan);
 
+/*
+ * y = conv_transpose2d(x, weight) + bias, the semantics of torch.nn.functional.conv_transpose2d
+ * (the gradient of conv2d with respect to its input): oh = (h - 1)*stride_h - 2*pad_h +
+ * dilation_h*(kh - 1) + output_padding_h + 1 (likewise ow). NCHW takes torch's weights
+ * (c_in, c_out/groups, kh, kw); NHWC takes (c_in, kh, kw, c_out/groups) (the same
+ * transpose(0, 2, 3, 1) that turns OIHW into OHWI) and gives NHWC. output_padding must be
+ * smaller than the stride or the dilation (as torch). Runs as one GEMM per image and group
+ * plus a threaded col2im. Returns 0, or -p when parameter p (1-based) is invalid -- pad_h (14)
+ * or pad_w (15) also when the padding leaves no output -- and then writes nothing.
+ */
+TILEGEN_API int tilegen_conv_transpose2d_f32(tilegen_conv_layout layout, int64_t n, int64_t h,
+                                             int64_t w, int64_t c_in, const float* x,
+                                             int64_t c_out, int64_t kh, int64_t kw,
+                                             const float* weight, const float* bias,
+                                             int64_t stride_h, int64_t stride_w, int64_t pad_h,
+                                             int64_t pad_w, int64_t output_padding_h,
+                                             int64_t output_padding_w, int64_t dilation_h,
+                                             int64_t dilation_w, int64_t groups, float* y);
+TILEGEN_API int tilegen_conv_transpose2d_f64(tilegen_conv_layout layout, int64_t n, int64_t h,
+                                             int64_t w, int64_t c_in, const double* x,
+                                             int64_t c_out, int64_t kh, int64_t kw,
+                                             const double* weight, const double* bias,
+                                             int64_t stride_h, int64_t stride_w, int64_t pad_h,
+                                             int64_t pad_w, int64_t output_padding_h,
+                                             int64_t output_padding_w, int64_t dilation_h,
+                                             int64_t dilation_w, int64_t groups, double* y);
+
 /* ---- attention: fused scaled dot-product attention (tg.attention) ---- */
 #define TILEGEN_ATTENTION_MAX_BATCH_NDIM 8
 /* The causal argument of tilegen_attention_*. */

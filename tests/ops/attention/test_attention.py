@@ -465,3 +465,42 @@ def test_memory_stays_o_block():
 
 def s_bytes():
     return 16500 * 16500 * 4
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_out(dtype):
+    """out=: written in place and returned, strided views with contiguous rows included; an out
+    overlapping q is computed through a copy; bad outs raise as NumPy's ufuncs do, naming out."""
+    rng = np.random.default_rng(21)
+    q = rng.standard_normal((2, 4, 5, 8)).astype(dtype)
+    k = rng.standard_normal((2, 2, 7, 8)).astype(dtype)
+    v = rng.standard_normal((2, 2, 7, 8)).astype(dtype)
+    want = ref_attention(q, k, v, causal=True)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    out = np.full(want.shape, np.nan, dtype)
+    assert tg.attention(q, k, v, causal=True, out=out) is out
+    assert np.allclose(out, want, atol=tol)
+    big = np.full((2, 8, 5, 8), np.nan, dtype)
+    view = big[:, ::2]
+    assert tg.attention(q, k, v, causal=True, out=view) is view
+    assert np.allclose(view, want, atol=tol) and np.isnan(big[:, 1::2]).all()
+    q2 = q.copy()
+    assert tg.attention(q2, k, v, causal=True, out=q2) is q2
+    assert np.allclose(q2, want, atol=tol)
+    # 2-D inputs take a 2-D out.
+    out2 = np.empty((5, 8), dtype)
+    tg.attention(q[0, 0], k[0, 0], v[0, 0], out=out2)
+    assert np.allclose(out2, ref_attention(q[0, 0], k[0, 0], v[0, 0]), atol=tol)
+    other = np.float64 if dtype == np.float32 else np.float32
+    with pytest.raises(TypeError, match="out: dtype"):
+        tg.attention(q, k, v, out=np.empty(want.shape, other))
+    with pytest.raises(ValueError, match="out: shape"):
+        tg.attention(q, k, v, out=np.empty((2, 4, 5, 7), dtype))
+    ro = np.empty(want.shape, dtype)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="out: is read-only"):
+        tg.attention(q, k, v, out=ro)
+    with pytest.raises(ValueError, match="out: its last axis"):
+        tg.attention(q, k, v, out=np.empty((2, 4, 5, 16), dtype)[..., ::2])
+    with pytest.raises(TypeError, match="out"):
+        tg.attention(q, k, v, out=want.tolist())

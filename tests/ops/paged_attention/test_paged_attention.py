@@ -278,3 +278,34 @@ def test_runtime_info_reports_the_kernel():
     info = tg.runtime_info()["kernels"]["paged_attention"]
     assert info["f32"]["kernel"] == _attention.kernel_name()
     assert info["f32"]["kernel"].startswith("tg_f32_attndecode_ukernel_")
+
+
+def test_out():
+    """out=: written in place and returned (strided with contiguous rows too); an out that
+    overlaps q goes through a copy; bad outs raise as NumPy's ufuncs do, naming out."""
+    rng = np.random.default_rng(31)
+    B, hq, hkv, d, bs = 3, 4, 2, 16, 4
+    q = rng.standard_normal((B, hq, d)).astype(np.float32)
+    k = rng.standard_normal((6, bs, hkv, d)).astype(np.float32)
+    v = rng.standard_normal((6, bs, hkv, d)).astype(np.float32)
+    bt = np.array([[0, 1], [2, 3], [4, 5]], np.int32)
+    lens = np.array([5, 8, 0], np.int32)
+    want = ref_paged(q, k, v, bt, lens)
+    out = np.full((B, hq, d), np.nan, np.float32)
+    assert tg.paged_attention(q, k, v, bt, lens, out=out) is out
+    assert np.allclose(out, want, atol=1e-5)
+    big = np.full((B, hq, 2 * d), np.nan, np.float32)
+    view = big[:, :, :d]
+    assert tg.paged_attention(q, k, v, bt, lens, out=view) is view
+    assert np.allclose(view, want, atol=1e-5) and np.isnan(big[:, :, d:]).all()
+    q2 = q.copy()
+    assert tg.paged_attention(q2, k, v, bt, lens, out=q2) is q2
+    assert np.allclose(q2, want, atol=1e-5)
+    with pytest.raises(TypeError, match="out: dtype"):
+        tg.paged_attention(q, k, v, bt, lens, out=np.empty((B, hq, d)))
+    with pytest.raises(ValueError, match="out: shape"):
+        tg.paged_attention(q, k, v, bt, lens, out=np.empty((B, hq + 1, d), np.float32))
+    ro = np.empty((B, hq, d), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="out: is read-only"):
+        tg.paged_attention(q, k, v, bt, lens, out=ro)

@@ -10,6 +10,8 @@ import numbers
 
 import numpy as np
 
+from tilegen import _out
+
 cnp.import_array()
 
 cdef extern from "tilegen.h" nogil:
@@ -119,7 +121,7 @@ cdef object _rows_contiguous(object a):
     return a
 
 
-def attention(q, k, v, *, mask=None, causal=False, scale=None):
+def attention(q, k, v, *, mask=None, causal=False, scale=None, out=None):
     """Scaled dot-product attention, fused: softmax(scale * q @ k^T + mask) @ v.
 
     q (..., Sq, D), k (..., Sk, D), v (..., Sk, Dv) -> (..., Sq, Dv). Leading dimensions
@@ -133,7 +135,9 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None):
     agree when Sq == Sk. A mask and causal may both be given. A query that sees no key gets
     zeros, as torch's math SDPA returns (bottom-right with Sq > Sk: the first Sq - Sk rows; a
     mask that hides a whole row; Sk = 0). `scale` defaults to 1/sqrt(D). float32 and
-    float64 (mixed inputs compute in float64); the Sq x Sk scores are never stored.
+    float64 (mixed inputs compute in float64); the Sq x Sk scores are never stored. `out`: an
+    array of the result's shape and dtype (any strides with the last axis contiguous) to write
+    into and return; it may overlap the inputs (then the result goes through a temporary).
     """
     q = _float_array(q, "q")
     k = _float_array(k, "k")
@@ -218,7 +222,13 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None):
             raise ValueError(f"mask: shape {mask.shape} does not broadcast to the scores' "
                              f"{batch + (heads, sq, sk)} (q {q.shape}, k {k.shape})") from None
     out_shape = batch + (heads, sq, dv)
-    out = np.empty(out_shape, dtype)
+    given = out
+    if given is None:
+        out = np.empty(out_shape, dtype)
+    else:
+        _out.check(given, out_shape[nd - nd_in:], np.dtype(dtype), rows=True)
+        full = given[(None,) * (nd - nd_in)]  # 2-D inputs: a view with the head dimension
+        out = _out.target(full, (q, k, v, mask))
 
     cdef int nb = len(batch)
     meta = np.zeros((6, nb + 3), dtype=np.int64)
@@ -266,4 +276,7 @@ def attention(q, k, v, *, mask=None, causal=False, scale=None):
                                        sc, <double*> cnp.PyArray_DATA(O), &mv[5, 0])
     if rc != 0:  # the checks above should make this unreachable
         raise ValueError(f"tilegen_attention: invalid argument {-rc}")
+    if given is not None:
+        _out.finish(full, out)
+        return given
     return out.reshape(out_shape[nd - nd_in:])  # 2-D inputs: no head dimension

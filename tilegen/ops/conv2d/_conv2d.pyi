@@ -11,6 +11,9 @@ METHODS: Tuple[str, ...]
 def conv2d(x: np.ndarray, w: np.ndarray, bias: Optional[np.ndarray], y: np.ndarray,
            geom: Tuple[int, ...]) -> np.ndarray: ...
 
+def conv_transpose2d(x: np.ndarray, w: np.ndarray, bias: Optional[np.ndarray], y: np.ndarray,
+                     geom: Tuple[int, ...]) -> np.ndarray: ...
+
 class Plan:
     @property
     def geom(self) -> Tuple[int, ...]: ...

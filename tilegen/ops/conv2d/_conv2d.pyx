@@ -36,6 +36,20 @@ cdef extern from "tilegen.h" nogil:
     int tilegen_conv2d_f32_run(const tilegen_conv2d_f32_plan* plan, int64_t n, int64_t h,
                                int64_t w, const float* x, float* y)
     void tilegen_conv2d_f32_plan_free(tilegen_conv2d_f32_plan* plan)
+    int tilegen_conv_transpose2d_f32(int layout, int64_t n, int64_t h, int64_t w, int64_t c_in,
+                                     const float* x, int64_t c_out, int64_t kh, int64_t kw,
+                                     const float* weight, const float* bias, int64_t stride_h,
+                                     int64_t stride_w, int64_t pad_h, int64_t pad_w,
+                                     int64_t output_padding_h, int64_t output_padding_w,
+                                     int64_t dilation_h, int64_t dilation_w, int64_t groups,
+                                     float* y)
+    int tilegen_conv_transpose2d_f64(int layout, int64_t n, int64_t h, int64_t w, int64_t c_in,
+                                     const double* x, int64_t c_out, int64_t kh, int64_t kw,
+                                     const double* weight, const double* bias, int64_t stride_h,
+                                     int64_t stride_w, int64_t pad_h, int64_t pad_w,
+                                     int64_t output_padding_h, int64_t output_padding_w,
+                                     int64_t dilation_h, int64_t dilation_w, int64_t groups,
+                                     double* y)
 
 cdef extern from "tg_conv.h" nogil:
     const char* tilegen_x_conv_method(int layout, int64_t c_in, int64_t c_out, int64_t kh,
@@ -90,6 +104,38 @@ def conv2d(cnp.ndarray x, cnp.ndarray w, object bias, cnp.ndarray y, tuple geom)
                                     g[7], g[8], g[9], g[10], g[11], g[12], g[13], <int> g[14],
                                     <double*> yp)
     _fail(rc, "tilegen_conv2d")
+    return y
+
+
+def conv_transpose2d(cnp.ndarray x, cnp.ndarray w, object bias, cnp.ndarray y, tuple geom):
+    """y = conv_transpose2d(x, w) + bias; geom is (layout, c_in, c_out, kh, kw, stride_h,
+    stride_w, pad_h, pad_w, output_padding_h, output_padding_w, dilation_h, dilation_w,
+    groups)."""
+    cdef int64_t g[14]
+    for i in range(14):
+        g[i] = geom[i]
+    cdef int64_t n = x.shape[0]
+    cdef int64_t h = x.shape[2] if g[0] == 0 else x.shape[1]
+    cdef int64_t wd = x.shape[3] if g[0] == 0 else x.shape[2]
+    cdef cnp.ndarray b = bias
+    cdef int rc
+    cdef void* bp = NULL if bias is None else cnp.PyArray_DATA(b)
+    cdef void* xp = cnp.PyArray_DATA(x)
+    cdef void* wp = cnp.PyArray_DATA(w)
+    cdef void* yp = cnp.PyArray_DATA(y)
+    if x.dtype == np.float32:
+        with nogil:
+            rc = tilegen_conv_transpose2d_f32(<int> g[0], n, h, wd, g[1], <const float*> xp,
+                                              g[2], g[3], g[4], <const float*> wp,
+                                              <const float*> bp, g[5], g[6], g[7], g[8], g[9],
+                                              g[10], g[11], g[12], g[13], <float*> yp)
+    else:
+        with nogil:
+            rc = tilegen_conv_transpose2d_f64(<int> g[0], n, h, wd, g[1], <const double*> xp,
+                                              g[2], g[3], g[4], <const double*> wp,
+                                              <const double*> bp, g[5], g[6], g[7], g[8], g[9],
+                                              g[10], g[11], g[12], g[13], <double*> yp)
+    _fail(rc, "tilegen_conv_transpose2d")
     return y
 
 

@@ -6,6 +6,10 @@ network does) on arrays in that layout; torch runs F.conv2d on tensors in that m
 tilegen's ratio is against the faster torch layout of the same layer (`ratio_cases`): a user
 picks the layout, so tilegen NCHW has to beat torch at its best too. The ONNX Runtime session
 is a one-node Conv graph, encoded here as protobuf bytes (no `onnx` package needed).
+
+Transposed convolutions (kind "transpose": upsampling layers, tg.ConvTranspose2d against torch's
+F.conv_transpose2d, checked against torch's float64 result) run in the same table; their FLOPs
+are those of the equivalent direct convolution (2 x C_in x C_out/groups x k^2 per input pixel).
 """
 from __future__ import annotations
 
@@ -38,10 +42,12 @@ class Case:
     groups: int
     layout: str
     dtype: str = "f32"
+    kind: str = "conv"   # or "transpose": conv_transpose2d, weights (C_in, C_out/groups, k, k)
 
     @property
     def id(self) -> str:
-        return (f"conv2d-{self.layout}-{self.cin}x{self.hw}-{self.cout}k{self.k}s{self.stride}"
+        what = "conv2d" if self.kind == "conv" else "convt2d"
+        return (f"{what}-{self.layout}-{self.cin}x{self.hw}-{self.cout}k{self.k}s{self.stride}"
                 f"p{self.pad}g{self.groups}")
 
     @property
@@ -50,17 +56,21 @@ class Case:
 
     @property
     def out_hw(self) -> int:
+        if self.kind == "transpose":
+            return (self.hw - 1) * self.stride - 2 * self.pad + self.k
         return (self.hw + 2 * self.pad - self.k) // self.stride + 1
 
     @property
     def flops(self) -> int:
+        if self.kind == "transpose":
+            return 2 * self.cin * self.hw ** 2 * (self.cout // self.groups) * self.k * self.k
         return 2 * self.cout * self.out_hw ** 2 * (self.cin // self.groups) * self.k * self.k
 
     work = flops
     size = None
 
     def runs_on(self, lib: str) -> bool:
-        return lib != "onnxruntime" or self.layout == "NCHW"
+        return lib != "onnxruntime" or (self.layout == "NCHW" and self.kind == "conv")
 
     def as_dict(self) -> dict:
         return case_dict(self)
@@ -71,7 +81,9 @@ class Case:
 
         rng = np.random.default_rng(seed)
         x = rng.uniform(-1, 1, (1, self.cin, self.hw, self.hw)).astype(np.float32)
-        w = rng.uniform(-1, 1, (self.cout, self.cin // self.groups, self.k, self.k)).astype(np.float32)
+        wshape = ((self.cout, self.cin // self.groups) if self.kind == "conv"
+                  else (self.cin, self.cout // self.groups)) + (self.k, self.k)
+        w = rng.uniform(-1, 1, wshape).astype(np.float32)
         b = rng.uniform(-1, 1, self.cout).astype(np.float32)
         if self.layout == "NHWC":
             x, w = x.transpose(0, 2, 3, 1), w.transpose(0, 2, 3, 1)
@@ -94,6 +106,8 @@ class Case:
         if result.shape != want_shape:
             return f"shape {result.shape}, expected {want_shape}"
         got = result if self.layout == "NCHW" else result.transpose(0, 3, 1, 2)
+        if self.kind == "transpose":
+            return self._check_transpose(x, w, b, got)
         xp = np.pad(x, ((0, 0), (0, 0), (self.pad, self.pad), (self.pad, self.pad)))
         cg, kg = self.cin // self.groups, self.cout // self.groups
         worst = 0.0
@@ -114,21 +128,48 @@ class Case:
             worst = max(worst, float(err.max()))
         return None
 
+    def _check_transpose(self, x, w, b, got) -> Optional[str]:
+        """Against torch's F.conv_transpose2d in float64."""
+        import numpy as np
+        import torch
 
-def _layer(group, name, cin, cout, hw, k, stride, pad, groups=1) -> List[Case]:
-    return [Case(group, name, cin, cout, hw, k, stride, pad, groups, lay) for lay in LAYOUTS]
+        t = torch.from_numpy
+        F = torch.nn.functional
+        args = (self.stride, self.pad, 0, self.groups)
+        want = F.conv_transpose2d(t(x), t(w), t(b), *args).numpy()
+        mag = F.conv_transpose2d(t(np.abs(x)), t(np.abs(w)), t(np.abs(b)), *args).numpy()
+        tol = 1e-5 * math.sqrt(self.cin // self.groups * self.k * self.k) * (mag + 1)
+        err = np.abs(got - want)
+        if (err > tol).any():
+            return f"max error {err.max():.3g} (tol {tol.max():.3g})"
+        return None
+
+
+def _layer(group, name, cin, cout, hw, k, stride, pad, groups=1, kind="conv") -> List[Case]:
+    return [Case(group, name, cin, cout, hw, k, stride, pad, groups, lay, kind=kind)
+            for lay in LAYOUTS]
+
+
+def _up(name, cin, cout, hw, k, stride, pad, group="upsample") -> List[Case]:
+    return _layer(group, name, cin, cout, hw, k, stride, pad, kind="transpose")
 
 
 def cases(quick: bool = False) -> List[Case]:
     """The issue's target layers (ResNet 3x3, a 1x1 bottleneck, the 3-channel stem, a
-    MobileNet depthwise layer), batch 1, each in both layouts; quick: small ones."""
+    MobileNet depthwise layer) and typical upsampling layers (transposed 2x2 stride 2 and 4x4
+    stride 2 pad 1, 64->32), batch 1, each in both layouts; quick: small ones."""
     if quick:
         return (_layer("quick", "3x3 16->16 @14", 16, 16, 14, 3, 1, 1)
-                + _layer("quick", "dw3x3 32 @14", 32, 32, 14, 3, 1, 1, groups=32))
+                + _layer("quick", "dw3x3 32 @14", 32, 32, 14, 3, 1, 1, groups=32)
+                + _up("up4x4 s2 32->16 @16", 32, 16, 16, 4, 2, 1, group="quick"))
     return (_layer("dense", "3x3 64->64 @56", 64, 64, 56, 3, 1, 1)
             + _layer("dense", "1x1 256->64 @56", 256, 64, 56, 1, 1, 0)
             + _layer("stem", "stem 3->32 s2 @224", 3, 32, 224, 3, 2, 1)
-            + _layer("depthwise", "dw3x3 144 @56", 144, 144, 56, 3, 1, 1, groups=144))
+            + _layer("depthwise", "dw3x3 144 @56", 144, 144, 56, 3, 1, 1, groups=144)
+            + _up("up2x2 s2 64->32 @64", 64, 32, 64, 2, 2, 0)
+            + _up("up4x4 s2p1 64->32 @64", 64, 32, 64, 4, 2, 1)
+            + _up("up2x2 s2 64->32 @128", 64, 32, 128, 2, 2, 0)
+            + _up("up4x4 s2p1 64->32 @128", 64, 32, 128, 4, 2, 1))
 
 
 def ratio_cases(case: Case) -> List[str]:
@@ -195,6 +236,11 @@ def make_call(lib: str, case: Case, operands, threads: int = 1
     """(call, to_numpy) for `lib` on the case's operands; weights prepared outside the timing."""
     x, w, b = operands
     same = lambda r: r  # noqa: E731
+    if lib == "tilegen" and case.kind == "transpose":
+        import tilegen
+        up = tilegen.ConvTranspose2d(w, b, stride=case.stride, padding=case.pad,
+                                     groups=case.groups, layout=case.layout)
+        return _bound(up, x), same
     if lib == "tilegen":
         import tilegen
         conv = tilegen.Conv2d(w, b, stride=case.stride, padding=case.pad, groups=case.groups,
@@ -211,6 +257,9 @@ def make_call(lib: str, case: Case, operands, threads: int = 1
             to_numpy = lambda r: r.permute(0, 2, 3, 1).numpy()  # noqa: E731
         else:
             to_numpy = lambda r: r.numpy()  # noqa: E731
+        if case.kind == "transpose":
+            targs = (tx, tw, tb, case.stride, case.pad, 0, case.groups)
+            return (lambda: F.conv_transpose2d(*targs)), to_numpy
         args = (tx, tw, tb, case.stride, case.pad, 1, case.groups)
         return (lambda: F.conv2d(*args)), to_numpy
     if lib == "onnxruntime":
@@ -231,4 +280,6 @@ def shape_note() -> Tuple[str, ...]:
     return ("float32, batch 1; C_in->C_out @ input size; NCHW: tilegen NCHW/OIHW arrays, torch "
             "NCHW tensors, ONNX Runtime; NHWC: tilegen NHWC/OHWI arrays, torch channels_last",
             "tilegen runs tg.Conv2d (weights packed once); tg/pt: the faster torch layout of "
-            "the same layer / tilegen")
+            "the same layer / tilegen",
+            "up...: transposed convolutions (tg.ConvTranspose2d vs F.conv_transpose2d; weights "
+            "(C_in, C_out, k, k), NHWC (C_in, k, k, C_out)); FLOPs of the equivalent conv")

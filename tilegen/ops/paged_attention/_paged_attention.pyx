@@ -10,6 +10,8 @@ import numbers
 
 import numpy as np
 
+from tilegen import _out
+
 cnp.import_array()
 
 cdef extern from "tilegen.h" nogil:
@@ -131,7 +133,8 @@ def _check_causal(causal):
     raise TypeError(f"causal: expected a bool or 'bottom_right', got {type(causal).__name__}")
 
 
-def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None):
+def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, scale=None,
+                    out=None):
     """Decode attention over a paged KV cache (FlashAttention's `block_table`, vLLM's layout).
 
     q (B, Hq, D): one new token per sequence; k_cache, v_cache (num_blocks, block_size, Hkv, D);
@@ -142,7 +145,9 @@ def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, 
     of block_table past a sequence's length are never read. `scale` defaults to 1/sqrt(D).
     `causal` is accepted for code written against tg.attention: the query is its sequence's
     newest token, so it sees every cached token whatever False, True or "bottom_right" says
-    (bottom-right alignment with Sq = 1); "top_left" is refused (ValueError).
+    (bottom-right alignment with Sq = 1); "top_left" is refused (ValueError). `out`: a (B, Hq, D)
+    array of the result's dtype (any strides with the last axis contiguous) to write into and
+    return; it may overlap the inputs (then the result goes through a temporary).
     """
     _check_causal(causal)
     q = _float_array(q, "q")
@@ -183,7 +188,11 @@ def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, 
     q = _rows_contiguous(q.astype(dtype, copy=False))
     k = _rows_contiguous(k.astype(dtype, copy=False))
     v = _rows_contiguous(v.astype(dtype, copy=False))
-    out = np.empty((B, hq, d), dtype)
+    given = out
+    if given is None:
+        out = np.empty((B, hq, d), dtype)
+    else:
+        out = _out.target(_out.check(given, (B, hq, d), np.dtype(dtype), rows=True), (q, k, v))
     qs = _element_strides(q, "q")
     os_ = _element_strides(out, "out")
     meta = np.array([_element_strides(k, "k_cache"), _element_strides(v, "v_cache")], np.int64)
@@ -216,7 +225,7 @@ def paged_attention(q, k_cache, v_cache, block_table, seq_lens, *, causal=True, 
         _raise_index_error(bt, lens, block_size, num_blocks, k.shape)
     if rc != 0:  # the checks above should make this unreachable
         raise ValueError(f"tilegen_paged_attention: invalid argument {-rc}")
-    return out
+    return out if given is None else _out.finish(given, out)
 
 
 cdef _raise_index_error(bt, lens, int64_t block_size, int64_t num_blocks, k_shape):
