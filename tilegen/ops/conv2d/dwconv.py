@@ -26,7 +26,8 @@ from typing import Any, Dict, Optional, Tuple
 
 from tilegen.dsl.isa import DTYPES, Isa, VecOps, get_isa
 from tilegen.dsl.family import OpFamily, RegisterBudget
-from .conv import ACT_CLAMPS, LAYOUTS, MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES
+from .conv import (ACT_CLAMPS, LAYOUTS, MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES, conv_driver,
+                   conv_example, conv_runner)
 from tilegen.dsl.lowering import FMA_CHAINS, RowsPlan, row_addressing
 
 TOKEN = re.compile(r"^dwconv([0-9]+)x([0-9]+)s([0-9]+)$")
@@ -88,6 +89,31 @@ class Dwconv(OpFamily):
                  "pixel step (a channels-last tile of m pixels reads round_up(m, step); "
                  "channel-first: MR; row tiles: 1), production, "
                  "channels-last kernel or NULL, channel-first kernel or NULL, \"name\")")
+
+    example_dims = (("h", 56), ("w", 56), ("c", 128))
+
+    def python_call(self, spec, kernel):
+        if spec.tiling == "rows":
+            raise NotImplementedError(
+                f"{spec.name}: channel-first row tiles (\"rows\") have no Python callable yet; "
+                f"compile(..., raw=True) gives the C function")
+        return conv_runner(spec, kernel, depthwise=True)
+
+    def python_driver(self, spec) -> str:
+        """The conv family's loop; a channel block starts the input pointers at its channel."""
+        taps = spec.kh * spec.kw
+        if spec.layout == "nchw":
+            call = (f"for (int64_t t = 0; t < {taps}; t++) tp[t] = ptrs[t] + c0 * plane;\n"
+                    f"          {spec.name}(nc, np_, tp, plane, w + (c0 / {spec.mr}) * w_block, "
+                    f"y + ((b * co + c0) * oh + oy) * ow + p0, oh * ow, &params);")
+            return conv_driver(spec, call)
+        call = (f"for (int64_t t = 0; t < {spec.kh} + nr_ - 1; t++) tp[t] = ptrs[t] + c0;\n"
+                f"          {spec.name}(np_, nc, tp, c, dil * c, w + (c0 / {spec.nr}) * w_block, "
+                f"y + ((b * oh + oy) * ow + p0) * co + c0, co, nr_, ow * co, &params);")
+        return conv_driver(spec, call, spec.out_rows)
+
+    def python_example(self, spec, dims, rng):
+        return conv_example(spec, dims, rng, depthwise=True)
 
     def template_for(self, spec) -> str:
         if spec.layout == "nchw":
