@@ -164,6 +164,33 @@ def test_qgemv_on_gguf_blocks(isa, fmt, tile):
         k(x[:, :95].copy(), w)
 
 
+@pytest.mark.parametrize("isa, fmt, tile", [
+    ("scalar", "int4-g32", (1, 2)), ("scalar", "int4-g128", (1, 2)), ("avx2", "int4-g64", (2, 8)),
+    ("avx512vnni", "int4-g128", (2, 32)),
+])
+def test_qgemv_q4_z_on_int4_groups(isa, fmt, tile):
+    """The q4_z kernels on tilegen.quantize's group-wise int4 (a scale and a zero point per
+    group of 32..128 values, split into the kernel's 32-value blocks): Y = X W^T against
+    tilegen.dequantize, X quantized per 32 values."""
+    if not USABLE.get(isa, False):
+        pytest.skip(f"this CPU (or OS) lacks {isa}")
+    import tilegen as tg
+
+    k = dsl.compile(op("qgemv", "s8").tile(m=tile[0], n=tile[1]).set(fmt="q4_z").target(isa))
+    x = RNG.standard_normal((3, 256)).astype(np.float32)
+    w = tg.quantize(RNG.standard_normal((tile[1] + 3, 256)).astype(np.float32), fmt)
+    blocks = x.reshape(3, 8, 32)
+    dx = np.abs(blocks).max(axis=2, keepdims=True) / np.float32(127)
+    xv = (np.round(blocks / dx) * dx).reshape(3, 256).astype(np.float64)
+    wv = tg.dequantize(w, fmt).astype(np.float64)
+    np.testing.assert_allclose(k(x, w, fmt=fmt), xv @ wv.T, rtol=0,
+                               atol=1e-5 * float((np.abs(xv) @ np.abs(wv).T).max()))
+    with pytest.raises(ValueError, match="^fmt: .* reads int4-g128, int4-g32, int4-g64, got 'q4_0'"):
+        k(x, w, fmt="q4_0")
+    with pytest.raises(ValueError, match="^w: axis 1 has"):
+        k(x, w, fmt="int4-g32" if fmt != "int4-g32" else "int4-g64")
+
+
 def conv_ref(x, w, stride=1, padding=0, dilation=1, bias=None, depthwise=False):
     """NumPy's convolution, channels last, float64: x (N, H, W, C), w (KH, KW, C[, CO])."""
     x = np.pad(x.astype(np.float64), ((0, 0), (padding,) * 2, (padding,) * 2, (0, 0)))
