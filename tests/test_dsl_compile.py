@@ -261,6 +261,15 @@ def test_dwconv_whole_convolutions(isa):
     close(nchw(xc, wc, padding=2), want.transpose(0, 3, 1, 2), 25)
     with pytest.raises(ValueError, match=r"^w: axis 0 has 5 elements, expected 3"):
         nchw(xc, RNG.standard_normal((5, 5, 5), np.float32))
+    if isa != "avx2":  # row tiles (AVX2 lacks their lane extract): MR + 1 rows, 2 NR + 3 pixels
+        rt = dsl.compile(op("dwconv", "f32").tile(m=2, n=w).set(kh=3, kw=3, layout="nchw",
+                                                                 tiling="rows").target(isa))
+        xr, wr = RNG.standard_normal((1, 2, 3, 2 * w + 3), np.float32), wt[..., :2]
+        got = rt(xr, wr.transpose(2, 0, 1).copy(), bias[:2], padding=1, act="gelu")
+        want = conv_ref(xr.transpose(0, 2, 3, 1), wr, 1, 1, bias=bias[:2], depthwise=True)
+        from math import erf
+        close(got, (want * (1 + np.vectorize(erf)(want / np.sqrt(2))) / 2).transpose(0, 3, 1, 2),
+              9)
     with pytest.raises(ValueError, match="^act: expected one of"):
         nchw(xc, wc, act="tanh")
 
