@@ -448,10 +448,13 @@ def test_no_compiler_is_a_clear_error(monkeypatch, tmp_path):
         dsl.compile(op("blasdot", "f32").tile(m=1, n=2).target("scalar"))
 
 
-def test_a_family_without_a_callable_says_so():
+def test_a_family_without_a_callable_says_so(monkeypatch):
     missing = [f for f in FAMILIES.values() if not f.has_python_call]
-    if not missing:
-        pytest.skip("every family has a Python callable")
+    if not missing:  # every family has one: take blasdot's away for the test
+        from tilegen.dsl.family import OpFamily
+
+        monkeypatch.setattr(type(FAMILIES["blasdot"]), "python_call", OpFamily.python_call)
+        missing = [FAMILIES["blasdot"]]
     entry = next(e for e in load_registry() if e.spec.op == missing[0].name)
     with pytest.raises(NotImplementedError, match=f"^op: {missing[0].name} kernels have no"):
         dsl.compile(entry.spec)
