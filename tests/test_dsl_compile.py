@@ -551,6 +551,29 @@ def test_emit_compile_bench_prints_both_kernels(capsys):
     assert len(rows) == 2 and rows[1].split()[-1] == "1.00"
 
 
+BENCH_DIMS = {"conv": (5, 6, 3, 5), "dwconv": (5, 6, 3), "filter": (37,), "attention": (9, 4, 3),
+              "attndecode": (4, 2, 9, 5), "qgemv": (2, 3, 64)}
+
+
+@pytest.mark.parametrize("name", [
+    "tg_f32_conv3x3s1_ukernel_2x4__scalar", "tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw",
+    "tg_f32_dwconv3x3s2_ukernel_4x4__scalar", "tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2",
+    *(f"tg_{'f32' if k == 'filt2d' else 'u8'}_{k}_ukernel_{t}__scalar" for k, t in (
+        ("filt2d", "2x4"), ("vfilt", "1x4"), ("vsum", "1x4"), ("vupd", "1x4"), ("hfilt", "1x2"),
+        ("hsum", "1x4"), ("tof32", "1x8"), ("fround", "1x8"), ("sharpen", "1x8"))),
+    "tg_s8_q4zgemv_ukernel_1x2__scalar",
+])
+def test_bench_problems_match_numpy(name):
+    """Each new family's bench problem (python_example, what `emit --bench` checks and times)
+    is answered by its kernel within the problem's tolerance, at tiny sizes."""
+    from tilegen.tools import jitbench
+
+    k = dsl.compile(name)
+    example = k.spec.family.python_example(k.spec, BENCH_DIMS[k.spec.op], np.random.default_rng(1))
+    assert example.expected.size and example.work > 0
+    assert jitbench.check(k, example) <= example.atol + 1e-12
+
+
 def test_emit_compile_errors_are_one_line(capsys):
     other = "neon" if host_arch() == "x86_64" else "avx2"
     code = main(["emit", "--op", "blasdot", "--dtype", "f32", "--isa", other, "--tile",

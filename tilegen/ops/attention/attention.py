@@ -314,8 +314,11 @@ def _python_example(spec, dims, rng):
     s = (q.astype(np.float64) @ k.T.astype(np.float64)) / np.sqrt(d)
     hidden = np.arange(sk)[None, :] > np.arange(sq)[:, None] + (sk - sq)
     s[hidden] = -np.inf
-    p = np.exp(s - s.max(1, keepdims=True))
-    want = (p / p.sum(1, keepdims=True)) @ v.astype(np.float64)
+    seen = (~hidden).any(1, keepdims=True)  # more queries than keys: the first see none (0)
+    p = np.where(hidden, 0.0, np.exp(s - np.where(seen, s.max(1, keepdims=True), 0)))
+    want = (p / np.where(seen, p.sum(1, keepdims=True), 1)) @ v.astype(np.float64)
+    # The work counts the causal pairs (those seen) only.
     return jit.Example(args=(q, k, v), kwargs={"causal": True}, expected=want.astype(np.float32),
-                       work=4.0 * d * float((~hidden).sum()), unit="flop",  # causal: seen pairs shape=f"{sq}x{sk}x{d}", rtol=0.0,
+                       work=4.0 * d * float((~hidden).sum()), unit="flop",
+                       shape=f"{sq}x{sk}x{d}", rtol=0.0,
                        atol=2e-5 * float(np.abs(v).max()) * np.sqrt(d))
