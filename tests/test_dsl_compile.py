@@ -330,6 +330,7 @@ def test_filter_passes(isa):
     want = np.where(np.abs(d) > 3, np.clip(np.rint(xu + 0.5 * d), 0, 255), xu)
     np.testing.assert_array_equal(kernel("sharpen", block=e)(xu, blur, amount=0.5, threshold=3),
                                   want)
+    assert kernel("vsum")(np.zeros((3, 0), np.uint8)).shape == (0,)
     with pytest.raises(TypeError, match="^prev: expected dtype uint16"):
         kernel("vupd")(a, a, b)
     with pytest.raises(ValueError, match="^coef: axis 0 has 3 elements, expected 4"):
@@ -572,6 +573,19 @@ def test_bench_problems_match_numpy(name):
     example = k.spec.family.python_example(k.spec, BENCH_DIMS[k.spec.op], np.random.default_rng(1))
     assert example.expected.size and example.work > 0
     assert jitbench.check(k, example) <= example.atol + 1e-12
+
+
+def test_emit_bench_times_the_spec_alone_when_no_registered_kernel_fits(capsys):
+    """A 5x5 conv: the registry's closest conv kernel is 3x3, whose callable refuses the
+    problem's weights; the spec is checked and timed alone, and the output says why."""
+    code = main(["emit", "--op", "conv", "--field", "kh=5", "--field", "kw=5", "--dtype", "f32",
+                 "--isa", "scalar", "--tile", "1x4", "--compile", "--bench", "--shape", "7,6,2,5",
+                 "--repeat", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "does not take this problem: w: axis 0 has 5 elements" in out
+    assert "the spec checked against NumPy" in out and "(registered)" not in out
+    assert "tg_f32_conv5x5s1_ukernel_1x4__scalar (spec)" in out
 
 
 def test_emit_compile_errors_are_one_line(capsys):
