@@ -185,7 +185,7 @@ def test_qgemv_q4_z_on_int4_groups(isa, fmt, tile):
     wv = tg.dequantize(w, fmt).astype(np.float64)
     np.testing.assert_allclose(k(x, w, fmt=fmt), xv @ wv.T, rtol=0,
                                atol=1e-5 * float((np.abs(xv) @ np.abs(wv).T).max()))
-    with pytest.raises(ValueError, match="^fmt: .* reads int4-g128, int4-g32, int4-g64, got 'q4_0'"):
+    with pytest.raises(ValueError, match="^fmt: .* reads int4-g128, int4-g32, int4-g64, got"):
         k(x, w, fmt="q4_0")
     with pytest.raises(ValueError, match="^w: axis 1 has"):
         k(x, w, fmt="int4-g32" if fmt != "int4-g32" else "int4-g64")

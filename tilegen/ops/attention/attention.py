@@ -232,7 +232,8 @@ __attribute__((visibility("default"))) void {DRIVE}(
   for (int64_t i0 = 0; i0 < sq; i0 += {mr}) {{
     const int64_t mi = sq - i0 < {mr} ? sq - i0 : {mr};
     for (int64_t x = 0; x < d; x++)
-      for (int64_t i = 0; i < {mr}; i++) qt[x * {mr} + i] = i < mi ? q[(i0 + i) * rs_q + x] * scale : 0;
+      for (int64_t i = 0; i < {mr}; i++)
+        qt[x * {mr} + i] = i < mi ? q[(i0 + i) * rs_q + x] * scale : 0;
     for (int64_t i = 0; i < {mr}; i++) {{ m[i] = -INFINITY; l[i] = 0; }}
     memset(o, 0, sizeof(float) * (size_t) ({mr} * rs_o));
     int64_t jend = sk;

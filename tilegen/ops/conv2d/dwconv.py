@@ -336,8 +336,9 @@ __attribute__((visibility("default"))) void {ROWS_DRIVE}(
     for (int64_t oy = 0; oy < oh; oy += {spec.mr})
       for (int64_t p0 = 0; p0 < ow; p0 += {spec.nr}) {{
         const float* taps[1] = {{x + (ch * rows_in + oy) * cs + p0}};
-        {spec.name}(oh - oy < {spec.mr} ? oh - oy : {spec.mr}, ow - p0 < {spec.nr} ? ow - p0 : {spec.nr},
-                    taps, cs, w + ch * {1 + taps}, y + (ch * oh + oy) * ow + p0, ow, &params);
+        {spec.name}(oh - oy < {spec.mr} ? oh - oy : {spec.mr},
+                    ow - p0 < {spec.nr} ? ow - p0 : {spec.nr}, taps, cs, w + ch * {1 + taps},
+                    y + (ch * oh + oy) * ow + p0, ow, &params);
       }}
 }}
 """

@@ -228,7 +228,8 @@ __attribute__((visibility("default"))) void {DRIVE}(
   for (int64_t r = 0; r < nrows; r++) {{
     const int64_t j = r / {mr}, g = (j % slices) * {mr} + r % {mr};
     for (int64_t x = 0; x < rs_q; x++)
-      qb[r * rs_q + x] = g < group && x < d ? q[((j / slices) * group + g) * rs_qin + x] * scale : 0;
+      qb[r * rs_q + x] =
+          g < group && x < d ? q[((j / slices) * group + g) * rs_qin + x] * scale : 0;
     m[r] = -INFINITY;
     l[r] = 0;
   }}
