@@ -381,6 +381,7 @@ def conv_runner(spec, kernel, depthwise: bool):
     s, kh, kw, mr, nr = spec.stride, spec.kh, spec.kw, spec.mr, spec.nr
     fixed_c = spec.kr if spec.kr > 1 and not depthwise else 0
     unit_dilation = depthwise and getattr(spec, "dilation", "any") == "1"
+    group = getattr(spec.family.lower(spec), "group", 1)  # pixels a step of the tile reads
 
     def prepare(x, w, bias=None, *, padding=0, dilation=1, act="none"):
         x = jit.check_array("x", x, "f32", 4)
@@ -401,10 +402,10 @@ def conv_runner(spec, kernel, depthwise: bool):
         nb, h, wd, oh, ow = conv_geometry(spec, x.shape, (kh, kw), padding, dilation, nchw)
         if unit_dilation and dilation != 1:
             raise ValueError(f"dilation: {spec.name} is a unit-dilation kernel, got {dilation}")
-        # Pad past the image so that every tile's reads (all MR / NR pixels, a few more for
-        # the depthwise pixel groups) stay inside the array.
+        # Pad past the image so that every tile's reads (all MR / NR pixels, rounded up to a
+        # whole depthwise pixel group) stay inside the array.
         tile = nr if nchw else mr
-        reach = (-(-ow // tile) * tile + 4) * s + (kw - 1) * dilation
+        reach = (-(-ow // tile) * tile + group) * s + (kw - 1) * dilation
         hp, wp = max(h + 2 * padding, (oh - 1) * s + (kh - 1) * dilation + 2), \
             max(wd + 2 * padding, reach)
         xp = padded_input(x, padding, hp, wp, nchw)
