@@ -164,6 +164,228 @@ def test_qgemv_on_gguf_blocks(isa, fmt, tile):
         k(x[:, :95].copy(), w)
 
 
+@pytest.mark.parametrize("isa, fmt, tile", [
+    ("scalar", "int4-g32", (1, 2)), ("scalar", "int4-g128", (1, 2)), ("avx2", "int4-g64", (2, 8)),
+    ("avx512vnni", "int4-g128", (2, 32)),
+])
+def test_qgemv_q4_z_on_int4_groups(isa, fmt, tile):
+    """The q4_z kernels on tilegen.quantize's group-wise int4 (a scale and a zero point per
+    group of 32..128 values, split into the kernel's 32-value blocks): Y = X W^T against
+    tilegen.dequantize, X quantized per 32 values."""
+    if not USABLE.get(isa, False):
+        pytest.skip(f"this CPU (or OS) lacks {isa}")
+    import tilegen as tg
+
+    k = dsl.compile(op("qgemv", "s8").tile(m=tile[0], n=tile[1]).set(fmt="q4_z").target(isa))
+    x = RNG.standard_normal((3, 256)).astype(np.float32)
+    w = tg.quantize(RNG.standard_normal((tile[1] + 3, 256)).astype(np.float32), fmt)
+    blocks = x.reshape(3, 8, 32)
+    dx = np.abs(blocks).max(axis=2, keepdims=True) / np.float32(127)
+    xv = (np.round(blocks / dx) * dx).reshape(3, 256).astype(np.float64)
+    wv = tg.dequantize(w, fmt).astype(np.float64)
+    np.testing.assert_allclose(k(x, w, fmt=fmt), xv @ wv.T, rtol=0,
+                               atol=1e-5 * float((np.abs(xv) @ np.abs(wv).T).max()))
+    with pytest.raises(ValueError, match="^fmt: .* reads int4-g128, int4-g32, int4-g64, got"):
+        k(x, w, fmt="q4_0")
+    with pytest.raises(ValueError, match="^w: axis 1 has"):
+        k(x, w, fmt="int4-g32" if fmt != "int4-g32" else "int4-g64")
+
+
+def conv_ref(x, w, stride=1, padding=0, dilation=1, bias=None, depthwise=False):
+    """NumPy's convolution, channels last, float64: x (N, H, W, C), w (KH, KW, C[, CO])."""
+    x = np.pad(x.astype(np.float64), ((0, 0), (padding,) * 2, (padding,) * 2, (0, 0)))
+    kh, kw = w.shape[:2]
+    oh = (x.shape[1] - dilation * (kh - 1) - 1) // stride + 1
+    ow = (x.shape[2] - dilation * (kw - 1) - 1) // stride + 1
+    y = 0
+    for a in range(kh):
+        for b in range(kw):
+            win = x[:, a * dilation::stride, b * dilation::stride][:, :oh, :ow]
+            y = y + (win * w[a, b] if depthwise else np.einsum("nhwc,co->nhwo", win, w[a, b]))
+    return y + (0 if bias is None else bias)
+
+
+@pytest.mark.parametrize("isa", X86)
+def test_conv_whole_convolutions(isa):
+    """Channels last: edge tiles of pixels (OW 11 and 5, tile 3) and channels (NR + 3), stride 2,
+    dilation 2, padding, bias, relu6; channel first (OIHW weights): NR + 1 pixels, MR + 1
+    output channels; the 3-channel stem (c fixed at 3)."""
+    w = lanes(isa)
+    k = dsl.compile(op("conv", "f32").tile(m=3, n=w).set(kh=3, kw=3, stride=2).target(isa))
+    x = RNG.standard_normal((2, 9, 21, 5), np.float32)
+    wt = RNG.standard_normal((3, 3, 5, w + 3), np.float32)
+    bias = RNG.standard_normal(w + 3).astype(np.float32)
+    got = k(x, wt, bias, padding=1, act="relu6")
+    close(got, np.clip(conv_ref(x, wt, 2, 1, bias=bias), 0, 6), 45)
+    assert got.shape == (2, 5, 11, w + 3) and "conv2d(x, w, stride 2" in k.__doc__
+    close(k(x, wt, dilation=2), conv_ref(x, wt, 2, 0, 2), 45)
+    nchw = dsl.compile(op("conv", "f32").tile(m=2, n=w).set(kh=3, kw=3, layout="nchw")
+                       .target(isa))
+    xc = RNG.standard_normal((1, 4, 6, w + 3), np.float32)          # OW = w + 1 at padding 1
+    wc = RNG.standard_normal((3, 4, 3, 3), np.float32)              # OIHW, MR + 1 channels
+    want = conv_ref(xc.transpose(0, 2, 3, 1), wc.transpose(2, 3, 1, 0), 1, 0, 1)
+    close(nchw(xc, wc, dilation=1), want.transpose(0, 3, 1, 2), 36)
+    want = conv_ref(xc.transpose(0, 2, 3, 1), wc.transpose(2, 3, 1, 0), 1, 1, 1)
+    close(nchw(xc, wc, padding=1, act="silu"), (want / (1 + np.exp(-want))).transpose(0, 3, 1, 2),
+          36)
+    stem = dsl.compile(op("conv", "f32").tile(m=2, n=w, k=3).set(kh=3, kw=3, stride=2)
+                       .target(isa))
+    xs = RNG.standard_normal((1, 7, 7, 3), np.float32)
+    ws = RNG.standard_normal((3, 3, 3, w), np.float32)
+    close(stem(xs, ws, padding=1), conv_ref(xs, ws, 2, 1), 27)
+    with pytest.raises(ValueError, match="^x: .* takes exactly 3 input channels, got 5"):
+        stem(x, RNG.standard_normal((3, 3, 5, w), np.float32))
+
+
+@pytest.mark.parametrize("isa", X86)
+def test_dwconv_whole_convolutions(isa):
+    """Channels last: 2 output rows per call (unit dilation), an odd row count left over, NR + 3
+    channels; any-dilation kernel at dilation 2, stride 2; channel first, MR + 1 channels."""
+    w = lanes(isa)
+    x = RNG.standard_normal((1, 7, 10, w + 3), np.float32)
+    wt = RNG.standard_normal((3, 3, w + 3), np.float32)
+    bias = RNG.standard_normal(w + 3).astype(np.float32)
+    rows = dsl.compile(op("dwconv", "f32").tile(m=4, n=w).set(kh=3, kw=3, dilation="1",
+                                                               out_rows=2).target(isa))
+    close(rows(x, wt, bias, padding=1), conv_ref(x, wt, 1, 1, bias=bias, depthwise=True), 9)
+    with pytest.raises(ValueError, match="^dilation: .* unit-dilation kernel"):
+        rows(x, wt, dilation=2)
+    s2 = dsl.compile(op("dwconv", "f32").tile(m=3, n=w).set(kh=3, kw=3, stride=2).target(isa))
+    close(s2(x, wt, padding=2, dilation=2, act="relu"),
+          np.maximum(conv_ref(x, wt, 2, 2, 2, depthwise=True), 0), 9)
+    nchw = dsl.compile(op("dwconv", "f32").tile(m=2, n=w).set(kh=5, kw=5, layout="nchw")
+                       .target(isa))
+    xc = RNG.standard_normal((2, 3, 8, w + 5), np.float32)
+    wc = RNG.standard_normal((3, 5, 5), np.float32)
+    want = conv_ref(xc.transpose(0, 2, 3, 1), wc.transpose(1, 2, 0), 1, 2, depthwise=True)
+    close(nchw(xc, wc, padding=2), want.transpose(0, 3, 1, 2), 25)
+    with pytest.raises(ValueError, match=r"^w: axis 0 has 5 elements, expected 3"):
+        nchw(xc, RNG.standard_normal((5, 5, 5), np.float32))
+    if isa != "avx2":  # row tiles (AVX2 lacks their lane extract): MR + 1 rows, 2 NR + 3 pixels
+        rt = dsl.compile(op("dwconv", "f32").tile(m=2, n=w).set(kh=3, kw=3, layout="nchw",
+                                                                 tiling="rows").target(isa))
+        xr, wr = RNG.standard_normal((1, 2, 3, 2 * w + 3), np.float32), wt[..., :2]
+        got = rt(xr, wr.transpose(2, 0, 1).copy(), bias[:2], padding=1, act="gelu")
+        want = conv_ref(xr.transpose(0, 2, 3, 1), wr, 1, 1, bias=bias[:2], depthwise=True)
+        from math import erf
+        close(got, (want * (1 + np.vectorize(erf)(want / np.sqrt(2))) / 2).transpose(0, 3, 1, 2),
+              9)
+    with pytest.raises(ValueError, match="^act: expected one of"):
+        nchw(xc, wc, act="tanh")
+
+
+@pytest.mark.parametrize("isa", X86)
+def test_filter_passes(isa):
+    """Every pass on a row that is no multiple of the block (and one shorter than it); filt2d
+    over MR + 1 output rows with a channel step."""
+    nr = {"scalar": 4, "avx2": 32, "avx512": 64}[isa]
+    n = 2 * nr + 5
+    u8 = lambda *s: RNG.integers(0, 256, s, dtype=np.uint8)  # noqa: E731
+
+    def kernel(kind, dtype="u8", m=1, block=None):
+        return dsl.compile(op("filter", dtype).tile(m=m, n=block or nr).set(kind=kind)
+                           .target(isa))
+
+    f2 = kernel("filt2d", "f32", m=2, block=4 * lanes(isa))
+    x = RNG.standard_normal((5, 3 * n), np.float32)
+    coef = RNG.standard_normal((3, 2), np.float32)
+    want = sum(coef[i, j] * x[i:i + 3, 3 * j:3 * j + 3 * n - 3].astype(np.float64)
+               for i in range(3) for j in range(2))
+    close(f2(x, coef, step=3), want, 6)
+    for length in (n, 3):
+        rows = u8(4, length)
+        c16 = RNG.integers(-256, 257, 4).astype(np.int16)
+        got = kernel("vfilt")(rows, c16, -5)
+        np.testing.assert_array_equal(
+            got, (-5 + (c16[:, None].astype(np.int64) * rows).sum(0)).astype(np.int16))
+        np.testing.assert_array_equal(kernel("vsum")(rows), rows.sum(0, dtype=np.uint16))
+        prev = RNG.integers(0, 1000, length).astype(np.uint16)
+        a, b = u8(length), u8(length)
+        np.testing.assert_array_equal(kernel("vupd")(prev, a, b), prev + a - b.astype(np.uint16))
+    hf = kernel("hfilt", block=nr // 2)
+    xi = RNG.integers(-3000, 3000, n + 6).astype(np.int16)
+    c3 = RNG.integers(0, 200, 3).astype(np.int16)                  # odd taps: padded to even
+    s = sum(c3[t].astype(np.int64) * xi[3 * t:3 * t + n] for t in range(3))
+    np.testing.assert_array_equal(hf(xi, c3, step=3, add=1 << 15),
+                                  np.clip((s + (1 << 15)) >> 16, 0, 255))
+    np.testing.assert_array_equal(hf(xi, c3, step=3, scale=1 / 1024),
+                                  np.clip(np.rint(s.astype(np.float32) * np.float32(1 / 1024)),
+                                          0, 255))
+    from tilegen.ops.image.filter import box_divisor
+
+    xs = RNG.integers(0, 256, n + 4).astype(np.uint16)
+    add, mul, shift = box_divisor(5)
+    s = sum(xs[t:t + n].astype(np.int64) for t in range(5))
+    np.testing.assert_array_equal(kernel("hsum")(xs, 5), np.minimum(255, ((s + add) * mul >> 16)
+                                                                   >> shift))
+    e = 8 if isa == "scalar" else 2 * lanes(isa, "i32")
+    xu = u8(n)
+    np.testing.assert_array_equal(kernel("tof32", block=e)(xu), xu.astype(np.float32))
+    xf = (RNG.standard_normal(n) * 200 + 128).astype(np.float32)
+    xf[:4] = [0.5, 1.5, 2.5, 300.0]                                  # ties to even, clamp
+    np.testing.assert_array_equal(kernel("fround", block=e)(xf),
+                                  np.rint(np.clip(xf, 0, 255)).astype(np.uint8))
+    blur = u8(n)
+    d = xu.astype(np.int64) - blur
+    want = np.where(np.abs(d) > 3, np.clip(np.rint(xu + 0.5 * d), 0, 255), xu)
+    np.testing.assert_array_equal(kernel("sharpen", block=e)(xu, blur, amount=0.5, threshold=3),
+                                  want)
+    assert kernel("vsum")(np.zeros((3, 0), np.uint8)).shape == (0,)
+    with pytest.raises(TypeError, match="^prev: expected dtype uint16"):
+        kernel("vupd")(a, a, b)
+    with pytest.raises(ValueError, match="^coef: axis 0 has 3 elements, expected 4"):
+        kernel("vfilt")(rows, c3)
+
+
+def attention_ref(q, k, v, scale, causal):
+    s = scale * (q.astype(np.float64) @ k.T.astype(np.float64))
+    if causal:
+        s[np.arange(k.shape[0])[None, :] > np.arange(q.shape[0])[:, None] + k.shape[0]
+          - q.shape[0]] = -np.inf
+    p = np.exp(s - s.max(1, keepdims=True))
+    return (p / p.sum(1, keepdims=True)) @ v.astype(np.float64)
+
+
+@pytest.mark.parametrize("isa", X86)
+def test_attention_one_head(isa):
+    """Partial query tiles, key blocks past KB with a short last one, dv != d, causal (keys
+    and queries ends aligned), strided q."""
+    w = lanes(isa)
+    k = dsl.compile(op("attention", "f32").tile(m=2 * w, n=2).set(kb=8, pv_rows=2, pv_vecs=1)
+                    .target(isa))
+    q = RNG.standard_normal((2 * w + 3, 24), np.float32)[:, :13]
+    keys = RNG.standard_normal((2 * w + 21, 13), np.float32)        # KB = 8: a short last block
+    vals = RNG.standard_normal((2 * w + 21, w + 3), np.float32)
+    np.testing.assert_allclose(k(q, keys, vals), attention_ref(q, keys, vals, 13 ** -0.5, False),
+                               rtol=0, atol=2e-5)
+    np.testing.assert_allclose(k(q, keys, vals, scale=0.5, causal=True),
+                               attention_ref(q, keys, vals, 0.5, True), rtol=0, atol=2e-5)
+    few, q9 = keys[:4], RNG.standard_normal((9, 13), np.float32)
+    got = k(q9, few, vals[:4], causal=True)  # more queries than keys: the first 5 see none
+    np.testing.assert_allclose(got[5:], attention_ref(q9[5:], few, vals[:4], 13 ** -0.5, True),
+                               rtol=0, atol=2e-5)
+    assert not got[:5].any()
+    with pytest.raises(ValueError, match=f"^v: axis 0 has 20 elements, expected {2 * w + 21}"):
+        k(q, keys, vals[:20])
+
+
+@pytest.mark.parametrize("isa", X86)
+def test_attndecode_grouped_heads(isa):
+    """6 query heads per kv head (slices of 4: a partial one), tokens past NR with a short last
+    chunk, a cache laid out (tokens, kv heads, d) and passed as a transposed view."""
+    w = lanes(isa)
+    k = dsl.compile(op("attndecode", "f32").tile(m=4, n=2 * w).set(pv_vecs=1).prefetch(2)
+                    .target(isa))
+    q = RNG.standard_normal((12, 19), np.float32)
+    cache = RNG.standard_normal((2, 5 * w + 3, 2, 19), np.float32)  # k/v, tokens, kv heads, d
+    keys, vals = cache[0].transpose(1, 0, 2), cache[1].transpose(1, 0, 2)
+    want = np.concatenate([attention_ref(q[6 * h:6 * h + 6], keys[h], vals[h], 0.25, False)
+                           for h in range(2)])
+    np.testing.assert_allclose(k(q, keys, vals, scale=0.25), want, rtol=0, atol=2e-5)
+    with pytest.raises(ValueError, match="^k: 5 kv heads do not divide the 12 query heads"):
+        k(q, np.zeros((5, 3, 19), np.float32), np.zeros((5, 3, 19), np.float32))
+
+
 # --- the cache ---
 
 def test_second_compile_is_a_cache_hit(cache):
@@ -227,10 +449,13 @@ def test_no_compiler_is_a_clear_error(monkeypatch, tmp_path):
         dsl.compile(op("blasdot", "f32").tile(m=1, n=2).target("scalar"))
 
 
-def test_a_family_without_a_callable_says_so():
+def test_a_family_without_a_callable_says_so(monkeypatch):
     missing = [f for f in FAMILIES.values() if not f.has_python_call]
-    if not missing:
-        pytest.skip("every family has a Python callable")
+    if not missing:  # every family has one: take blasdot's away for the test
+        from tilegen.dsl.family import OpFamily
+
+        monkeypatch.setattr(type(FAMILIES["blasdot"]), "python_call", OpFamily.python_call)
+        missing = [FAMILIES["blasdot"]]
     entry = next(e for e in load_registry() if e.spec.op == missing[0].name)
     with pytest.raises(NotImplementedError, match=f"^op: {missing[0].name} kernels have no"):
         dsl.compile(entry.spec)
@@ -325,6 +550,42 @@ def test_emit_compile_bench_prints_both_kernels(capsys):
     assert "GFLOP/s" in out and "m,n,k = 9x10x11" in out
     rows = [line for line in out.splitlines() if "(spec)" in line or "(registered)" in line]
     assert len(rows) == 2 and rows[1].split()[-1] == "1.00"
+
+
+BENCH_DIMS = {"conv": (5, 6, 3, 5), "dwconv": (5, 6, 3), "filter": (37,), "attention": (9, 4, 3),
+              "attndecode": (4, 2, 9, 5), "qgemv": (2, 3, 64)}
+
+
+@pytest.mark.parametrize("name", [
+    "tg_f32_conv3x3s1_ukernel_2x4__scalar", "tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw",
+    "tg_f32_dwconv3x3s2_ukernel_4x4__scalar", "tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2",
+    *(f"tg_{'f32' if k == 'filt2d' else 'u8'}_{k}_ukernel_{t}__scalar" for k, t in (
+        ("filt2d", "2x4"), ("vfilt", "1x4"), ("vsum", "1x4"), ("vupd", "1x4"), ("hfilt", "1x2"),
+        ("hsum", "1x4"), ("tof32", "1x8"), ("fround", "1x8"), ("sharpen", "1x8"))),
+    "tg_s8_q4zgemv_ukernel_1x2__scalar",
+])
+def test_bench_problems_match_numpy(name):
+    """Each new family's bench problem (python_example, what `emit --bench` checks and times)
+    is answered by its kernel within the problem's tolerance, at tiny sizes."""
+    from tilegen.tools import jitbench
+
+    k = dsl.compile(name)
+    example = k.spec.family.python_example(k.spec, BENCH_DIMS[k.spec.op], np.random.default_rng(1))
+    assert example.expected.size and example.work > 0
+    assert jitbench.check(k, example) <= example.atol + 1e-12
+
+
+def test_emit_bench_times_the_spec_alone_when_no_registered_kernel_fits(capsys):
+    """A 5x5 conv: the registry's closest conv kernel is 3x3, whose callable refuses the
+    problem's weights; the spec is checked and timed alone, and the output says why."""
+    code = main(["emit", "--op", "conv", "--field", "kh=5", "--field", "kw=5", "--dtype", "f32",
+                 "--isa", "scalar", "--tile", "1x4", "--compile", "--bench", "--shape", "7,6,2,5",
+                 "--repeat", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "does not take this problem: w: axis 0 has 5 elements" in out
+    assert "the spec checked against NumPy" in out and "(registered)" not in out
+    assert "tg_f32_conv5x5s1_ukernel_1x4__scalar (spec)" in out
 
 
 def test_emit_compile_errors_are_one_line(capsys):

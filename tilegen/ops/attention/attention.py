@@ -75,6 +75,17 @@ class Attention(OpFamily):
     c_row_doc = ("X(isa id, MR, NR, KB, PV chunk floats, work floats, production, kernel, "
                  "exp over an array, \"name\")")
 
+    example_dims = (("lq", 512), ("lk", 512), ("d", 64))
+
+    def python_call(self, spec, kernel):
+        return _python_call(spec, kernel)
+
+    def python_driver(self, spec) -> str:
+        return _python_driver(spec)
+
+    def python_example(self, spec, dims, rng):
+        return _python_example(spec, dims, rng)
+
     # Fields off their defaults are name tokens after the ISA: ..._kb16_pv4x2 (the name is the
     # schema, so a kernel's name alone rebuilds it).
     def variant_tokens(self, spec) -> List[str]:
@@ -183,3 +194,132 @@ class Attention(OpFamily):
 
 
 FAMILY = Attention()
+
+
+# --- tilegen.dsl.compile: one head's attention from Python, a C loop over query tiles ---
+
+DRIVE = "tg_dsl_attention_drive"
+
+
+def _python_driver(spec) -> str:
+    """For each tile of MR queries: Q^T packed and scaled, O, m, l reset; the kernel on every
+    block of up to KB keys the tile's last query sees (a causal block past the first query's
+    limit gets a bias tile, -INFINITY on hidden keys); O / l written out. Query i sees keys
+    j <= i + off when causal (off = keys - queries: the ends aligned)."""
+    mr, kb = spec.mr, spec.kb
+    cw = spec.pv_vecs * FAMILY.lanes(spec)
+    return f"""#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "tg_ukernels.h"
+
+{FAMILY.c_declaration(spec)}
+
+__attribute__((visibility("default"))) void {DRIVE}(
+    int64_t sq, int64_t sk, int64_t d, int64_t dv, const float* q, int64_t rs_q,
+    const float* k, int64_t rs_k, const float* v, int64_t rs_v, float* out, int64_t rs_out,
+    float scale, int causal, float* ws) {{
+  const int64_t rs_o = (dv + {cw - 1}) / {cw} * {cw}, off = sk - sq;
+  float* qt = ws;
+  float* o = qt + d * {mr};
+  float* m = o + {mr} * rs_o;
+  float* l = m + {mr};
+  float* bias = l + {mr};
+  float* work = bias + {kb * mr};
+  tg_f32_attention_args a;
+  a.d = d; a.dv = dv; a.qt = qt; a.rs_k = rs_k; a.rs_v = rs_v; a.o = o; a.rs_o = rs_o;
+  a.m = m; a.l = l; a.work = work;
+  for (int64_t i0 = 0; i0 < sq; i0 += {mr}) {{
+    const int64_t mi = sq - i0 < {mr} ? sq - i0 : {mr};
+    for (int64_t x = 0; x < d; x++)
+      for (int64_t i = 0; i < {mr}; i++)
+        qt[x * {mr} + i] = i < mi ? q[(i0 + i) * rs_q + x] * scale : 0;
+    for (int64_t i = 0; i < {mr}; i++) {{ m[i] = -INFINITY; l[i] = 0; }}
+    memset(o, 0, sizeof(float) * (size_t) ({mr} * rs_o));
+    int64_t jend = sk;
+    if (causal) {{
+      const int64_t seen = i0 + mi - 1 + off + 1;
+      jend = seen < 0 ? 0 : seen < sk ? seen : sk;
+    }}
+    for (int64_t j0 = 0; j0 < jend; j0 += {kb}) {{
+      const int64_t n = jend - j0 < {kb} ? jend - j0 : {kb};
+      a.bias = NULL;
+      if (causal && j0 + n - 1 > i0 + off) {{
+        for (int64_t j = 0; j < n; j++)
+          for (int64_t i = 0; i < {mr}; i++)
+            bias[j * {mr} + i] = i < mi && j0 + j > i0 + i + off ? -INFINITY : 0.0f;
+        a.bias = bias;
+      }}
+      a.k = k + j0 * rs_k;
+      a.v = v + j0 * rs_v;
+      {spec.name}(n, &a);
+    }}
+    for (int64_t i = 0; i < mi; i++)
+      for (int64_t x = 0; x < dv; x++)
+        out[(i0 + i) * rs_out + x] = l[i] == 0 ? 0.0f : o[i * rs_o + x] / l[i];
+  }}
+}}
+"""
+
+
+def _python_call(spec, kernel):
+    import ctypes
+
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    i64, vp = ctypes.c_int64, ctypes.c_void_p
+    drive = kernel.symbol(DRIVE, None, i64, i64, i64, i64, vp, i64, vp, i64, vp, i64, vp, i64,
+                          ctypes.c_float, ctypes.c_int, vp)
+    mr, kb = spec.mr, spec.kb
+    cw = spec.pv_vecs * FAMILY.lanes(spec)
+
+    def call(q, k, v, *, scale=None, causal=False):
+        q = jit.check_array("q", q, "f32", 2)
+        sq, d = q.shape
+        k = jit.check_array("k", k, "f32", 2, shape=(None, d))
+        sk = k.shape[0]
+        v = jit.check_array("v", v, "f32", 2, shape=(sk, None))
+        dv = v.shape[1]
+        if d < 1 or dv < 1:
+            raise ValueError(f"q, v: head sizes must be positive, got d={d}, dv={dv}")
+        scale = 1.0 / np.sqrt(d) if scale is None else float(scale)
+        out = np.zeros((sq, dv), np.float32)
+        if sq == 0 or sk == 0:
+            return out
+        rs_o = -(-dv // cw) * cw
+        ws = np.zeros(d * mr + mr * rs_o + 2 * mr + kb * mr + work_floats(mr, kb, cw) + 16,
+                      np.float32)
+        drive(sq, sk, d, dv, q.ctypes.data, jit.row_stride(q), k.ctypes.data, jit.row_stride(k),
+              v.ctypes.data, jit.row_stride(v), out.ctypes.data, dv, scale, int(bool(causal)),
+              ws.ctypes.data)
+        return out
+
+    call.__doc__ = (
+        f"{spec.name}: softmax(scale * q @ k.T [causal mask]) @ v for one head: float32 q "
+        f"(Lq, d), k (Lk, d), v (Lk, dv) (rows contiguous, any row stride); scale defaults to "
+        f"1/sqrt(d); causal: query i sees keys j <= i + Lk - Lq (a query seeing none gives "
+        f"zeros). A C loop packs Q^T per {mr} queries and calls the micro-kernel on blocks of up "
+        f"to {kb} keys (online softmax), then divides by the sums.")
+    return call
+
+
+def _python_example(spec, dims, rng):
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    sq, sk, d = dims
+    q, k, v = (rng.standard_normal(s).astype(np.float32) for s in ((sq, d), (sk, d), (sk, d)))
+    s = (q.astype(np.float64) @ k.T.astype(np.float64)) / np.sqrt(d)
+    hidden = np.arange(sk)[None, :] > np.arange(sq)[:, None] + (sk - sq)
+    s[hidden] = -np.inf
+    seen = (~hidden).any(1, keepdims=True)  # more queries than keys: the first see none (0)
+    p = np.where(hidden, 0.0, np.exp(s - np.where(seen, s.max(1, keepdims=True), 0)))
+    want = (p / np.where(seen, p.sum(1, keepdims=True), 1)) @ v.astype(np.float64)
+    # The work counts the causal pairs (those seen) only.
+    return jit.Example(args=(q, k, v), kwargs={"causal": True}, expected=want.astype(np.float32),
+                       work=4.0 * d * float((~hidden).sum()), unit="flop",
+                       shape=f"{sq}x{sk}x{d}", rtol=0.0,
+                       atol=2e-5 * float(np.abs(v).max()) * np.sqrt(d))

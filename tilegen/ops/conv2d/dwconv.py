@@ -26,7 +26,8 @@ from typing import Any, Dict, Optional, Tuple
 
 from tilegen.dsl.isa import DTYPES, Isa, VecOps, get_isa
 from tilegen.dsl.family import OpFamily, RegisterBudget
-from .conv import ACT_CLAMPS, LAYOUTS, MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES
+from .conv import (ACT_CLAMPS, LAYOUTS, MAX_TAPS_SIDE, MAX_UNROLLED_TAPS, STRIDES, conv_driver,
+                   conv_example, conv_runner)
 from tilegen.dsl.lowering import FMA_CHAINS, RowsPlan, row_addressing
 
 TOKEN = re.compile(r"^dwconv([0-9]+)x([0-9]+)s([0-9]+)$")
@@ -88,6 +89,31 @@ class Dwconv(OpFamily):
                  "pixel step (a channels-last tile of m pixels reads round_up(m, step); "
                  "channel-first: MR; row tiles: 1), production, "
                  "channels-last kernel or NULL, channel-first kernel or NULL, \"name\")")
+
+    example_dims = (("h", 56), ("w", 56), ("c", 128))
+
+    def python_call(self, spec, kernel):
+        if spec.tiling == "rows":
+            return _rows_runner(spec, kernel)
+        return conv_runner(spec, kernel, depthwise=True)
+
+    def python_driver(self, spec) -> str:
+        """The conv family's loop; a channel block starts the input pointers at its channel."""
+        if spec.tiling == "rows":
+            return _rows_driver(spec)
+        taps = spec.kh * spec.kw
+        if spec.layout == "nchw":
+            call = (f"for (int64_t t = 0; t < {taps}; t++) tp[t] = ptrs[t] + c0 * plane;\n"
+                    f"          {spec.name}(nc, np_, tp, plane, w + (c0 / {spec.mr}) * w_block, "
+                    f"y + ((b * co + c0) * oh + oy) * ow + p0, oh * ow, &params);")
+            return conv_driver(spec, call)
+        call = (f"for (int64_t t = 0; t < {spec.kh} + nr_ - 1; t++) tp[t] = ptrs[t] + c0;\n"
+                f"          {spec.name}(np_, nc, tp, c, dil * c, w + (c0 / {spec.nr}) * w_block, "
+                f"y + ((b * oh + oy) * ow + p0) * co + c0, co, nr_, ow * co, &params);")
+        return conv_driver(spec, call, spec.out_rows)
+
+    def python_example(self, spec, dims, rng):
+        return conv_example(spec, dims, rng, depthwise=True)
 
     def template_for(self, spec) -> str:
         if spec.layout == "nchw":
@@ -286,3 +312,88 @@ class Dwconv(OpFamily):
 
 
 FAMILY = Dwconv()
+
+
+# --- tilegen.dsl.compile: channel-first row tiles ("_nchw_rows") ---
+
+ROWS_DRIVE = "tg_dsl_dwconv_rows_drive"
+
+
+def _rows_driver(spec) -> str:
+    """For each channel, tiles of MR output rows x NR pixels: x points at the tile's first
+    input row, at the column of its first pixel's centre tap (aligned by the caller's layout)."""
+    taps = spec.kh * spec.kw
+    return f"""#include <stdint.h>
+#include "tg_ukernels.h"
+
+{FAMILY.c_declaration(spec)}
+
+__attribute__((visibility("default"))) void {ROWS_DRIVE}(
+    int64_t planes, int64_t oh, int64_t ow, const float* x, int64_t cs, int64_t rows_in,
+    const float* w, float* y, int act) {{
+  const tg_f32_conv_params params = {{act}};
+  for (int64_t ch = 0; ch < planes; ch++)
+    for (int64_t oy = 0; oy < oh; oy += {spec.mr})
+      for (int64_t p0 = 0; p0 < ow; p0 += {spec.nr}) {{
+        const float* taps[1] = {{x + (ch * rows_in + oy) * cs + p0}};
+        {spec.name}(oh - oy < {spec.mr} ? oh - oy : {spec.mr},
+                    ow - p0 < {spec.nr} ? ow - p0 : {spec.nr}, taps, cs, w + ch * {1 + taps},
+                    y + (ch * oh + oy) * ow + p0, ow, &params);
+      }}
+}}
+"""
+
+
+def _rows_runner(spec, kernel):
+    """The NumPy callable of a row-tile kernel: each channel plane zero-padded into rows of a
+    whole number of vectors, the centre tap's column of pixel 0 on a 64-byte boundary."""
+    import ctypes
+
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    from .conv import ACTIVATIONS, act_code, conv_geometry
+
+    i64, vp = ctypes.c_int64, ctypes.c_void_p
+    drive = kernel.symbol(ROWS_DRIVE, None, i64, i64, i64, vp, i64, i64, vp, vp, ctypes.c_int)
+    kh, kw, lanes = spec.kh, spec.kw, FAMILY.lanes(spec)
+    reach = FAMILY.reach_vectors(spec) * lanes
+    centre = kw // 2
+    lead = -(-max(reach + centre, 1) // 16) * 16  # the centre column: 16 floats = 64 bytes
+
+    def call(x, w, bias=None, *, padding=0, dilation=1, act="none"):
+        x = jit.check_array("x", x, "f32", 4)
+        nb, c = x.shape[:2]
+        w = jit.check_array("w", w, "f32", 3, shape=(c, kh, kw))
+        if bias is not None:
+            bias = jit.check_array("bias", bias, "f32", 1, shape=(c,))
+        code = act_code(act)
+        _, h, wd, oh, ow = conv_geometry(spec, x.shape, (kh, kw), padding, dilation, True)
+        if dilation != 1:
+            raise ValueError(f"dilation: {spec.name} is a unit-dilation kernel, got {dilation}")
+        hp = h + 2 * padding
+        cs = -(-(lead + max(-(-ow // spec.nr) * spec.nr + reach, wd + 2 * padding)) // 16) * 16
+        raw = np.zeros(nb * c * hp * cs + 16, np.float32)
+        start = (-raw.ctypes.data // 4) % 16   # the plane buffer on a 64-byte boundary
+        planes = raw[start:start + nb * c * hp * cs].reshape(nb * c, hp, cs)
+        first = lead - centre                  # padded column 0
+        planes[:, padding:padding + h, first + padding:first + padding + wd] = \
+            x.reshape(nb * c, h, wd)
+        packed = np.zeros((c, 1 + kh * kw), np.float32)
+        packed[:, 0] = 0 if bias is None else bias
+        packed[:, 1:] = w.reshape(c, kh * kw)
+        packed = np.ascontiguousarray(np.tile(packed, (nb, 1)))
+        y = np.empty((nb, c, oh, ow), np.float32)
+        drive(nb * c, oh, ow, planes.ctypes.data + lead * 4, cs, hp, packed.ctypes.data,
+              y.ctypes.data, code)
+        return y
+
+    call.__doc__ = (
+        f"{spec.name}: y = act(depthwise conv2d(x, w, stride 1, padding) + bias) of float32 "
+        f"arrays x (N, C, H, W), w (C, {kh}, {kw}), y (N, C, OH, OW); bias (C,) optional; "
+        f"keywords padding (zeros each side), dilation (1 only), act (one of "
+        f"{', '.join(ACTIVATIONS)}). Each channel plane is zero-padded in NumPy into rows of a "
+        f"whole number of vectors, then a C loop calls the micro-kernel on tiles of {spec.mr} "
+        f"output rows x {spec.nr} pixels of each channel, edges too.")
+    return call

@@ -223,7 +223,7 @@ def pack_panels(w, spec, native: bool):
 
     f = KERNEL_FORMATS[spec.fmt]
     n = w.shape[0]
-    gb = FORMATS[spec.fmt].block_bytes
+    gb = (4 if f.second else 2) + (16 if f.nibbles else 32)  # bytes per 32-value block
     nb = w.shape[1] // gb
     npad = -(-n // spec.nr) * spec.nr
     blk = np.zeros((npad, nb, gb), dtype=np.uint8)
@@ -243,6 +243,20 @@ def pack_panels(w, spec, native: bool):
     return np.ascontiguousarray(np.concatenate(parts, axis=2))
 
 
+def split_groups(w, f):
+    """Rows of int4 groups of G values (half scale, half zero point, G/2 code bytes in GGUF's
+    nibble order per 32 values) as the kernel's 32-value blocks: each block repeats its group's
+    scale and zero point before its 16 code bytes."""
+    import numpy as np
+
+    n = w.shape[0]
+    groups = w.reshape(n, -1, f.block_bytes)
+    per = f.group // BLOCK
+    head = np.repeat(groups[:, :, None, :4], per, axis=2)
+    codes = groups[:, :, 4:].reshape(n, groups.shape[1], per, BLOCK // 2)
+    return np.concatenate([head, codes], axis=3).reshape(n, -1)
+
+
 def _python_call(spec, kernel):
     import ctypes
 
@@ -250,27 +264,32 @@ def _python_call(spec, kernel):
 
     from tilegen.dsl import jit
 
-    if spec.fmt not in FORMATS:
-        raise NotImplementedError(f"fmt: {spec.fmt} kernels have no Python callable (their "
-                                  f"weights are grouped int4 formats); q4_0, q4_1 and q8_0 do")
     i64, vp = ctypes.c_int64, ctypes.c_void_p
     drive = kernel.symbol(DRIVE, None, i64, i64, i64, vp, i64, vp, i64, vp, vp, i64)
     native = get_isa(spec.isa).quad(spec.dtype).native
-    gb = FORMATS[spec.fmt].block_bytes
+    grouped = spec.fmt not in FORMATS  # q4_z: the int4-g32/64/128 formats run on it
+    stored = sorted(f.name for f in FORMATS.values() if f.kernel == spec.fmt)
 
-    def prepare(x, w):
+    def prepare(x, w, *, fmt=None):
         """Checks, quantizes x and packs w; the returned function runs the kernel loop."""
+        if grouped:
+            fmt = stored[0] if fmt is None else fmt
+            if fmt not in stored:
+                raise ValueError(f"fmt: {spec.name} reads {', '.join(stored)}, got {fmt!r}")
+        elif fmt not in (None, spec.fmt):
+            raise ValueError(f"fmt: {spec.name} reads {spec.fmt}, got {fmt!r}")
+        f = FORMATS[fmt or spec.fmt]
         x = jit.check_array("x", x, "f32", 2)
         m, k = x.shape
-        if k % BLOCK:
-            raise ValueError(f"x: K = {k} is not a multiple of the block ({BLOCK})")
-        w = jit.check_array("w", w, "u8", 2, shape=(None, k // BLOCK * gb))
+        if k % f.group:
+            raise ValueError(f"x: K = {k} is not a multiple of the block ({f.group})")
+        w = jit.check_array("w", w, "u8", 2, shape=(None, k // f.group * f.block_bytes))
         n = w.shape[0]
         out = np.empty((m, n), dtype=np.float32)
         if m == 0 or n == 0:
             return lambda: out
         codes, xs = quantize_rows(np.ascontiguousarray(x), spec.mr)
-        panels = pack_panels(w, spec, native)
+        panels = pack_panels(split_groups(w, f) if grouped else w, spec, native)
 
         def run():
             drive(m, n, k // BLOCK, codes.ctypes.data, k, xs.ctypes.data, xs.shape[1],
@@ -282,10 +301,17 @@ def _python_call(spec, kernel):
         return prepare(*args, **kwargs)()
 
     call.prepare = prepare
+    if grouped:
+        what = (f"w (N, K/G * (4 + G/2)) uint8, W's rows as groups of G values (a half scale, "
+                f"a half zero point, the 4-bit codes) of fmt= {' / '.join(stored)} (G = "
+                f"{' / '.join(str(FORMATS[n].group) for n in stored)}; tilegen.quantize(w, fmt)); "
+                f"K a multiple of G")
+    else:
+        what = (f"w (N, K/{BLOCK} * {FORMATS[spec.fmt].block_bytes}) uint8, W's rows as "
+                f"{spec.fmt} GGUF blocks (tilegen.quantize(w, {spec.fmt!r}))")
     call.__doc__ = (
-        f"{spec.name}: Y = X W^T in float32 for x (M, K) float32 (K a multiple of {BLOCK}) and w "
-        f"(N, K/{BLOCK} * {gb}) uint8, W's rows as {spec.fmt} GGUF blocks (tilegen.quantize(w, "
-        f"{spec.fmt!r})). X is quantized per {BLOCK} values to int8 as tilegen.Linear does "
+        f"{spec.name}: Y = X W^T in float32 for x (M, K) float32 (K a multiple of {BLOCK}) and "
+        f"{what}. X is quantized per {BLOCK} values to int8 as tilegen.Linear does "
         f"(scale max|x|/127, nearest even), W repacked into the kernel's {spec.nr}-row panels, then "
         f"a C loop calls the micro-kernel on each {spec.mr}x{spec.nr} tile of Y.")
     return call
@@ -298,15 +324,17 @@ def _python_example(spec, dims, rng):
     from tilegen.dsl import jit
 
     m, n, k = dims
-    k = -(-k // BLOCK) * BLOCK
+    fmt = spec.fmt if spec.fmt in FORMATS else "int4-g128"  # q4_z: the widest groups
+    k = -(-k // FORMATS[fmt].group) * FORMATS[fmt].group
     x = rng.standard_normal((m, k)).astype(np.float32)
-    w = tilegen.quantize(rng.standard_normal((n, k)).astype(np.float32), spec.fmt)
-    wv = tilegen.dequantize(w, spec.fmt).astype(np.float64)  # checked against gguf's
+    w = tilegen.quantize(rng.standard_normal((n, k)).astype(np.float32), fmt)
+    wv = tilegen.dequantize(w, fmt).astype(np.float64)  # checked against gguf's
     # X as the kernel sees it: int8 codes times their block's scale.
     blocks = x.reshape(m, k // BLOCK, BLOCK).astype(np.float64)
     dx = np.abs(blocks).max(axis=2, keepdims=True).astype(np.float32) / np.float32(127)
     xv = (np.round(blocks / np.where(dx > 0, dx, 1)) * dx).reshape(m, k)
     want = xv @ wv.T
-    return jit.Example(args=(x, w), kwargs={}, expected=want.astype(np.float32),
+    kwargs = {} if fmt == spec.fmt else {"fmt": fmt}
+    return jit.Example(args=(x, w), kwargs=kwargs, expected=want.astype(np.float32),
                        work=float(w.nbytes), unit="byte", shape=f"{m}x{n}x{k}", rtol=0.0,
                        atol=1e-5 * np.sqrt(k) * float((np.abs(xv) @ np.abs(wv).T).max(initial=1)))

@@ -96,6 +96,17 @@ class AttnDecode(OpFamily):
     c_row_doc = ("X(isa id, MR, NR, PV chunk floats, work floats per call, work floats per "
                  "slice, prefetch distance, production, kernel, \"name\")")
 
+    example_dims = (("heads", 32), ("kv_heads", 8), ("tokens", 4096), ("d", 128))
+
+    def python_call(self, spec, kernel):
+        return _python_call(spec, kernel)
+
+    def python_driver(self, spec) -> str:
+        return _python_driver(spec)
+
+    def python_example(self, spec, dims, rng):
+        return _python_example(spec, dims, rng)
+
     def variant_tokens(self, spec) -> List[str]:
         tokens = [] if spec.pv_vecs == self.fields["pv_vecs"][0] else [f"pv{spec.pv_vecs}"]
         if spec.prefetch_to != self.fields["prefetch_to"][0]:
@@ -182,3 +193,145 @@ class AttnDecode(OpFamily):
 
 
 FAMILY = AttnDecode()
+
+
+# --- tilegen.dsl.compile: one decode step of grouped-query attention from Python ---
+
+DRIVE = "tg_dsl_attndecode_drive"
+
+
+def _python_driver(spec) -> str:
+    """Token row pointers (the last real row repeated for the prefetch past the end), kv-head
+    offsets per slice, then the kernel on every chunk of up to NR tokens, O / l written out.
+    q, o, m, l and the work come from the caller's scratch, laid out here."""
+    mr, nr, pf = spec.mr, spec.nr, spec.prefetch
+    fixed, per_slice = decode_work_floats(spec)
+    cw = spec.pv_vecs * FAMILY.lanes(spec)
+    return f"""#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "tg_ukernels.h"
+
+{FAMILY.c_declaration(spec)}
+
+__attribute__((visibility("default"))) void {DRIVE}(
+    int64_t hkv, int64_t group, int64_t len, int64_t d, const float* q, int64_t rs_qin,
+    const float* k, int64_t k_tok, int64_t k_head, const float* v, int64_t v_tok,
+    int64_t v_head, float* out, float scale, float* ws, const float** rows, int64_t* offs) {{
+  const int64_t slices = (group + {mr - 1}) / {mr}, ns = hkv * slices, nrows = ns * {mr};
+  const int64_t rs_q = (d + 15) / 16 * 16, rs_o = (d + {cw - 1}) / {cw} * {cw};
+  float* qb = ws;
+  float* o = qb + nrows * rs_q;
+  float* m = o + nrows * rs_o;
+  float* l = m + nrows;
+  float* work = (float*) (((uintptr_t) (l + nrows) + 63) & ~(uintptr_t) 63);
+  for (int64_t r = 0; r < nrows; r++) {{
+    const int64_t j = r / {mr}, g = (j % slices) * {mr} + r % {mr};
+    for (int64_t x = 0; x < rs_q; x++)
+      qb[r * rs_q + x] =
+          g < group && x < d ? q[((j / slices) * group + g) * rs_qin + x] * scale : 0;
+    m[r] = -INFINITY;
+    l[r] = 0;
+  }}
+  memset(o, 0, sizeof(float) * (size_t) (nrows * rs_o));
+  const float** krows = rows;
+  const float** vrows = rows + len + {pf};
+  for (int64_t t = 0; t < len + {pf}; t++) {{
+    const int64_t tt = t < len ? t : len - 1;
+    krows[t] = k + tt * k_tok;
+    vrows[t] = v + tt * v_tok;
+  }}
+  int64_t* koff = offs;
+  int64_t* voff = offs + ns;
+  for (int64_t j = 0; j < ns; j++) {{
+    koff[j] = (j / slices) * k_head;
+    voff[j] = (j / slices) * v_head;
+  }}
+  tg_f32_attndecode_args a;
+  a.d = d; a.ns = ns; a.koff = koff; a.voff = voff; a.q = qb; a.rs_q = rs_q;
+  a.o = o; a.rs_o = rs_o; a.m = m; a.l = l; a.work = work;
+  for (int64_t t0 = 0; t0 < len; t0 += {nr}) {{
+    a.k_rows = krows + t0;
+    a.v_rows = vrows + t0;
+    {spec.name}(len - t0 < {nr} ? len - t0 : {nr}, &a);
+  }}
+  for (int64_t r = 0; r < nrows; r++) {{
+    const int64_t j = r / {mr}, g = (j % slices) * {mr} + r % {mr};
+    if (g >= group) continue;
+    float* dst = out + ((j / slices) * group + g) * d;
+    for (int64_t x = 0; x < d; x++) dst[x] = l[r] == 0 ? 0.0f : o[r * rs_o + x] / l[r];
+  }}
+}}
+"""
+
+
+def _python_call(spec, kernel):
+    import ctypes
+
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    i64, vp = ctypes.c_int64, ctypes.c_void_p
+    drive = kernel.symbol(DRIVE, None, i64, i64, i64, i64, vp, i64, vp, i64, i64, vp, i64, i64,
+                          vp, ctypes.c_float, vp, vp, vp)
+    mr, pf = spec.mr, spec.prefetch
+    fixed, per_slice = decode_work_floats(spec)
+    cw = spec.pv_vecs * FAMILY.lanes(spec)
+
+    def call(q, k, v, *, scale=None):
+        q = jit.check_array("q", q, "f32", 2)
+        heads, d = q.shape
+        k = jit.check_array("k", k, "f32", 3, shape=(None, None, d))
+        hkv, length = k.shape[:2]
+        v = jit.check_array("v", v, "f32", 3, shape=(hkv, length, d))
+        if d < 1:
+            raise ValueError(f"q: the head size must be positive, got shape {q.shape}")
+        if hkv < 1 or heads % hkv:
+            raise ValueError(f"k: {hkv} kv heads do not divide the {heads} query heads of q")
+        scale = 1.0 / np.sqrt(d) if scale is None else float(scale)
+        out = np.zeros((heads, d), np.float32)
+        if heads == 0 or length == 0:
+            return out
+        group = heads // hkv
+        ns = hkv * -(-group // mr)
+        rows = ns * mr
+        ws = np.zeros(rows * (-(-d // 16) * 16 + -(-d // cw) * cw + 2) + 16 + fixed
+                      + ns * per_slice, np.float32)
+        ptrs = np.zeros(2 * (length + pf), np.uintp)
+        offs = np.zeros(2 * ns, np.int64)
+        es = 4  # bytes per float: strides in elements
+        drive(hkv, group, length, d, q.ctypes.data, jit.row_stride(q), k.ctypes.data,
+              k.strides[1] // es, k.strides[0] // es, v.ctypes.data, v.strides[1] // es,
+              v.strides[0] // es, out.ctypes.data, scale, ws.ctypes.data, ptrs.ctypes.data,
+              offs.ctypes.data)
+        return out
+
+    call.__doc__ = (
+        f"{spec.name}: one decode step of grouped-query attention, out[h] = softmax(scale * "
+        f"k[h // G] @ q[h]) @ v[h // G] for float32 q (H, d) (one token's query heads), k and v "
+        f"(Hkv, L, d) (the cached tokens of each kv head, any strides with d contiguous), G = "
+        f"H / Hkv heads per kv head; scale defaults to 1/sqrt(d). A C loop calls the micro-"
+        f"kernel on all kv heads at once (slices of {mr} heads) for each chunk of up to "
+        f"{spec.nr} tokens, then divides by the sums.")
+    return call
+
+
+def _python_example(spec, dims, rng):
+    import numpy as np
+
+    from tilegen.dsl import jit
+
+    heads, hkv, length, d = dims
+    q = rng.standard_normal((heads, d)).astype(np.float32)
+    k, v = (rng.standard_normal((hkv, length, d)).astype(np.float32) for _ in range(2))
+    g = heads // max(hkv, 1)
+    kk = np.repeat(k.astype(np.float64), g, axis=0)
+    vv = np.repeat(v.astype(np.float64), g, axis=0)
+    s = np.einsum("hld,hd->hl", kk, q.astype(np.float64)) / np.sqrt(d)
+    p = np.exp(s - s.max(1, keepdims=True))
+    want = np.einsum("hl,hld->hd", p / p.sum(1, keepdims=True), vv)
+    return jit.Example(args=(q, k, v), kwargs={}, expected=want.astype(np.float32),
+                       work=2.0 * hkv * length * d * 4, unit="byte",
+                       shape=f"{heads}x{hkv}x{length}x{d}", rtol=0.0,
+                       atol=2e-5 * float(np.abs(v).max()) * np.sqrt(d))
