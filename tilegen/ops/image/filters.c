@@ -203,7 +203,6 @@ static size_t layout(const job* j, scratch* s, char* base) {
 TG_DEFINE_PAD(pad_i16, int16_t)
 TG_DEFINE_PAD(pad_u16, uint16_t)
 TG_DEFINE_PAD(pad_f32, float)
-TG_DEFINE_PAD(pad_f64, double)
 
 /* The source rows of output rows y.. (count of them: kh per row, plus one per further row),
    a zero row where the border is constant. */
