@@ -108,6 +108,15 @@ def test_size_from_sigma_follows_the_depth():
                                           tg.image.gaussian_blur(img, (k, k), sigma))
 
 
+def test_explicit_size_takes_any_sigma():
+    """Only a size derived from sigma bounds it (8 sigma + 1 <= 65536); with a size given, a
+    huge sigma is OpenCV's near-box Gaussian."""
+    for dtype in DTYPES:
+        img = image((20, 24, 3), dtype)
+        assert_close(tg.image.gaussian_blur(img, (5, 3), 1e6),
+                     cv2.GaussianBlur(img, (5, 3), 1e6), dtype, mag(img))
+
+
 # --- box and filter2d on uint16 / float64, every border ---
 
 @pytest.mark.parametrize("border", ["reflect101", "replicate", "constant", "reflect", "wrap"])
@@ -141,7 +150,7 @@ def test_box_and_filter2d_every_dtype_and_border(dtype, border):
                 # float sums (OpenCV's too) of random taps: a near-tie may round the other
                 # way (measured: 0.07% of values of 200x200x3, by 1)
                 diff = np.abs(got.astype(np.int64) - want)
-                assert diff.max() <= 1 and (diff == 0).mean() >= 0.995
+                assert diff.max() <= 1 and (diff != 0).sum() <= max(2, 0.005 * diff.size)
             else:
                 assert_close(got, want, dtype, mag(img) * np.abs(kern).sum())
 
@@ -180,8 +189,8 @@ def test_constant_border_with_a_value(dtype):
         p, ay, ax = pad_with(img, 3, 3)
         want = cv2.filter2D(p, -1, kern).reshape(p.shape)[ay:ay + shape[0], ax:ax + shape[1]]
         got = tg.image.filter2d(img, kern, border="constant", border_value=value)
-        if dtype == np.uint8:  # float sums: a near-tie may round the other way
-            assert np.abs(got.astype(int) - want).max() <= 1
+        if dtype in (np.uint8, np.uint16):  # float sums: a near-tie may round the other way
+            assert np.abs(got.astype(np.int64) - want).max() <= 1
         else:
             assert_close(got, want, dtype, mag(img) * 3)
 

@@ -349,8 +349,9 @@ def _gaussian_sizes(ksize, sx, sy):
         if k == 0 and not s > 0:
             raise ValueError(f"ksize: a size of 0 is derived from sigma, which must then be "
                              f"positive; got ksize {ksize} and sigma {s}")
-        if s > MAX_SIGMA:
-            raise ValueError(f"sigma: at most {MAX_SIGMA}, got {s}")
+        if k == 0 and s > MAX_SIGMA:
+            raise ValueError(f"sigma: a size derived from sigma takes sigma <= {MAX_SIGMA}, "
+                             f"got {s}")
     return kw, kh
 
 
