@@ -139,6 +139,11 @@ def _alias(name, value, cv_name, cv_value, default):
 
 def _border_args(border, borderType, border_value, borderValue, int c):
     """(TILEGEN_BORDER_*, the constant's value per channel as float64 or None)."""
+    if borderType is None and border_value is None and borderValue is None:
+        if border is None:  # the common call: no per-call work
+            return 0, None
+        if type(border) is str and border in BORDERS:
+            return BORDERS[border], None
     b = _border(_alias("border", border, "borderType", borderType, "reflect101"))
     v = _alias("border_value", border_value, "borderValue", borderValue, None)
     if v is None:
@@ -204,10 +209,10 @@ def _out(out, dst, img):
     """(the array the C library writes, the array returned): a new one, or the caller's
     out/dst (NumPy's rules: an ndarray of the image's shape and dtype). A caller's array whose
     pixels are not interleaved rows gets the result through a copy."""
-    out = _alias("out", out, "dst", dst, None)
-    if out is None:
+    if out is None and dst is None:
         res = np.empty(img.shape, img.dtype)
         return res, res
+    out = _alias("out", out, "dst", dst, None)
     name = "out" if dst is None else "dst"
     if not isinstance(out, np.ndarray):
         raise TypeError(f"{name}: expected a NumPy array, got {type(out).__name__}")
@@ -310,11 +315,11 @@ def filter2d(img, kernel, *, border=None, borderType=None, border_value=None, bo
                          f"(shape {k.shape})")
     if k.shape[0] < 1 or k.shape[1] < 1:
         raise ValueError(f"kernel: every dimension must be positive, got shape {k.shape}")
+    # double taps; the C library rounds them to float for uint8, uint16 and float32 images
+    # (OpenCV's float taps)
+    k = np.ascontiguousarray(k, dtype=np.float64)
     if not np.isfinite(k).all():
         raise ValueError("kernel: expected finite values")
-    # float32 and uint16 images take float taps (OpenCV's), float64 images double ones
-    k = np.ascontiguousarray(k, dtype=np.float64 if img.dtype == np.float64 else np.float32)
-    k = k.astype(np.float64)
     res, final = _out(out, dst, img)
     if n == 0:
         return final
