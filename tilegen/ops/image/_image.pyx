@@ -252,6 +252,8 @@ def _finish(res, out):
 
 
 def _size(name, value):
+    if type(value) is int:  # the common call, without the ABC checks below (slow)
+        return value
     if isinstance(value, (tuple, list)) and len(value) == 2:
         if value[0] != value[1]:
             raise ValueError(f"{name}: only square kernels are supported, got {tuple(value)}")
@@ -263,6 +265,8 @@ def _size(name, value):
 
 def _size2(name, value):
     """OpenCV's Size: an int or (width, height)."""
+    if type(value) is int:
+        return value, value
     if isinstance(value, (tuple, list)):
         if len(value) != 2:
             raise ValueError(f"{name}: expected an int or (width, height), got {len(value)} values")
@@ -276,10 +280,11 @@ def _size2(name, value):
 
 
 def _real(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if type(value) is not float and type(value) is not int and (
+            isinstance(value, bool) or not isinstance(value, numbers.Real)):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
     value = float(value)
-    if math.isnan(value) or math.isinf(value):
+    if not math.isfinite(value):
         raise ValueError(f"{name}: expected a finite number, got {value}")
     return value
 
