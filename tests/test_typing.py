@@ -120,7 +120,7 @@ def test_compiled_api_misuse_is_caught(tmp_path):
     bad.write_text("import numpy as np\nimport tilegen as tg\nq = np.ones((4, 8), np.float32)\n"
                    "tg.attention(q, q, q, causal='upper_left')\n"
                    "tg.image.gaussian_blur(q, 5, '1.0')\n"
-                   "tg.image.box_blur(q, 3, border='wrap')\n")
+                   "tg.image.box_blur(q, 3, border='mirror')\n")
     r = mypy(bad, tmp_path)
     assert r.returncode == 1 and r.stdout.count("error:") == 3, r.stdout
 

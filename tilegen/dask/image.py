@@ -1,12 +1,13 @@
 """tg.image's filters on dask arrays: the same answers as tg.image on the whole image, bit for
-bit (uint8 and float32), for any chunking.
+bit (every dtype tg.image takes), for any chunking.
 
     tilegen.dask.image.gaussian_blur(img, ksize, sigma, *, border="reflect101")
     tilegen.dask.image.box_blur(img, ksize, *, border="reflect101")
     tilegen.dask.image.filter2d(img, kernel, *, border="reflect101")
     tilegen.dask.image.unsharp_mask(img, ksize=5, sigma=1.0, amount=1.0, threshold=0, *, border=...)
 
-img is a dask array of shape HxW, HxWxC or NxHxWxC (a stack), uint8 or float32; the arguments
+img is a dask array of shape HxW, HxWxC or NxHxWxC (a stack), of a dtype tg.image takes (uint8,
+uint16, float32, float64); border "wrap" is refused (it reads the far side); the arguments
 are tg.image's, checked by tg.image itself before any graph is built (ValueError / TypeError
 naming the argument). Each block runs tg.image on the block plus a halo of exactly the
 filter's reach (ksize // 2 for the blurs, kernel.shape // 2 for filter2d) taken from its
@@ -26,7 +27,7 @@ import warnings
 import numpy as np
 
 import tilegen as tg
-from tilegen.ops.image._image import _gaussian_args, _size
+from tilegen.ops.image._image import BORDERS, _border, _gaussian_args, _size
 
 from ._common import dask_array, single_chunk
 
@@ -56,6 +57,10 @@ def _filter(img, name, reach, args, kwargs):
     if img.ndim >= 3:
         probe[-1] = c
     f(np.zeros(probe, img.dtype), *args, **kwargs)
+    if _border(kwargs["border"]) == BORDERS["wrap"]:
+        # wrap reads the image's far side, which a block's halo does not hold
+        raise ValueError("border: 'wrap' is not supported on dask arrays (a block's halo "
+                         "holds its neighbours, not the image's far side)")
     if img.size == 0:
         return img.copy()
     x = single_chunk(img, [-1]) if img.ndim >= 3 else img

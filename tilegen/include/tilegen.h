@@ -347,7 +347,15 @@ TILEGEN_API int tilegen_paged_attention_f64(int64_t batch, int64_t heads_q, int6
  */
 #define TILEGEN_BORDER_REFLECT101 0  /* gfedcb|abcdefgh|gfedcba (OpenCV's default) */
 #define TILEGEN_BORDER_REPLICATE 1   /* aaaaaa|abcdefgh|hhhhhhh */
-#define TILEGEN_BORDER_CONSTANT 2    /* 000000|abcdefgh|0000000 */
+#define TILEGEN_BORDER_CONSTANT 2    /* vvvvvv|abcdefgh|vvvvvvv (v: 0, or the _ex functions' value) */
+#define TILEGEN_BORDER_REFLECT 3     /* fedcba|abcdefgh|hgfedcb (the edge pixel repeated) */
+#define TILEGEN_BORDER_WRAP 4        /* cdefgh|abcdefgh|abcdefg */
+
+/* Element types of the _ex functions' images. */
+#define TILEGEN_IMAGE_U8 0
+#define TILEGEN_IMAGE_U16 1
+#define TILEGEN_IMAGE_F32 2
+#define TILEGEN_IMAGE_F64 3
 
 /* dst(y, x) = sum_ij kernel[i*kw + j] * src(y + i - kh/2, x + j - kw/2); uint8 results are
    computed in float and rounded to nearest (ties to even), saturated. */
@@ -388,6 +396,37 @@ TILEGEN_API int tilegen_unsharp_mask_f32(const float* src, int64_t src_stride, f
                                          int64_t dst_stride, int64_t height, int64_t width,
                                          int64_t channels, int64_t ksize, double sigma,
                                          double amount, double threshold, int border);
+
+/* The general forms: any element type above (uint16 and float64 run plain C: uint16 Gaussian is
+   OpenCV's bit-exact 16.16 fixed point, float64 is summed in double), a batch of `batch` images
+   (src_bstride / dst_bstride elements apart; threads take whole images when they are small),
+   and border_value (`channels` values, NULL for zeros) for TILEGEN_BORDER_CONSTANT.
+   Gaussian: kw x kh taps (odd), sigma_y <= 0 means sigma_x, and a size <= 0 is derived from its
+   sigma as OpenCV does (round(sigma * (uint8 ? 6 : 8) + 1) | 1). filter2d's kernel is double
+   (float32 and uint16 images round it to float, as OpenCV does). Parameters are numbered as
+   written; the return codes are those of the functions above. */
+TILEGEN_API int tilegen_gaussian_blur_ex(int type, const void* src, int64_t src_stride, void* dst,
+                                         int64_t dst_stride, int64_t height, int64_t width,
+                                         int64_t channels, int64_t batch, int64_t src_bstride,
+                                         int64_t dst_bstride, int64_t kw, int64_t kh,
+                                         double sigma_x, double sigma_y, int border,
+                                         const double* border_value);
+TILEGEN_API int tilegen_box_blur_ex(int type, const void* src, int64_t src_stride, void* dst,
+                                    int64_t dst_stride, int64_t height, int64_t width,
+                                    int64_t channels, int64_t batch, int64_t src_bstride,
+                                    int64_t dst_bstride, int64_t ksize, int border,
+                                    const double* border_value);
+TILEGEN_API int tilegen_filter2d_ex(int type, const void* src, int64_t src_stride, void* dst,
+                                    int64_t dst_stride, int64_t height, int64_t width,
+                                    int64_t channels, int64_t batch, int64_t src_bstride,
+                                    int64_t dst_bstride, const double* kernel, int64_t kh,
+                                    int64_t kw, int border, const double* border_value);
+TILEGEN_API int tilegen_unsharp_mask_ex(int type, const void* src, int64_t src_stride, void* dst,
+                                        int64_t dst_stride, int64_t height, int64_t width,
+                                        int64_t channels, int64_t batch, int64_t src_bstride,
+                                        int64_t dst_bstride, int64_t ksize, double sigma,
+                                        double amount, double threshold, int border,
+                                        const double* border_value);
 
 /* ---- rmsnorm: RMS normalisation of rows, torch.nn.functional.rms_norm's semantics (tg.rmsnorm) ---- */
 /*

@@ -61,7 +61,7 @@ int main(void) {
   CODE(tilegen_filter2d_f32(srcf, s, dstf, s, H, W, C, NULL, 3, 3, 0), -8);
   CODE(tilegen_filter2d_f32(srcf, s, dstf, s, H, W, C, k3, 0, 3, 0), -9);
   CODE(tilegen_filter2d_f32(srcf, s, dstf, s, H, W, C, k3, 3, -3, 0), -10);
-  CODE(tilegen_filter2d_f32(srcf, s, dstf, s, H, W, C, k3, 3, 3, 3), -11);
+  CODE(tilegen_filter2d_f32(srcf, s, dstf, s, H, W, C, k3, 3, 3, 5), -11);
   CODE(tilegen_filter2d_u8(src8, s, dst8, s, H, W, C, k3, 3, 3, -1), -11);
   /* gaussian: ..., ksize, sigma, border */
   CODE(tilegen_gaussian_blur_u8(src8, s, dst8, s, H, W, C, 4, 1.0, 0), -8);
@@ -94,6 +94,27 @@ int main(void) {
   CODE(tilegen_unsharp_mask_u8(src8, s, NULL, s, H, W, C, 5, 1.0, 1.0, 0, 0), -3);
   CODE(tilegen_unsharp_mask_f32(NULL, s, dstf, s, H, W, C, 5, 1.0, 1.0, 0, 0), -1);
   CODE(tilegen_unsharp_mask_f32(srcf, s, NULL, s, H, W, C, 5, 1.0, 1.0, 0, 0), -3);
+
+  /* The _ex forms: type 1, src 2, ..., batch 9, then each function's own. */
+  const double k3d[9] = {0, -1, 0, -1, 5, -1, 0, -1, 0}, val[3] = {1, 2, 3};
+  CODE(tilegen_gaussian_blur_ex(7, src8, s, dst8, s, H, W, C, 1, 0, 0, 3, 3, 1, 0, 0, NULL), -1);
+  CODE(tilegen_gaussian_blur_ex(0, NULL, s, dst8, s, H, W, C, 1, 0, 0, 3, 3, 1, 0, 0, NULL), -2);
+  CODE(tilegen_gaussian_blur_ex(0, src8, s, dst8, s, H, W, 0, 1, 0, 0, 3, 3, 1, 0, 0, NULL), -8);
+  CODE(tilegen_gaussian_blur_ex(0, src8, s, dst8, s, H, W, C, -1, 0, 0, 3, 3, 1, 0, 0, NULL), -9);
+  CODE(tilegen_gaussian_blur_ex(0, src8, s, dst8, s, H, W, C, 1, 0, 0, 4, 3, 1, 0, 0, NULL), -12);
+  CODE(tilegen_gaussian_blur_ex(0, src8, s, dst8, s, H, W, C, 1, 0, 0, 3, 0, 0, 0, 0, NULL), -13);
+  CODE(tilegen_gaussian_blur_ex(0, src8, s, dst8, s, H, W, C, 1, 0, 0, 0, 3, 1e9, 0, 0, NULL), -12);
+  CODE(tilegen_gaussian_blur_ex(0, src8, s, dst8, s, H, W, C, 1, 0, 0, 3, 3, 1, 0, 5, NULL), -16);
+  CODE(tilegen_box_blur_ex(0, src8, s, dst8, s, H, W, C, 1, 0, 0, 258, 2, val), -12);
+  CODE(tilegen_box_blur_ex(2, srcf, s, dstf, s, H, W, C, 1, 0, 0, 3, -1, val), -13);
+  CODE(tilegen_filter2d_ex(3, srcf, s, dstf, s, H, W, C, 1, 0, 0, NULL, 3, 3, 0, NULL), -12);
+  CODE(tilegen_filter2d_ex(1, src8, s, dst8, s, H, W, C, 1, 0, 0, k3d, 3, 0, 0, NULL), -14);
+  CODE(tilegen_unsharp_mask_ex(0, src8, s, dst8, s, H, W, C, 1, 0, 0, 5, 1, 1, -1, 0, NULL), -15);
+  CODE(tilegen_gaussian_blur_ex(0, src8, s, dst8, s, H, W, C, 0, 0, 0, 3, 3, 1, 0, 0, NULL), 0);
+  /* ... and equal the typed functions; a batch of one with the constant value unused */
+  EXPECT(tilegen_gaussian_blur_u8(src8, s, ref8, s, H, W, C, 5, 1.1, 3) == 0, "gaussian");
+  EXPECT(tilegen_gaussian_blur_ex(0, src8, s, dst8, s, H, W, C, 1, 0, 0, 5, 5, 1.1, 0, 3, val) ==
+             0 && memcmp(dst8, ref8, sizeof(dst8)) == 0, "gaussian_ex differs");
 
   /* In place equals out of place. */
   EXPECT(tilegen_gaussian_blur_u8(src8, s, ref8, s, H, W, C, 5, 1.1, 0) == 0, "gaussian");
