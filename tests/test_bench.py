@@ -196,6 +196,7 @@ def test_case_list_and_check():
         (256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048)]
     f16_big = next(c for c in full if c.id == "f16-1024x1024x1024")
     assert f16_big.runs_on("torch") and not f16_big.runs_on("numpy")  # NumPy's loop: too slow
+    assert not next(c for c in full if c.id == "f16-2048x2048x2048").runs_on("torch")
     s8_big = next(c for c in full if c.id == "s8-2048x2048x2048")
     assert s8_big.runs_on("torch") and not s8_big.runs_on("numpy")  # NumPy's loop: too slow
     stacks = [c for c in full if c.group == "stacked"]
