@@ -341,6 +341,18 @@ def ptr(x: np.ndarray, ctype: Any, offset: int = 0) -> Any:
     return ctypes.cast(x.ctypes.data + offset * x.itemsize, ctypes.POINTER(ctype))
 
 
+def prepared_call(prepare: Callable[..., Callable[[], Any]], doc: str) -> Callable[..., Any]:
+    """A family's callable from `prepare(*args, **kwargs)`, which checks and packs the operands
+    and returns the runner of the kernel loop: calling it packs and runs; `.prepare` packs once,
+    so a bench times the loop alone."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return prepare(*args, **kwargs)()
+
+    call.prepare = prepare  # type: ignore[attr-defined]
+    call.__doc__ = doc
+    return call
+
+
 @dataclass
 class Example:
     """A family's bench problem: the callable's arguments, NumPy's answer, and the work done

@@ -427,10 +427,6 @@ def conv_runner(spec, kernel, depthwise: bool):
             return y
         return run
 
-    def call(*args, **kwargs):
-        return prepare(*args, **kwargs)()
-
-    call.prepare = prepare
     if nchw:
         shapes = (f"x (N, C, H, W), w ({'C, ' if depthwise else 'CO, C, '}{kh}, {kw})"
                   f", y (N, {'C' if depthwise else 'CO'}, OH, OW)")
@@ -439,7 +435,7 @@ def conv_runner(spec, kernel, depthwise: bool):
         shapes = (f"x (N, H, W, C), w ({kh}, {kw}, C{'' if depthwise else ', CO'})"
                   f", y (N, OH, OW, {'C' if depthwise else 'CO'})")
         loop = f"tiles of {mr} pixels of each output row x {nr} channels"
-    call.__doc__ = (
+    doc = (
         f"{spec.name}: y = act({'depthwise ' if depthwise else ''}conv2d(x, w, stride {s}, "
         f"padding, dilation) + bias) of float32 arrays {shapes}; bias (one per output channel) "
         f"optional; keywords padding (zeros each side), dilation"
@@ -447,7 +443,7 @@ def conv_runner(spec, kernel, depthwise: bool):
         f"{', '.join(ACTIVATIONS)}){f'; exactly {fixed_c} input channels' if fixed_c else ''}. "
         f"The input is zero-padded and the weights packed in NumPy, then a C loop calls the "
         f"micro-kernel on {loop}, edges too.")
-    return call
+    return jit.prepared_call(prepare, doc)
 
 
 def conv_example(spec, dims, rng, depthwise: bool):

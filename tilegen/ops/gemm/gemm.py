@@ -384,19 +384,14 @@ def _python_call(spec, kernel):
             return out
         return run
 
-    def call(*args, **kwargs):
-        return prepare(*args, **kwargs)()
-
-    call.prepare = prepare  # packing done once, the returned runner times the kernel loop
-
-    call.__doc__ = (
+    doc = (
         f"{spec.name}: C = act(alpha * A @ B + beta * C + bias) for a (M, K) and b (K, N) "
         f"{np.dtype(nt)} arrays (rows contiguous, any row stride), c (M, N) read only when "
         f"beta != 0 (a new array is returned), bias (N,) when the kernel has the bias stage; "
         f"act: {', '.join(x for x in spec.epilogue if x != 'bias') or 'none'}. A is packed per "
         f"{mr} rows and B per {nr} columns, then a C loop calls the micro-kernel on each "
         f"{mr}x{nr} tile of C.")
-    return call
+    return jit.prepared_call(prepare, doc)
 
 
 def _python_example(spec, dims, rng):

@@ -173,17 +173,12 @@ def _python_call(spec, kernel):
             return out
         return run
 
-    def call(*args, **kwargs):
-        return prepare(*args, **kwargs)()
-
-    call.prepare = prepare  # packing done once, the returned runner times the kernel loop
-
-    call.__doc__ = (
+    doc = (
         f"{spec.name}: C = alpha * A @ B + beta * C in float32 for a (M, K) and b (K, N) "
         f"bfloat16 arrays (ml_dtypes.bfloat16), c (M, N) float32 read only when beta != 0 (a "
         f"new array is returned). A and B are pair-packed, then a C loop calls the micro-kernel "
         f"on each {spec.mr}x{spec.nr} tile.")
-    return call
+    return jit.prepared_call(prepare, doc)
 
 
 def _python_example(spec, dims, rng):

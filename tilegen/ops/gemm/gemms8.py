@@ -181,17 +181,12 @@ def _python_call(spec, kernel):
             return out
         return run
 
-    def call(*args, **kwargs):
-        return prepare(*args, **kwargs)()
-
-    call.prepare = prepare  # packing done once, the returned runner times the kernel loop
-
-    call.__doc__ = (
+    doc = (
         f"{spec.name}: C = A @ B (+ C when c is given) in int32 (exact, wrapping past 2^31 as "
         f"NumPy's integer matmul) for a (M, K) and b (K, N) int8 arrays, c (M, N) int32 (not "
         f"modified: a new array is returned). A and B are quad-packed, then a C loop calls the "
         f"micro-kernel on each {spec.mr}x{spec.nr} tile.")
-    return call
+    return jit.prepared_call(prepare, doc)
 
 
 def _python_example(spec, dims, rng):

@@ -297,10 +297,6 @@ def _python_call(spec, kernel):
             return out
         return run
 
-    def call(*args, **kwargs):
-        return prepare(*args, **kwargs)()
-
-    call.prepare = prepare
     if grouped:
         what = (f"w (N, K/G * (4 + G/2)) uint8, W's rows as groups of G values (a half scale, "
                 f"a half zero point, the 4-bit codes) of fmt= {' / '.join(stored)} (G = "
@@ -309,12 +305,12 @@ def _python_call(spec, kernel):
     else:
         what = (f"w (N, K/{BLOCK} * {FORMATS[spec.fmt].block_bytes}) uint8, W's rows as "
                 f"{spec.fmt} GGUF blocks (tilegen.quantize(w, {spec.fmt!r}))")
-    call.__doc__ = (
+    doc = (
         f"{spec.name}: Y = X W^T in float32 for x (M, K) float32 (K a multiple of {BLOCK}) and "
         f"{what}. X is quantized per {BLOCK} values to int8 as tilegen.Linear does "
         f"(scale max|x|/127, nearest even), W repacked into the kernel's {spec.nr}-row panels, then "
         f"a C loop calls the micro-kernel on each {spec.mr}x{spec.nr} tile of Y.")
-    return call
+    return jit.prepared_call(prepare, doc)
 
 
 def _python_example(spec, dims, rng):
