@@ -119,6 +119,24 @@ def _padding(padding, k: Tuple[int, int], d: Tuple[int, int], s: Tuple[int, int]
     return ph, pw, ph, pw
 
 
+def _layout(layout) -> None:
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise ValueError(f"layout: {layout!r} is not supported; allowed: 'NCHW', 'NHWC'")
+
+
+def _weight4(weight, like: Optional[np.dtype], layout: str, dims: dict):
+    """The checked 4-D weight array and its (first, channel, kH, kW) sizes: channel-first
+    layouts keep the kernel's spatial dimensions last, channels-last put them second.
+    `dims` names the layout's dimensions for the error message."""
+    w = _array("weight", weight, like)
+    if w.ndim != 4:
+        raise ValueError(f"weight: expected 4 dimensions {dims[layout]}, got {w.ndim}")
+    if min(w.shape) < 1:
+        raise ValueError(f"weight: every dimension must be >= 1, got shape {w.shape}")
+    a, b, c, d = w.shape
+    return w, ((a, b, c, d) if layout == "NCHW" else (a, d, b, c))
+
+
 class _Geometry:
     """A checked convolution: weights, bias, and the tuple the C core takes."""
 
@@ -128,21 +146,11 @@ class _Geometry:
             raise ValueError(f"padding_mode: {padding_mode!r} is not supported; allowed: "
                              "'zeros', 'reflect', 'replicate', 'circular'")
         self.padding_mode = padding_mode
-        if not isinstance(layout, str) or layout not in LAYOUTS:
-            raise ValueError(f"layout: {layout!r} is not supported; allowed: 'NCHW', 'NHWC'")
+        _layout(layout)
         if not (activation is None or (isinstance(activation, str) and activation in ACTIVATIONS)):
             raise ValueError(f"activation: {activation!r} is not supported; allowed: None, "
                              "'relu', 'relu6', 'gelu', 'silu'")
-        w = _array("weight", weight, weight_like)
-        if w.ndim != 4:
-            raise ValueError(f"weight: expected 4 dimensions {_WEIGHT_DIMS[layout]}, "
-                             f"got {w.ndim}")
-        if layout == "NCHW":
-            cout, cg, kh, kw = w.shape
-        else:
-            cout, kh, kw, cg = w.shape
-        if min(w.shape) < 1:
-            raise ValueError(f"weight: every dimension must be >= 1, got shape {w.shape}")
+        w, (cout, cg, kh, kw) = _weight4(weight, weight_like, layout, _WEIGHT_DIMS)
         self.groups = _int("groups", groups, 1)
         if cout % self.groups:
             raise ValueError(f"groups: {self.groups} does not divide out_channels={cout} "
@@ -390,18 +398,8 @@ class _TGeometry:
 
     def __init__(self, weight, bias, stride, padding, output_padding, groups, dilation, layout,
                  weight_like: Optional[np.dtype] = None):
-        if not isinstance(layout, str) or layout not in LAYOUTS:
-            raise ValueError(f"layout: {layout!r} is not supported; allowed: 'NCHW', 'NHWC'")
-        w = _array("weight", weight, weight_like)
-        if w.ndim != 4:
-            raise ValueError(f"weight: expected 4 dimensions {_TWEIGHT_DIMS[layout]}, "
-                             f"got {w.ndim}")
-        if layout == "NCHW":
-            cin, kg, kh, kw = w.shape
-        else:
-            cin, kh, kw, kg = w.shape
-        if min(w.shape) < 1:
-            raise ValueError(f"weight: every dimension must be >= 1, got shape {w.shape}")
+        _layout(layout)
+        w, (cin, kg, kh, kw) = _weight4(weight, weight_like, layout, _TWEIGHT_DIMS)
         self.groups = _int("groups", groups, 1)
         if cin % self.groups:
             raise ValueError(f"groups: {self.groups} does not divide in_channels={cin} "
