@@ -604,9 +604,8 @@ cdef _half_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha, doubl
             rc = tilegen_gemm_bf16(m, n, k, <float> alpha, pa, rs_a, cs_a, pb, rs_b, cs_b,
                                    <float> beta, pc, c_dtype, rs_c, cs_c, pbias, bias_stride,
                                    code)
-    name = "float16" if f16 else "bfloat16"
     if rc == 1:
-        raise MemoryError(f"gemm: out of memory for the {name} operands' float32 copies"
+        raise MemoryError("gemm: out of memory for the float16 operands' float32 copies"
                           if f16 else "gemm: out of memory for the packed bfloat16 panels")
     if rc != 0:
         raise ValueError(f"tilegen_gemm_{'f16' if f16 else 'bf16'}: invalid argument {-rc}")
