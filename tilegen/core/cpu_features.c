@@ -58,19 +58,53 @@ void tg_cpu_detect(tg_cpu_features* out) {
 
 #if defined(__linux__)
 #include <sys/auxv.h>
+/* The kernel's bits (arch/arm64/include/uapi/asm/hwcap.h), for C libraries that predate them. */
+#ifndef AT_HWCAP2
+#define AT_HWCAP2 26
+#endif
 #ifndef HWCAP_ASIMD
 #define HWCAP_ASIMD (1 << 1)
 #endif
+#ifndef HWCAP_ASIMDHP
+#define HWCAP_ASIMDHP (1 << 10)
+#endif
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13)
+#endif
+#ifndef HWCAP2_BF16
+#define HWCAP2_BF16 (1 << 14)
+#endif
+#elif defined(__APPLE__)
+#include <sys/sysctl.h>
+
+static int apple_has(const char* name) {
+  int v = 0;
+  size_t size = sizeof(v);
+  return sysctlbyname(name, &v, &size, NULL, 0) == 0 && v != 0;
+}
 #endif
 
 void tg_cpu_detect(tg_cpu_features* out) {
   memset(out, 0, sizeof(*out));
 #if defined(__linux__)
-  const unsigned long hwcap = getauxval(AT_HWCAP);
+  const unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);
   if (hwcap & HWCAP_ASIMD) out->reported |= TG_FEAT_ASIMD;
+  if (hwcap & HWCAP_ASIMDHP) out->reported |= TG_FEAT_ASIMDHP;
+  if (hwcap & HWCAP_ASIMDDP) out->reported |= TG_FEAT_ASIMDDP;
+  if (hwcap2 & HWCAP2_I8MM) out->reported |= TG_FEAT_I8MM;
+  if (hwcap2 & HWCAP2_BF16) out->reported |= TG_FEAT_BF16;
 #else
   /* ASIMD is architecturally mandatory on AArch64 (Apple, Windows on Arm, ...). */
   out->reported |= TG_FEAT_ASIMD;
+#if defined(__APPLE__)
+  if (apple_has("hw.optional.arm.FEAT_FP16")) out->reported |= TG_FEAT_ASIMDHP;
+  if (apple_has("hw.optional.arm.FEAT_DotProd")) out->reported |= TG_FEAT_ASIMDDP;
+  if (apple_has("hw.optional.arm.FEAT_I8MM")) out->reported |= TG_FEAT_I8MM;
+  if (apple_has("hw.optional.arm.FEAT_BF16")) out->reported |= TG_FEAT_BF16;
+#endif
 #endif
   out->usable = out->reported;
 }

@@ -31,8 +31,12 @@
 #define TG_FEAT_ASIMD (1u << 8)
 #define TG_FEAT_AVX512_BF16 (1u << 9)
 #define TG_FEAT_AVX512_VNNI (1u << 10)
-#define TG_FEATURE_COUNT 11
-#define TG_FEATURE_NAMES { "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd", "avx512_bf16", "avx512_vnni" }
+#define TG_FEAT_ASIMDHP (1u << 11)
+#define TG_FEAT_ASIMDDP (1u << 12)
+#define TG_FEAT_I8MM (1u << 13)
+#define TG_FEAT_BF16 (1u << 14)
+#define TG_FEATURE_COUNT 15
+#define TG_FEATURE_NAMES { "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd", "avx512_bf16", "avx512_vnni", "asimdhp", "asimddp", "i8mm", "bf16" }
 
 /* ISAs, ids in table order. */
 #define TG_ISA_SCALAR 0
@@ -41,7 +45,11 @@
 #define TG_ISA_NEON 3
 #define TG_ISA_AVX512BF16 4
 #define TG_ISA_AVX512VNNI 5
-#define TG_ISA_COUNT 6
+#define TG_ISA_NEONFP16 6
+#define TG_ISA_NEONDOT 7
+#define TG_ISA_NEONI8MM 8
+#define TG_ISA_NEONBF16 9
+#define TG_ISA_COUNT 10
 
 /* X(id, "name", arch, priority, required feature mask) */
 #define TG_FOREACH_ISA(X) \
@@ -51,9 +59,13 @@
   X(TG_ISA_NEON, "neon", TG_ARCH_AARCH64, 20, TG_FEAT_ASIMD) \
   X(TG_ISA_AVX512BF16, "avx512bf16", TG_ARCH_X86_64, 35, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16) \
   X(TG_ISA_AVX512VNNI, "avx512vnni", TG_ARCH_X86_64, 34, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL | TG_FEAT_AVX512_VNNI) \
+  X(TG_ISA_NEONFP16, "neonfp16", TG_ARCH_AARCH64, 21, TG_FEAT_ASIMD | TG_FEAT_ASIMDHP) \
+  X(TG_ISA_NEONDOT, "neondot", TG_ARCH_AARCH64, 22, TG_FEAT_ASIMD | TG_FEAT_ASIMDDP) \
+  X(TG_ISA_NEONI8MM, "neoni8mm", TG_ARCH_AARCH64, 23, TG_FEAT_ASIMD | TG_FEAT_ASIMDDP | TG_FEAT_I8MM) \
+  X(TG_ISA_NEONBF16, "neonbf16", TG_ARCH_AARCH64, 24, TG_FEAT_ASIMD | TG_FEAT_BF16) \
 
 /* The ISAs whose kernels this build holds (an SDK ships only those it was generated for): the
    dispatcher considers only these, and of them only the build architecture's. */
-#define TG_ISAS_SHIPPED ((1u << TG_ISA_SCALAR) | (1u << TG_ISA_AVX2) | (1u << TG_ISA_AVX512) | (1u << TG_ISA_NEON) | (1u << TG_ISA_AVX512BF16) | (1u << TG_ISA_AVX512VNNI))
+#define TG_ISAS_SHIPPED ((1u << TG_ISA_SCALAR) | (1u << TG_ISA_AVX2) | (1u << TG_ISA_AVX512) | (1u << TG_ISA_NEON) | (1u << TG_ISA_AVX512BF16) | (1u << TG_ISA_AVX512VNNI) | (1u << TG_ISA_NEONFP16) | (1u << TG_ISA_NEONDOT) | (1u << TG_ISA_NEONI8MM) | (1u << TG_ISA_NEONBF16))
 
 #endif /* TG_ISA_H */

@@ -951,6 +951,14 @@ void tg_f32_rmsnorm_ukernel_1x32__neon(int64_t, const float*, const float*, floa
 void tg_f64_rmsnorm_ukernel_1x8__neon(int64_t, const double*, const double*, double, double*);
 double tg_f32_fma_probe__neon(int64_t iters);
 double tg_f64_fma_probe__neon(int64_t iters);
+double tg_f32_fma_probe__neonfp16(int64_t iters);
+double tg_f64_fma_probe__neonfp16(int64_t iters);
+double tg_f32_fma_probe__neondot(int64_t iters);
+double tg_f64_fma_probe__neondot(int64_t iters);
+double tg_f32_fma_probe__neoni8mm(int64_t iters);
+double tg_f64_fma_probe__neoni8mm(int64_t iters);
+double tg_f32_fma_probe__neonbf16(int64_t iters);
+double tg_f64_fma_probe__neonbf16(int64_t iters);
 #endif
 
 #if 1 /* portable kernels: built everywhere */
@@ -1604,6 +1612,14 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 #define TG_FMA_PROBES_AARCH64(X) \
   X(TG_ISA_NEON, 0, tg_f32_fma_probe__neon, 192) \
   X(TG_ISA_NEON, 1, tg_f64_fma_probe__neon, 96) \
+  X(TG_ISA_NEONFP16, 0, tg_f32_fma_probe__neonfp16, 192) \
+  X(TG_ISA_NEONFP16, 1, tg_f64_fma_probe__neonfp16, 96) \
+  X(TG_ISA_NEONDOT, 0, tg_f32_fma_probe__neondot, 192) \
+  X(TG_ISA_NEONDOT, 1, tg_f64_fma_probe__neondot, 96) \
+  X(TG_ISA_NEONI8MM, 0, tg_f32_fma_probe__neoni8mm, 192) \
+  X(TG_ISA_NEONI8MM, 1, tg_f64_fma_probe__neoni8mm, 96) \
+  X(TG_ISA_NEONBF16, 0, tg_f32_fma_probe__neonbf16, 192) \
+  X(TG_ISA_NEONBF16, 1, tg_f64_fma_probe__neonbf16, 96) \
 
 #define TG_FMA_PROBES_ANY(X) \
   X(TG_ISA_SCALAR, 0, tg_f32_fma_probe__scalar, 24) \

@@ -15,7 +15,8 @@ from .base import (
 )
 
 # Table order is the C enum's order (TG_ISA_*).
-_MODULES = ("scalar", "avx2", "avx512", "neon", "avx512bf16", "avx512vnni")
+_MODULES = ("scalar", "avx2", "avx512", "neon", "avx512bf16", "avx512vnni", "neonfp16", "neondot",
+            "neoni8mm", "neonbf16")
 ISAS: Dict[str, Isa] = {}
 for _m in _MODULES:
     _isa = importlib.import_module(f"{__name__}.{_m}").ISA

@@ -43,10 +43,11 @@ PREFETCH_LEVELS: Mapping[str, Mapping[str, object]] = {
 
 # CPU features the C detector reports, in bit order: the one list that the detector
 # (cpu_features.c), the C testers and the ISA tables' `requires` use. x86 bits are only set when
-# the OS also enables the register state (XGETBV); asimd comes from HWCAP.
+# the OS also enables the register state (XGETBV); the AArch64 ones come from HWCAP/HWCAP2 (Linux,
+# Android) or sysctl (Apple), named as /proc/cpuinfo names them.
 FEATURES: Tuple[str, ...] = (
     "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd",
-    "avx512_bf16", "avx512_vnni",
+    "avx512_bf16", "avx512_vnni", "asimdhp", "asimddp", "i8mm", "bf16",
 )
 
 _ARCH_ALIASES: Mapping[str, str] = {
