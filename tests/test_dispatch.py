@@ -6,6 +6,7 @@ Nothing here executes an ISA the machine lacks: ISA-specific checks are skipped 
 """
 import json
 import shutil
+import subprocess
 import sys
 import platform
 import re
@@ -16,13 +17,14 @@ import pytest
 
 import cprog
 import tilegen as tg
-from conftest import RUN_ISA_CAP
+from conftest import REPO_ROOT, RUN_ISA_CAP
 from tilegen.core import _core
 from tilegen.ops.gemm import _gemm
 from tilegen.dsl import FEATURES, ISAS, load_registry, parse_name, serving_isa
 
 ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}.get(
     platform.machine().lower(), platform.machine().lower())
+AARCH64_FEATURES = ("asimd", "asimdhp", "asimddp", "i8mm", "bf16")
 X86_CHECKED = ("avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl")
 
 
@@ -144,7 +146,7 @@ def test_detector_agrees_with_py_cpuinfo(pycpuinfo_flags):
     /proc/cpuinfo) also reports, and misses nothing of it that tilegen dispatches on."""
     info = tg.runtime_info()["features"]
     detected, enabled = set(info["detected"]), set(info["os_enabled"])
-    checked = X86_CHECKED if ARCH == "x86_64" else ("asimd",) if ARCH == "aarch64" else ()
+    checked = X86_CHECKED if ARCH == "x86_64" else AARCH64_FEATURES if ARCH == "aarch64" else ()
     if not checked:
         pytest.skip(f"no feature detection on {ARCH}")
     claimed = {f for f in checked if f in enabled}
@@ -152,6 +154,40 @@ def test_detector_agrees_with_py_cpuinfo(pycpuinfo_flags):
                                        f"which py-cpuinfo does not report"
     reported = {f for f in checked if f in pycpuinfo_flags}
     assert reported <= detected, f"py-cpuinfo reports {reported - detected}, tilegen missed it"
+
+
+# What qemu-aarch64's CPU models implement of the features tilegen dispatches on (QEMU 7.2's
+# target/arm/cpu64.c): the detector must report exactly these under each.
+QEMU_AARCH64_MODELS = {
+    "cortex-a72": {"asimd"},                                   # Armv8.0
+    "neoverse-n1": {"asimd", "asimdhp", "asimddp"},            # Armv8.2 with fp16 and dotprod
+    "max": set(AARCH64_FEATURES),                              # everything QEMU emulates
+}
+
+
+@pytest.mark.parametrize("model", sorted(QEMU_AARCH64_MODELS))
+def test_aarch64_detector_under_qemu_cpu_models(model, tmp_path):
+    """The HWCAP/HWCAP2 detector, cross-built, reports each emulated CPU's features and no more:
+    a tier is only chosen where its instructions exist."""
+    if ARCH == "aarch64":
+        pytest.skip("checked against /proc/cpuinfo natively (test_detector_agrees_with_py_cpuinfo)")
+    for tool, pkg in (("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),
+                      ("qemu-aarch64", "qemu-user")):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} not found; install {pkg}")
+    root = REPO_ROOT / "tilegen"
+    exe = tmp_path / "cpu_features_print"
+    build = subprocess.run(
+        ["aarch64-linux-gnu-gcc", "-static", "-std=c99", "-O2", "-Wall", "-Werror",
+         "-I", str(root / "generated"), "-I", str(root / "core"),
+         str(cprog.c_source("cpu_features_print.c")), str(root / "core" / "cpu_features.c"),
+         "-o", str(exe)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run(["qemu-aarch64", "-cpu", model, str(exe)], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    dispatched = set(AARCH64_FEATURES)
+    assert set(run.stdout.split()) & dispatched == QEMU_AARCH64_MODELS[model]
 
 
 # ------------------------------------------------------------------------------ fake features
