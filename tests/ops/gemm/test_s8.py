@@ -182,3 +182,53 @@ def test_c_api(tmp_path):
     r = cprog.run([str(exe)])
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), (r.returncode, r.stdout, r.stderr)
     assert "m -1 n -2 k -3 a -4 b -7 c -11" in r.stdout
+
+
+# ---- tg.gemm with an int32 result: the integer GEMM of quantized inference ----
+
+@pytest.mark.parametrize("a_dtype", [np.int8, np.uint8])
+def test_gemm_int32_result_with_c_bias_and_activation(a_dtype):
+    rng = np.random.default_rng(7)
+    a = rng.integers(np.iinfo(a_dtype).min, np.iinfo(a_dtype).max + 1, (37, 300)).astype(a_dtype)
+    b = i8(rng, (300, 45))
+    exact = a.astype(np.int64) @ b.astype(np.int64)
+    got = tg.gemm(a, b, out_dtype=np.int32)
+    assert got.dtype == np.int32 and np.array_equal(got, exact)
+    c = rng.integers(-10 ** 6, 10 ** 6, (37, 45)).astype(np.int32)
+    bias = rng.integers(-300, 300, 45).astype(np.int16)
+    for act, clip in ((None, (None, None)), ("relu", (0, None)), ("relu6", (0, 6))):
+        got = tg.gemm(a, b, c, beta=1, bias=bias, activation=act, out_dtype=np.int32)
+        want = exact + c + bias
+        assert np.array_equal(got, want if act is None else np.clip(want, *clip)), act
+    # beta 0: c (NaN-free here, but never read) is ignored; trans_a reads a transposed copy;
+    # an F-ordered int32 out is written in place.
+    out = np.empty((45, 37), np.int32).T
+    got = tg.gemm(np.ascontiguousarray(a.T), b, c, beta=0, trans_a=True, out=out)
+    assert got is out and np.array_equal(out, exact)
+
+def test_gemm_int32_result_in_place_and_wrapping():
+    rng = np.random.default_rng(8)
+    a, b = i8(rng, (9, 70), -128, -127), i8(rng, (70, 11), -128, -127)  # every product 2^14
+    c = np.full((9, 11), 2 ** 31 - 1, np.int32)
+    got = tg.gemm(a, b, c, beta=1, overwrite_c=True)
+    assert got is c
+    want = (np.int64(2 ** 31 - 1) + 70 * 2 ** 14 + 2 ** 31) % 2 ** 32 - 2 ** 31  # wraps as int32
+    assert np.all(c == want)
+
+
+def test_gemm_int32_result_refuses_what_is_not_exact():
+    a, b = np.ones((3, 4), np.int8), np.ones((4, 5), np.int8)
+    with pytest.raises(ValueError, match="alpha"):
+        tg.gemm(a, b, alpha=2, out_dtype=np.int32)
+    with pytest.raises(ValueError, match="beta"):
+        tg.gemm(a, b, np.ones((3, 5), np.int32), beta=0.5, out_dtype=np.int32)
+    with pytest.raises(ValueError, match="activation"):
+        tg.gemm(a, b, activation="gelu", out_dtype=np.int32)
+    with pytest.raises(TypeError, match="bias"):
+        tg.gemm(a, b, bias=np.ones(5, np.float32), out_dtype=np.int32)
+    with pytest.raises(TypeError, match="c has dtype"):
+        tg.gemm(a, b, np.ones((3, 5), np.int64), beta=1, out_dtype=np.int32)
+    with pytest.raises(ValueError, match="out has shape"):
+        tg.gemm(a, b, out=np.empty((5, 3), np.int32))
+    # Without an int32 result, gemm computes in float64 as documented.
+    assert tg.gemm(a, b).dtype == np.float64

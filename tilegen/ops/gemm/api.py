@@ -386,7 +386,10 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
     are both bfloat16 (ml_dtypes), the products are summed in float32 on tilegen's bfloat16
     kernels and bias and activation apply in float32; the result is float32, or bfloat16
     (rounded once, to nearest even) with ``out_dtype=ml_dtypes.bfloat16``. ``out_dtype``
-    otherwise names the result's dtype (the float32/float64 result cast to it).
+    otherwise names the result's dtype (the float32/float64 result cast to it), except that
+    int8 or uint8 ``a`` with int8 ``b`` and an int32 result (``out_dtype=numpy.int32`` or an
+    int32 ``out``) run on tilegen's int8 kernels: exact int32 sums (wrapping past 2^31), alpha 1,
+    beta 0 or 1, an integer c and bias added in int32, activation None, "relu" or "relu6".
 
     `c` is only read: like SciPy's BLAS wrappers (scipy.linalg.blas.sgemm) and NumPy, gemm
     returns a new array unless told where to write. ``overwrite_c=True`` updates c in place (the
@@ -445,6 +448,10 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
             raise TypeError(f"gemm: out_dtype={out_dtype!r} is not a dtype") from None
     if _both_bf16(A, B):
         return _gemm_bf16(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n)
+    wanted = out_dtype if out_dtype is not None else out.dtype if isinstance(
+        out, np.ndarray) else None
+    if _both_int8(A, B) and wanted == np.int32:
+        return _gemm_s8(A, B, C, alpha, beta, bias_v, activation, out, m, n)
     dt = np.result_type(*(x.astype(np.float32) if x.dtype == _bf16_dtype() else x
                           for x in (A, B, C, bias_v) if x is not None))
     dt = np.dtype(np.float32) if dt == np.float16 else dt
@@ -517,6 +524,52 @@ def _gemm_bf16(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n):
     if out is None or direct:
         return target
     np.copyto(out, target, casting="same_kind")
+    return out
+
+
+_INT_ACTIVATIONS = (None, "relu", "relu6")
+
+
+def _gemm_s8(A, B, C, alpha, beta, bias_v, activation, out, m, n):
+    """gemm of int8 (or uint8) A and int8 B into an int32 result: exact int32 sums on the int8
+    kernels (wrapping past 2^31 as NumPy's integer sums), c and bias added and relu/relu6
+    applied in int32 -- the integer GEMM of quantized inference, before requantization."""
+    if alpha != 1:
+        raise ValueError(f"gemm: alpha={alpha}: an int32 result of int8 operands is exact and "
+                         "takes alpha=1 (scale after, in float)")
+    if beta not in (0, 1):
+        raise ValueError(f"gemm: beta={beta}: an int32 result of int8 operands takes beta 0 "
+                         "or 1 (c + a @ b)")
+    if activation not in _INT_ACTIVATIONS:
+        raise ValueError(f"gemm: activation={activation!r} has no exact int32 form; allowed "
+                         f"for an int32 result: {_INT_ACTIVATIONS}")
+    for name, x in (("c", C), ("bias", bias_v)):
+        if x is not None and not np.can_cast(x.dtype, np.int32, casting="safe"):
+            raise TypeError(f"gemm: {name} has dtype {x.dtype}; an int32 result of int8 operands "
+                            "takes integer values that int32 holds (int8/16/32, uint8/16, bool)")
+    i32 = np.dtype(np.int32)
+    if out is not None:
+        if out.shape != (m, n):
+            raise ValueError(f"gemm: out has shape {out.shape}; expected {(m, n)}")
+        if not out.flags.writeable:
+            raise ValueError("gemm: out is read-only")
+    use_c = C is not None and beta != 0
+    direct = (out is not None and out.flags.aligned and out.dtype.isnative
+              and _no_self_overlap(out) and not _overlaps(out, A, B, bias_v))
+    target = out if direct else np.empty((m, n), dtype=i32)
+    accumulate = False
+    if use_c:
+        if C is not target:
+            np.copyto(target, C, casting="safe")
+        accumulate = True
+    _gemm.gemm_s8_into(A, B, target, accumulate)
+    if bias_v is not None:
+        np.add(target, bias_v.astype(i32, copy=False), out=target)  # int32: wraps as the sums do
+    if activation is not None:
+        np.clip(target, 0, 6 if activation == "relu6" else None, out=target)
+    if out is None or direct:
+        return target
+    np.copyto(out, target)
     return out
 
 
