@@ -255,26 +255,42 @@ class DotOps(_Spellings):
       bcast(p)         the pair at p (two values) in every lane
       dot(acc, a, b)   acc + a.first * b.first + a.second * b.second per lane, in one
                        instruction (empty where the ISA has none)
+      dot_lane(acc, b, a, lane)   acc + b.first * a[lane].first + b.second * a[lane].second
+                       per lane, in one instruction, a[lane] being the pair in lane `lane` (a
+                       constant, 0 .. lanes-1) of the pair vector a: one `load` of `lanes`
+                       rows' pairs (contiguous in A's panel) then feeds `lanes` rows, where
+                       `bcast` + `dot` take one broadcast per row (empty where the ISA has no
+                       indexed form: BFDOT's, `vbfdotq_laneq_f32`, on neonbf16)
       first(x), second(x)   the pairs' first / second values as float32 vectors (exact:
                        a bfloat16 is the high half of a float32), for ISAs without `dot`
     `pair_load` names a helper type pun for the broadcast (a pair read as 32 bits).
     """
 
-    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"), "first": ("x",),
-            "second": ("x",)}
+    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"),
+            "dot_lane": ("acc", "b", "a", "lane"), "first": ("x",), "second": ("x",)}
 
     vtype: str
     lanes: int
     load_: str
     bcast_: str
     dot_: str = ""
+    dot_lane_: str = ""
     first_: str = ""
     second_: str = ""
     helpers: str = ""
 
+    def __post_init__(self) -> None:
+        if self.dot_lane_ and not self.dot_:
+            raise ValueError("dot_lane: an indexed pair dot product needs `dot` too")
+
     @property
     def native(self) -> bool:
         return bool(self.dot_)
+
+    @property
+    def lane_indexed(self) -> bool:
+        """A's pairs are loaded `lanes` rows at a time and picked by lane (`dot_lane`)."""
+        return bool(self.dot_lane_)
 
 
 # Reads the pair at p as one 32-bit value (the broadcast's operand) without breaking the

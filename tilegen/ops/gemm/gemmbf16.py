@@ -4,7 +4,9 @@ packed in pairs along k -- a panel of A holds, per k pair, MR pairs (A[i, k], A[
 panel of B, per k pair, NR pairs (B[k, j], B[k+1, j]) -- which is the operand layout of a pair
 dot product (VDPBF16PS: the avx512bf16 tier). ISAs without one widen each pair's values to
 float32 (a bfloat16 is a float32's high half) and take two FMAs. The ISA table's DotOps spell
-both (dsl/isa/base.py). The driver (gemm_bf16.c) packs, blocks and threads.
+both (dsl/isa/base.py); where it has a lane-indexed dot product (BFDOT on neonbf16), one load
+takes four rows' A pairs and each row picks its lane, instead of one broadcast per row (MR is
+then a multiple of the pair vector width). The driver (gemm_bf16.c) packs, blocks and threads.
 """
 from __future__ import annotations
 
@@ -54,11 +56,16 @@ class GemmBf16(OpFamily):
         if spec.kr != 2:
             raise ValueError(f"kr: bfloat16 GEMM kernels take k in pairs (KR=2), got {spec.kr}")
         self.check_multiple("nr", spec.nr, spec, "NR")
+        if get_isa(spec.isa).dot(spec.dtype).lane_indexed:  # A loaded `lanes` rows at a time
+            self.check_multiple("mr", spec.mr, spec, "MR")
 
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
         d = isa.dot(spec.dtype)
         nv = spec.nr // d.lanes
+        if d.lane_indexed:  # the B pair vectors, A's pair vectors (lanes rows each)
+            return RegisterBudget(spec.mr * nv, nv, spec.mr // d.lanes, isa.num_vregs,
+                                  input_name="B pair", broadcast_name="A pair vectors")
         if d.native:  # the B pair vectors, one broadcast A pair
             return RegisterBudget(spec.mr * nv, nv, 1, isa.num_vregs, input_name="B pair",
                                   broadcast_name="A pair")
@@ -68,6 +75,8 @@ class GemmBf16(OpFamily):
 
     def budget_rule(self, spec) -> str:
         d = get_isa(spec.isa).dot(spec.dtype)
+        if d.lane_indexed:
+            return "MR*NR/lanes + NR/lanes + MR/lanes"
         return "MR*NR/lanes + NR/lanes + 1" if d.native else "MR*NR/lanes + 2*NR/lanes + 3"
 
     def lower(self, spec) -> GemmBf16Plan:
