@@ -120,7 +120,10 @@ class VecOps(_Spellings):
     ``ext(lo, hi, k)`` is lanes k .. k + lanes - 1 of lo followed by hi (0 < k < lanes, a
     constant): a vector one to lanes - 1 values on from an aligned one, without a load.
     ``half(p)`` (float32 only) loads `lanes` IEEE half-precision values (uint16_t at p) as
-    float32, exactly (the scales of quantized weight blocks).
+    float32, exactly (the scales of quantized weight blocks). ``fma_lane(acc, a, b, lane)`` is
+    ``acc + a * b[lane]``, b's lane `lane` (a constant) taken by every lane: one load of b then
+    serves `lanes` values where ``bcast`` takes a load each (empty where the ISA has no
+    by-element FMA: NEON's FMLA by element, ``vfmaq_laneq``).
     """
 
     ARGS = {
@@ -131,6 +134,7 @@ class VecOps(_Spellings):
         "mask": ("n",), "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"), "abs": ("x",),
         "select_neg": ("x", "a", "b"),
         "store_sum4": ("p", "a", "b", "c", "d"), "ext": ("lo", "hi", "k"), "half": ("p",),
+        "fma_lane": ("acc", "a", "b", "lane"),
     }
 
     ctype: str
@@ -158,6 +162,7 @@ class VecOps(_Spellings):
     ext_: str = ""             # lanes k.. of lo then hi (empty: the ISA has no such op)
     keep_ge_: str = ""         # y where x >= t (or x NaN), else 0
     half_: str = ""            # float32 from `lanes` halves at p (empty: not this dtype)
+    fma_lane_: str = ""        # acc + a * b[lane] (empty: the ISA has no by-element FMA)
     half_helpers: str = ""     # what `half` relies on (emitted only by the kernels that use it)
     helpers: str = ""          # C helpers (static inline) the spellings above rely on
     mask_type: str = ""
