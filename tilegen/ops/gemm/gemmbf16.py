@@ -6,8 +6,9 @@ dot product (VDPBF16PS: the avx512bf16 tier). ISAs without one widen each pair's
 float32 (a bfloat16 is a float32's high half) and take two FMAs. The ISA table's DotOps spell
 both (dsl/isa/base.py). Where the table has a lane-indexed form -- of the dot product (BFDOT
 on neonbf16) or, widened, of the FMA (NEON's by-element FMLA) -- one load takes `lanes` rows'
-A pairs and each row picks its lane, instead of one broadcast per row (MR is then a multiple of
-the pair vector width). The driver (gemm_bf16.c) packs, blocks and threads.
+A pairs and each row picks its lane, instead of one broadcast per row (for the dot product MR
+must be a multiple of the pair vector width; widened tiles of other MR keep the broadcast). The
+driver (gemm_bf16.c) packs, blocks and threads.
 """
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ class GemmBf16(OpFamily):
         if spec.kr != 2:
             raise ValueError(f"kr: bfloat16 GEMM kernels take k in pairs (KR=2), got {spec.kr}")
         self.check_multiple("nr", spec.nr, spec, "NR")
-        if a_by_lane(spec):  # A loaded `lanes` rows at a time
+        if get_isa(spec.isa).dot(spec.dtype).lane_indexed:  # A loaded `lanes` rows at a time
             self.check_multiple("mr", spec.mr, spec, "MR")
 
     def register_budget(self, spec) -> RegisterBudget:
@@ -112,10 +113,13 @@ class GemmBf16(OpFamily):
 
 def a_by_lane(spec) -> bool:
     """Whether the kernel loads A's pairs `lanes` rows at a time and takes each row by lane:
-    where its ISA has the lane-indexed form of the instruction it multiplies with."""
+    where its ISA has the lane-indexed form of the instruction it multiplies with (a dot
+    product's requires MR a multiple of the lanes; widened tiles of other MR broadcast)."""
     isa = get_isa(spec.isa)
     d = isa.dot(spec.dtype)
-    return d.lane_indexed if d.native else bool(isa.vec("f32").fma_lane_)
+    if d.native:
+        return d.lane_indexed
+    return bool(isa.vec("f32").fma_lane_) and spec.mr % d.lanes == 0
 
 
 FAMILY = GemmBf16()
