@@ -47,6 +47,28 @@ def test_nr_must_be_a_multiple_of_the_vector_width(isa, dtype, nr, lanes):
         spec(isa=isa, dtype=dtype, mr=1, nr=nr)
 
 
+def bf16_spec(isa: str, mr: int, nr: int) -> KernelSpec:
+    return KernelSpec(op="gemmbf16", dtype="bf16", isa=isa, mr=mr, nr=nr, kr=2)
+
+
+def test_bfdot_by_lane_takes_mr_in_fours_and_counts_its_a_vectors():
+    """neonbf16's BFDOT by lane loads four rows' A pairs at a time: MR is a multiple of 4, and
+    each load is a register (12x8c2: 24 + 2 + 3 = 29); a tile over the budget is told the
+    largest MR that is both a multiple of 4 and fits, not merely one that fits."""
+    tile = bf16_spec("neonbf16", 12, 8)
+    assert tile.family.register_budget(tile).used == 29
+    with pytest.raises(ValueError, match=r"^mr: MR=6 is not a multiple of .*4 lanes"):
+        bf16_spec("neonbf16", 6, 8)
+    with pytest.raises(ValueError, match=r"^tile: 12x12c2 .* = 42 .* budget of 32; .*"
+                                         r"MR\*NR/lanes \+ NR/lanes \+ MR/lanes .* is 8x12c2$"):
+        bf16_spec("neonbf16", 12, 12)
+    # Widened NEON tiles of any MR still exist (rows by broadcast where MR % 4 != 0).
+    assert bf16_spec("neon", 3, 8).tile == "3x8c2"
+    text = render_kernel(bf16_spec("neonbf16", 4, 8))
+    assert text.count("vld1q_bf16") == 3 and text.count("vbfdotq_laneq_f32(") == 8
+    assert "vbfdotq_laneq_f32(vacc3x1, vb1, va, 3)" in text
+
+
 @pytest.mark.parametrize("field, value, allowed", [
     ("op", "conv9d", FAMILIES), ("dtype", "f16", DTYPES), ("isa", "sse9", ISAS),
 ])

@@ -405,6 +405,45 @@ def test_conv_and_attention_through_the_sdk(tmp_path):
         assert at == got.size
 
 
+# ------------------------------------------------------------ bfloat16 tiers on aarch64
+
+BF16_CLIENT = REPO_ROOT / "tests" / "sdk" / "bf16_client.c"
+
+
+@pytest.fixture(scope="module")
+def bf16_client(tmp_path_factory) -> Path:
+    """The client, built once against the aarch64 SDK."""
+    need("cmake", "aarch64-linux-gnu-gcc", "qemu-aarch64")
+    tmp = tmp_path_factory.mktemp("bf16-arm")
+    out = tmp / "sdk"
+    r = tilegen_cli("generate", "--sdk", "--isa", "neon,neonbf16", "--ops", "gemm", "--out", out)
+    assert r.returncode == 0, r.stderr
+    toolchain = tmp / "aarch64.cmake"
+    toolchain.write_text(TOOLCHAIN)
+    build = cmake_build(out, tmp / "build", f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
+    exe = tmp / "bf16_client"
+    subprocess.run(["aarch64-linux-gnu-gcc", "-std=c11", "-O2", "-static", f"-I{out / 'include'}",
+                    str(BF16_CLIENT), str(build / "libtilegen.a"), "-o", str(exe), "-lpthread",
+                    "-lm"], check=True)
+    return exe
+
+
+@pytest.mark.parametrize("cpu, env, isa", [
+    ("max", {}, "neonbf16"), ("neoverse-n1", {}, "neon"), ("max", {"TILEGEN_ISA": "neon"}, "neon"),
+])
+def test_bf16_gemm_tiers_on_aarch64_under_qemu(bf16_client, cpu, env, isa):
+    """An aarch64 SDK of gemm on neon and neonbf16, under qemu-aarch64: with FEAT_BF16 (qemu's
+    "max") tilegen_gemm_bf16 runs neonbf16's BFDOT kernels, without it (Neoverse N1) or capped
+    to neon the widened ones; the client checks every product against a double loop (few rows
+    take the 4x16 and 8x12 candidates, many the 12x8 main kernel)."""
+    r = subprocess.run(["qemu-aarch64", "-cpu", cpu, str(bf16_client)], capture_output=True,
+                       text=True, timeout=600, env=cprog.clean_env(TILEGEN_VERBOSE="1", **env))
+    assert r.returncode == 0 and r.stdout.startswith(f"OK {isa} "), (r.returncode, r.stdout,
+                                                                     r.stderr)
+    assert re.search(rf"^tilegen: bf16 gemm: {isa}, tg_bf16_gemm_ukernel_\S+__{isa} ",
+                     r.stderr, re.M), r.stderr
+
+
 # ------------------------------------------------------------ an SDK without the host's ISAs
 
 ISA_CLIENT = r"""

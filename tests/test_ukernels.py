@@ -320,3 +320,27 @@ def test_coverage_check_catches_a_missing_remainder():
         for act, points in clamps.items():
             for point in points:
                 assert coverage_gaps(spec, report(one_side=(act, point))), (family, act)
+
+
+# qemu-aarch64's Neoverse N1 has asimd, fp16 and dotprod but no bf16 (its default "max" has it).
+NO_BF16_CPU = "neoverse-n1"
+
+
+def test_neonbf16_tester_skips_on_a_cpu_without_bf16(tmp_path):
+    """A neonbf16 kernel's tester, run as an AArch64 CPU without FEAT_BF16, reports the missing
+    feature and exits 77 before it calls the kernel (BFDOT would raise SIGILL): the feature
+    check, not luck, keeps the tier off such CPUs."""
+    target = CROSS["aarch64"]
+    unavailable = target.unavailable()
+    if unavailable:
+        pytest.skip(unavailable)
+    entry = next(e for e in ENTRIES if e.spec.isa == "neonbf16" and e.production)
+    exe = tmp_path / "tester"
+    for command in compile_commands(entry.spec, target, exe):
+        build = subprocess.run(command, capture_output=True, text=True)
+        assert build.returncode == 0, build.stderr
+    run = subprocess.run([*target.runner, "-cpu", NO_BF16_CPU, str(exe)], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == SKIP_EXIT, (run.returncode, run.stdout, run.stderr)
+    assert re.search(r"^SKIP: .*\bbf16\b", run.stdout, re.M), run.stdout
+    assert "KERNEL" not in run.stdout, run.stdout

@@ -932,6 +932,9 @@ void tg_f64_packa_1__neon(int64_t, int64_t, const double*, int64_t, int64_t, dou
 void tg_f64_packa_8__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_6__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__neon(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
+void tg_bf16_gemm_ukernel_12x8c2__neonbf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_bf16_gemm_ukernel_8x12c2__neonbf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_bf16_gemm_ukernel_4x16c2__neonbf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_12x8c2__neon(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_s8_gemm_ukernel_8x8c4__neon(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
@@ -959,6 +962,7 @@ double tg_f32_fma_probe__neoni8mm(int64_t iters);
 double tg_f64_fma_probe__neoni8mm(int64_t iters);
 double tg_f32_fma_probe__neonbf16(int64_t iters);
 double tg_f64_fma_probe__neonbf16(int64_t iters);
+double tg_bf16_fma_probe__neonbf16(int64_t iters);
 #endif
 
 #if 1 /* portable kernels: built everywhere */
@@ -1423,6 +1427,9 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, 4, 16, 1, tg_bf16_gemm_ukernel_4x16c2__avx2, "tg_bf16_gemm_ukernel_4x16c2__avx2") \
 
 #define TG_GEMMBF16_UKERNELS_bf16_AARCH64(X) \
+  X(TG_ISA_NEONBF16, 12, 8, 1, tg_bf16_gemm_ukernel_12x8c2__neonbf16, "tg_bf16_gemm_ukernel_12x8c2__neonbf16") \
+  X(TG_ISA_NEONBF16, 8, 12, 0, tg_bf16_gemm_ukernel_8x12c2__neonbf16, "tg_bf16_gemm_ukernel_8x12c2__neonbf16") \
+  X(TG_ISA_NEONBF16, 4, 16, 0, tg_bf16_gemm_ukernel_4x16c2__neonbf16, "tg_bf16_gemm_ukernel_4x16c2__neonbf16") \
   X(TG_ISA_NEON, 12, 8, 1, tg_bf16_gemm_ukernel_12x8c2__neon, "tg_bf16_gemm_ukernel_12x8c2__neon") \
 
 #define TG_GEMMBF16_UKERNELS_bf16_ANY(X) \
@@ -1620,6 +1627,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_NEONI8MM, 1, tg_f64_fma_probe__neoni8mm, 96) \
   X(TG_ISA_NEONBF16, 0, tg_f32_fma_probe__neonbf16, 192) \
   X(TG_ISA_NEONBF16, 1, tg_f64_fma_probe__neonbf16, 96) \
+  X(TG_ISA_NEONBF16, 2, tg_bf16_fma_probe__neonbf16, 384) \
 
 #define TG_FMA_PROBES_ANY(X) \
   X(TG_ISA_SCALAR, 0, tg_f32_fma_probe__scalar, 24) \

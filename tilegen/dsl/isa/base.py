@@ -120,7 +120,10 @@ class VecOps(_Spellings):
     ``ext(lo, hi, k)`` is lanes k .. k + lanes - 1 of lo followed by hi (0 < k < lanes, a
     constant): a vector one to lanes - 1 values on from an aligned one, without a load.
     ``half(p)`` (float32 only) loads `lanes` IEEE half-precision values (uint16_t at p) as
-    float32, exactly (the scales of quantized weight blocks).
+    float32, exactly (the scales of quantized weight blocks). ``fma_lane(acc, a, b, lane)`` is
+    ``acc + a * b[lane]``, b's lane `lane` (a constant) taken by every lane: one load of b then
+    serves `lanes` values where ``bcast`` takes a load each (empty where the ISA has no
+    by-element FMA: NEON's FMLA by element, ``vfmaq_laneq``).
     """
 
     ARGS = {
@@ -131,6 +134,7 @@ class VecOps(_Spellings):
         "mask": ("n",), "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"), "abs": ("x",),
         "select_neg": ("x", "a", "b"),
         "store_sum4": ("p", "a", "b", "c", "d"), "ext": ("lo", "hi", "k"), "half": ("p",),
+        "fma_lane": ("acc", "a", "b", "lane"),
     }
 
     ctype: str
@@ -158,6 +162,7 @@ class VecOps(_Spellings):
     ext_: str = ""             # lanes k.. of lo then hi (empty: the ISA has no such op)
     keep_ge_: str = ""         # y where x >= t (or x NaN), else 0
     half_: str = ""            # float32 from `lanes` halves at p (empty: not this dtype)
+    fma_lane_: str = ""        # acc + a * b[lane] (empty: the ISA has no by-element FMA)
     half_helpers: str = ""     # what `half` relies on (emitted only by the kernels that use it)
     helpers: str = ""          # C helpers (static inline) the spellings above rely on
     mask_type: str = ""
@@ -255,26 +260,42 @@ class DotOps(_Spellings):
       bcast(p)         the pair at p (two values) in every lane
       dot(acc, a, b)   acc + a.first * b.first + a.second * b.second per lane, in one
                        instruction (empty where the ISA has none)
+      dot_lane(acc, b, a, lane)   acc + b.first * a[lane].first + b.second * a[lane].second
+                       per lane, in one instruction, a[lane] being the pair in lane `lane` (a
+                       constant, 0 .. lanes-1) of the pair vector a: one `load` of `lanes`
+                       rows' pairs (contiguous in A's panel) then feeds `lanes` rows, where
+                       `bcast` + `dot` take one broadcast per row (empty where the ISA has no
+                       indexed form: BFDOT's, `vbfdotq_laneq_f32`, on neonbf16)
       first(x), second(x)   the pairs' first / second values as float32 vectors (exact:
                        a bfloat16 is the high half of a float32), for ISAs without `dot`
     `pair_load` names a helper type pun for the broadcast (a pair read as 32 bits).
     """
 
-    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"), "first": ("x",),
-            "second": ("x",)}
+    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"),
+            "dot_lane": ("acc", "b", "a", "lane"), "first": ("x",), "second": ("x",)}
 
     vtype: str
     lanes: int
     load_: str
     bcast_: str
     dot_: str = ""
+    dot_lane_: str = ""
     first_: str = ""
     second_: str = ""
     helpers: str = ""
 
+    def __post_init__(self) -> None:
+        if self.dot_lane_ and not self.dot_:
+            raise ValueError("dot_lane: an indexed pair dot product needs `dot` too")
+
     @property
     def native(self) -> bool:
         return bool(self.dot_)
+
+    @property
+    def lane_indexed(self) -> bool:
+        """A's pairs are loaded `lanes` rows at a time and picked by lane (`dot_lane`)."""
+        return bool(self.dot_lane_)
 
 
 # Reads the pair at p as one 32-bit value (the broadcast's operand) without breaking the
