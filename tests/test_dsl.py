@@ -39,6 +39,20 @@ def test_register_budget_accepts_tiles_that_fit(isa, dtype, mr, nr):
     assert spec(isa=isa, dtype=dtype, mr=mr, nr=nr).tile == f"{mr}x{nr}"
 
 
+def test_indexed_dot_takes_a_rows_four_at_a_time():
+    """neondot's int8 GEMM (SDOT by element): one A vector holds four rows' quads, so MR is a
+    multiple of 4 and the budget counts MR/4 A vectors; a refused tile names the largest one
+    that fits and keeps that rule."""
+    s8 = dict(op="gemms8", dtype="s8", isa="neondot", kr=4)
+    assert KernelSpec(**s8, mr=8, nr=12).tile == "8x12c4"         # 24 + 3 + 2 = 29
+    with pytest.raises(ValueError, match=r"^mr: .*MR=6 is not a multiple of 4"):
+        KernelSpec(**s8, mr=6, nr=8)
+    # 16 x 2 + 2 + 4 = 38; 13x8c4 would fit 32 registers but breaks the rows rule.
+    with pytest.raises(ValueError, match=r"^tile: 16x8c4 .* 4 A quad vector .*MR/lanes <= 32; "
+                                         r"the largest neondot tile with NR=8 that fits is 12x8c4$"):
+        KernelSpec(**s8, mr=16, nr=8)
+
+
 @pytest.mark.parametrize("isa, dtype, nr, lanes", [
     ("avx512", "f32", 24, 16), ("avx512", "f64", 12, 8), ("avx2", "f32", 12, 8), ("neon", "f64", 3, 2),
 ])

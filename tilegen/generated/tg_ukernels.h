@@ -933,6 +933,9 @@ void tg_f64_packa_8__neon(int64_t, int64_t, const double*, int64_t, int64_t, dou
 void tg_f64_packb_6__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__neon(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 void tg_bf16_gemm_ukernel_12x8c2__neon(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_s8_gemm_ukernel_8x12c4__neondot(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_12x8c4__neondot(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_4x16c4__neondot(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_8x8c4__neon(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
@@ -955,8 +958,10 @@ double tg_f32_fma_probe__neonfp16(int64_t iters);
 double tg_f64_fma_probe__neonfp16(int64_t iters);
 double tg_f32_fma_probe__neondot(int64_t iters);
 double tg_f64_fma_probe__neondot(int64_t iters);
+double tg_s8_fma_probe__neondot(int64_t iters);
 double tg_f32_fma_probe__neoni8mm(int64_t iters);
 double tg_f64_fma_probe__neoni8mm(int64_t iters);
+double tg_s8_fma_probe__neoni8mm(int64_t iters);
 double tg_f32_fma_probe__neonbf16(int64_t iters);
 double tg_f64_fma_probe__neonbf16(int64_t iters);
 #endif
@@ -1434,7 +1439,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_GEMMBF16_UKERNELS_bf16_ANY(X)
 
 /* TG_GEMMS8_UKERNELS_<dtype>_<ARCH>(X): every gemms8 kernel of that dtype built
-   for that architecture, registry order. X(isa id, MR, NR, production, A offset by 128 (VPDPBUSD), kernel, "name") */
+   for that architecture, registry order. X(isa id, MR, NR, production, A offset by 128 (QuadOps.a_offset: VPDPBUSD), kernel, "name") */
 #define TG_GEMMS8_UKERNELS_s8_X86_64(X) \
   X(TG_ISA_AVX512VNNI, 14, 32, 1, 1, tg_s8_gemm_ukernel_14x32c4__avx512vnni, "tg_s8_gemm_ukernel_14x32c4__avx512vnni") \
   X(TG_ISA_AVX512VNNI, 8, 48, 0, 1, tg_s8_gemm_ukernel_8x48c4__avx512vnni, "tg_s8_gemm_ukernel_8x48c4__avx512vnni") \
@@ -1444,6 +1449,9 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, 4, 16, 1, 0, tg_s8_gemm_ukernel_4x16c4__avx2, "tg_s8_gemm_ukernel_4x16c4__avx2") \
 
 #define TG_GEMMS8_UKERNELS_s8_AARCH64(X) \
+  X(TG_ISA_NEONDOT, 8, 12, 1, 0, tg_s8_gemm_ukernel_8x12c4__neondot, "tg_s8_gemm_ukernel_8x12c4__neondot") \
+  X(TG_ISA_NEONDOT, 12, 8, 0, 0, tg_s8_gemm_ukernel_12x8c4__neondot, "tg_s8_gemm_ukernel_12x8c4__neondot") \
+  X(TG_ISA_NEONDOT, 4, 16, 0, 0, tg_s8_gemm_ukernel_4x16c4__neondot, "tg_s8_gemm_ukernel_4x16c4__neondot") \
   X(TG_ISA_NEON, 8, 8, 1, 0, tg_s8_gemm_ukernel_8x8c4__neon, "tg_s8_gemm_ukernel_8x8c4__neon") \
 
 #define TG_GEMMS8_UKERNELS_s8_ANY(X) \
@@ -1616,8 +1624,10 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_NEONFP16, 1, tg_f64_fma_probe__neonfp16, 96) \
   X(TG_ISA_NEONDOT, 0, tg_f32_fma_probe__neondot, 192) \
   X(TG_ISA_NEONDOT, 1, tg_f64_fma_probe__neondot, 96) \
+  X(TG_ISA_NEONDOT, 3, tg_s8_fma_probe__neondot, 768) \
   X(TG_ISA_NEONI8MM, 0, tg_f32_fma_probe__neoni8mm, 192) \
   X(TG_ISA_NEONI8MM, 1, tg_f64_fma_probe__neoni8mm, 96) \
+  X(TG_ISA_NEONI8MM, 3, tg_s8_fma_probe__neoni8mm, 768) \
   X(TG_ISA_NEONBF16, 0, tg_f32_fma_probe__neonbf16, 192) \
   X(TG_ISA_NEONBF16, 1, tg_f64_fma_probe__neonbf16, 96) \
 

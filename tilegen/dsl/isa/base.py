@@ -295,9 +295,14 @@ class QuadOps(_Spellings):
 
       load(p)          the quad vector at p (4 * lanes values); also an int32 vector load
       bcast(p)         the quad at p (four values) in every lane
-      dot(acc, a, b)   acc + the sum over the quad of a's bytes, unsigned, times b's, signed, in
-                       one instruction (VPDPBUSD; empty where the ISA has none: the driver
-                       offsets A by 128 for it and subtracts 128 x B's column sums)
+      dot(acc, a, b)   acc + the sum over the quad of a's bytes times b's, in one instruction
+                       (empty where the ISA has none); b's bytes are signed, a's unsigned when
+                       `a_offset` (VPDPBUSD: signed data goes in as a + 128, its products'
+                       excess, 128 x the sums of b, taken away after) and signed otherwise (SDOT)
+      dot_lane(acc, a, b, t)   acc + the quad sums of a's bytes times quad t of b (t a literal
+                       0 .. lanes-1) in every lane, signed x signed, in one instruction (SDOT's
+                       indexed form: one vector of b holds `lanes` rows' quads, so one load
+                       feeds `lanes` rows; empty where the ISA has none)
       byte(x, t)       byte t of each lane sign-extended to int32 (t a literal 0..3), for ISAs
                        without `dot`
       mla(acc, a, b)   acc + a * b on int32 lanes
@@ -312,7 +317,8 @@ class QuadOps(_Spellings):
       tofloat(x)       the int32 lanes as the ISA's float32 vector (``vec("f32")``)
     """
 
-    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"), "byte": ("x", "t"),
+    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"),
+            "dot_lane": ("acc", "a", "b", "t"), "byte": ("x", "t"),
             "mla": ("acc", "a", "b"), "zero": (), "add": ("a", "b"), "sub": ("a", "b"),
             "store": ("p", "x"), "lo4": ("x",), "hi4": ("x",), "tofloat": ("x",),
             "dot7": ("acc", "a", "b"), "sdot": ("acc", "a", "b")}
@@ -328,15 +334,26 @@ class QuadOps(_Spellings):
     mla_: str = ""
     byte_: str = ""
     dot_: str = ""
+    dot_lane_: str = ""
     lo4_: str = ""
     hi4_: str = ""
     tofloat_: str = ""
     dot7_: str = ""
     sdot_: str = ""
     helpers: str = ""
+    # `dot` reads its first operand's bytes unsigned (VPDPBUSD): the one fact behind every
+    # "offset by 128" -- the int8 GEMM driver packs A + 128 (and uint8 A as it is), the
+    # quantized kernels store q8_0 codes + 128. False for a signed x signed dot (SDOT) and
+    # for the widening kernels (there uint8 A is the operand flipped, A - 128).
+    a_offset: bool = False
+
+    def __post_init__(self) -> None:
+        if self.a_offset and not self.dot_:
+            raise ValueError("a_offset: only a dot product reads unsigned bytes")
 
     @property
     def native(self) -> bool:
+        """A four-way dot product in one instruction (plain or lane-indexed)."""
         return bool(self.dot_)
 
 

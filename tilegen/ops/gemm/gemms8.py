@@ -3,9 +3,11 @@
 dtype s8), KR = 4: A and B are packed in quads along k -- a panel of A holds, per k quad, MR
 quads (A[i, k..k+3]); a panel of B, per k quad, NR quads (B[k..k+3, j]) and after the last quad
 NR int32 column sums -- the operand layout of a four-way dot product (VPDPBUSD: the avx512vnni
-tier). VPDPBUSD multiplies unsigned by signed bytes, so for it the driver packs A + 128 (its
-bytes with the top bit flipped) and the kernel subtracts 128 x B's column sums. ISAs without
-it sign-extend each byte to int32 and multiply. The ISA table's QuadOps spell both
+tier; SDOT: neondot). VPDPBUSD multiplies unsigned by signed bytes (QuadOps.a_offset), so for
+it the driver packs A + 128 (its bytes with the top bit flipped) and the kernel subtracts 128 x
+B's column sums; SDOT multiplies signed by signed, and its indexed form (QuadOps.dot_lane) takes
+four rows' A quads from one 16-byte load, so MR is a multiple of 4 there. ISAs without a dot
+product sign-extend each byte to int32 and multiply. The ISA table's QuadOps spell all three
 (dsl/isa/base.py). The driver (gemm_s8.c) packs, blocks and threads.
 """
 from __future__ import annotations
@@ -31,7 +33,8 @@ class GemmS8(OpFamily):
     vector_dim = "n"
     dtypes = ("s8",)
     c_select = "tg_gemm_s8_select"
-    c_row_doc = "X(isa id, MR, NR, production, A offset by 128 (VPDPBUSD), kernel, \"name\")"
+    c_row_doc = ("X(isa id, MR, NR, production, A offset by 128 (QuadOps.a_offset: VPDPBUSD), "
+                 "kernel, \"name\")")
     example_dims = (("m", 256), ("n", 256), ("k", 256))
 
     def python_call(self, spec, kernel):
@@ -53,11 +56,18 @@ class GemmS8(OpFamily):
         if spec.kr != 4:
             raise ValueError(f"kr: int8 GEMM kernels take k in quads (KR=4), got {spec.kr}")
         self.check_multiple("nr", spec.nr, spec, "NR")
+        q = get_isa(spec.isa).quad(spec.dtype)
+        if q.dot_lane_ and spec.mr % q.lanes:
+            raise ValueError(f"mr: {spec.isa}'s indexed dot product takes A's rows {q.lanes} at a "
+                             f"time from one vector; MR={spec.mr} is not a multiple of {q.lanes}")
 
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
         q = isa.quad(spec.dtype)
         nv = spec.nr // q.lanes
+        if q.dot_lane_:  # the B quad vectors, A's quads of all MR rows (four rows a vector)
+            return RegisterBudget(spec.mr * nv, nv, -(-spec.mr // q.lanes), isa.num_vregs,
+                                  input_name="B quad", broadcast_name="A quad vector")
         if q.native:  # the B quad vectors, one broadcast A quad
             return RegisterBudget(spec.mr * nv, nv, 1, isa.num_vregs, input_name="B quad",
                                   broadcast_name="A quad")
@@ -67,6 +77,8 @@ class GemmS8(OpFamily):
 
     def budget_rule(self, spec) -> str:
         q = get_isa(spec.isa).quad(spec.dtype)
+        if q.dot_lane_:
+            return "MR*NR/lanes + NR/lanes + MR/lanes"
         return "MR*NR/lanes + NR/lanes + 1" if q.native else "MR*NR/lanes + NR/lanes + 3"
 
     def lower(self, spec) -> GemmS8Plan:
@@ -82,13 +94,13 @@ class GemmS8(OpFamily):
 
     def c_row(self, entry) -> str:
         s = entry.spec
-        native = int(get_isa(s.isa).quad(s.dtype).native)
-        return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {int(entry.production)}, {native}, "
+        offset = int(get_isa(s.isa).quad(s.dtype).a_offset)
+        return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {int(entry.production)}, {offset}, "
                 f"{s.name}, \"{s.name}\"")
 
     def tester_defines(self, s) -> Dict[str, object]:
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s),
-                "TG_A_OFFSET": int(get_isa(s.isa).quad(s.dtype).native)}
+                "TG_A_OFFSET": int(get_isa(s.isa).quad(s.dtype).a_offset)}
 
     def tester_coverage(self, s) -> Dict[str, int]:
         """The tile's rows and columns; the k quads run one at a time (no unrolled
@@ -151,7 +163,7 @@ def _python_call(spec, kernel):
     i64, vp = ctypes.c_int64, ctypes.c_void_p
     drive = kernel.symbol(DRIVE, None, i64, i64, i64, vp, vp, vp, i64, ctypes.c_int)
     # VPDPBUSD kernels multiply A + 128 (unsigned) and take back 128 x B's column sums.
-    offset = get_isa(spec.isa).quad(spec.dtype).native
+    offset = get_isa(spec.isa).quad(spec.dtype).a_offset
 
     def prepare(a, b, c=None):
         """Checks and packs; the returned function runs the kernel loop and returns C."""
