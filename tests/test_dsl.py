@@ -53,6 +53,21 @@ def test_indexed_dot_takes_a_rows_four_at_a_time():
         KernelSpec(**s8, mr=16, nr=8)
 
 
+def test_smmla_takes_k_in_octets_and_rows_in_pairs():
+    """neoni8mm's int8 GEMM (SMMLA: 2x8 by 8x2): KR is 8 there and 4 elsewhere, MR even."""
+    s8 = dict(op="gemms8", dtype="s8", isa="neoni8mm")
+    assert KernelSpec(**s8, mr=8, nr=8, kr=8).name == "tg_s8_gemm_ukernel_8x8c8__neoni8mm"
+    with pytest.raises(ValueError, match=r"^kr: neoni8mm's .* KR=8, got 4"):
+        KernelSpec(**s8, mr=8, nr=8, kr=4)
+    with pytest.raises(ValueError, match=r"^kr: neondot's .* KR=4, got 8"):
+        KernelSpec(**{**s8, "isa": "neondot"}, mr=8, nr=8, kr=8)
+    with pytest.raises(ValueError, match=r"^mr: SMMLA .* MR=5 is odd"):
+        KernelSpec(**s8, mr=5, nr=8, kr=8)
+    # 8 x 12: 24 tiles + 6 B column pairs + 4 A row pairs = 34.
+    with pytest.raises(ValueError, match=r"^tile: 8x12c8 .* 34 vector registers.*NR/2 \+ MR/2"):
+        KernelSpec(**s8, mr=8, nr=12, kr=8)
+
+
 @pytest.mark.parametrize("isa, dtype, nr, lanes", [
     ("avx512", "f32", 24, 16), ("avx512", "f64", 12, 8), ("avx2", "f32", 12, 8), ("neon", "f64", 3, 2),
 ])

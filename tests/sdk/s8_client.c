@@ -2,8 +2,9 @@
    dispatched to, then per case how many elements of C differ from a plain int64 loop (wrapped
    to int32, as the library's sums wrap) for tilegen_gemm_s8 (int8 A) and tilegen_gemm_u8s8
    (uint8 A), row-major and column-major A, with and without accumulate, 1 and 2 threads.
-   tests/test_sdk.py runs it under qemu-aarch64 to drive the dot-product tier's kernels
-   through the real driver (packing, A's top-bit flip and its column-sum correction). */
+   tests/test_sdk.py runs it under qemu-aarch64 to drive the dot-product tiers' kernels
+   through the real driver (packing in groups of KR, A's top-bit flip and its column-sum
+   correction). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

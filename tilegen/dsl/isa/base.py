@@ -303,6 +303,13 @@ class QuadOps(_Spellings):
                        0 .. lanes-1) in every lane, signed x signed, in one instruction (SDOT's
                        indexed form: one vector of b holds `lanes` rows' quads, so one load
                        feeds `lanes` rows; empty where the ISA has none)
+      mmla(acc, a, b)  acc + a 2x8 by 8x2 product of signed bytes in one instruction (SMMLA;
+                       empty where the ISA has none): a holds two rows of 8 k values (row 0 in
+                       bytes 0-7), b two columns of 8 (column 0 in bytes 0-7), acc the 2 x 2
+                       int32 tile row by row (r0c0, r0c1, r1c0, r1c1). Its kernels take k eight
+                       at a time, rows and columns in pairs (the int8 GEMM's KR = 8)
+      cat_lo(x, y), cat_hi(x, y)   the low (high) 64-bit halves of x and y, x's first: two
+                       mmla tiles' first (second) rows as one int32 vector
       byte(x, t)       byte t of each lane sign-extended to int32 (t a literal 0..3), for ISAs
                        without `dot`
       mla(acc, a, b)   acc + a * b on int32 lanes
@@ -318,7 +325,8 @@ class QuadOps(_Spellings):
     """
 
     ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"),
-            "dot_lane": ("acc", "a", "b", "t"), "byte": ("x", "t"),
+            "dot_lane": ("acc", "a", "b", "t"), "mmla": ("acc", "a", "b"),
+            "cat_lo": ("x", "y"), "cat_hi": ("x", "y"), "byte": ("x", "t"),
             "mla": ("acc", "a", "b"), "zero": (), "add": ("a", "b"), "sub": ("a", "b"),
             "store": ("p", "x"), "lo4": ("x",), "hi4": ("x",), "tofloat": ("x",),
             "dot7": ("acc", "a", "b"), "sdot": ("acc", "a", "b")}
@@ -335,6 +343,9 @@ class QuadOps(_Spellings):
     byte_: str = ""
     dot_: str = ""
     dot_lane_: str = ""
+    mmla_: str = ""
+    cat_lo_: str = ""
+    cat_hi_: str = ""
     lo4_: str = ""
     hi4_: str = ""
     tofloat_: str = ""
