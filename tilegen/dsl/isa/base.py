@@ -306,8 +306,8 @@ class QuadOps(_Spellings):
       mmla(acc, a, b)  acc + a 2x8 by 8x2 product of signed bytes in one instruction (SMMLA;
                        empty where the ISA has none): a holds two rows of 8 k values (row 0 in
                        bytes 0-7), b two columns of 8 (column 0 in bytes 0-7), acc the 2 x 2
-                       int32 tile row by row (r0c0, r0c1, r1c0, r1c1). Its kernels take k eight
-                       at a time, rows and columns in pairs (the int8 GEMM's KR = 8)
+                       int32 tile row by row (r0c0, r0c1, r1c0, r1c1): its users pack k eight
+                       at a time, rows and columns in pairs
       cat_lo(x, y), cat_hi(x, y)   the low (high) 64-bit halves of x and y, x's first: two
                        mmla tiles' first (second) rows as one int32 vector
       byte(x, t)       byte t of each lane sign-extended to int32 (t a literal 0..3), for ISAs
@@ -353,9 +353,9 @@ class QuadOps(_Spellings):
     sdot_: str = ""
     helpers: str = ""
     # `dot` reads its first operand's bytes unsigned (VPDPBUSD): the one fact behind every
-    # "offset by 128" -- the int8 GEMM driver packs A + 128 (and uint8 A as it is), the
-    # quantized kernels store q8_0 codes + 128. False for a signed x signed dot (SDOT) and
-    # for the widening kernels (there uint8 A is the operand flipped, A - 128).
+    # "offset by 128" -- signed data packed for that operand goes in + 128 (and uint8 data
+    # as it is). False for a signed x signed dot (SDOT) and for ISAs without a dot (there
+    # uint8 data is the operand flipped, - 128).
     a_offset: bool = False
 
     def __post_init__(self) -> None:

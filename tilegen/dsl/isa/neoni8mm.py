@@ -6,8 +6,8 @@ from dataclasses import replace
 from .neondot import ISA as NEONDOT
 from .neondot import S8_DOT
 
-# SMMLA is signed x signed (a_offset False, as SDOT). Its int8 GEMM kernels take k eight at a
-# time (KR = 8); SDOT stays spelled for the other int8 users (the throughput probe).
+# SMMLA is signed x signed (a_offset False, as SDOT); its users take k eight at a time. SDOT
+# stays spelled for those that take quads (the throughput probe).
 S8_MMLA = replace(
     S8_DOT,
     mmla_="vmmlaq_s32({acc}, vreinterpretq_s8_s32({a}), vreinterpretq_s8_s32({b}))",
