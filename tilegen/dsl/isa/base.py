@@ -361,10 +361,12 @@ class QuadOps(_Spellings):
     def __post_init__(self) -> None:
         if self.a_offset and not self.dot_:
             raise ValueError("a_offset: only a dot product reads unsigned bytes")
+        if self.dot_lane_ and not self.dot_:
+            raise ValueError("dot_lane: a table with the indexed dot spells the plain one too")
 
     @property
     def native(self) -> bool:
-        """A four-way dot product in one instruction (plain or lane-indexed)."""
+        """`dot` is one instruction (a table with `dot_lane` has it too)."""
         return bool(self.dot_)
 
 
