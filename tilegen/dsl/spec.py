@@ -165,6 +165,10 @@ class KernelSpec:
                 continue
             fits = family.register_budget(smaller)
             if fits.used <= fits.available:
+                try:  # the family's own rules too (neondot's int8 MR is a multiple of 4)
+                    self.replace(mr=mr)
+                except ValueError:
+                    continue
                 tile = f"{mr}x{self.nr}" + (f"c{self.kr}" if self.kr > 1 else "")
                 return f"; the largest {self.isa} tile with NR={self.nr} that fits is {tile}"
         return ""

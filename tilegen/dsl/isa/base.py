@@ -316,9 +316,21 @@ class QuadOps(_Spellings):
 
       load(p)          the quad vector at p (4 * lanes values); also an int32 vector load
       bcast(p)         the quad at p (four values) in every lane
-      dot(acc, a, b)   acc + the sum over the quad of a's bytes, unsigned, times b's, signed, in
-                       one instruction (VPDPBUSD; empty where the ISA has none: the driver
-                       offsets A by 128 for it and subtracts 128 x B's column sums)
+      dot(acc, a, b)   acc + the sum over the quad of a's bytes times b's, in one instruction
+                       (empty where the ISA has none); b's bytes are signed, a's unsigned when
+                       `a_offset` (VPDPBUSD: signed data goes in as a + 128, its products'
+                       excess, 128 x the sums of b, taken away after) and signed otherwise (SDOT)
+      dot_lane(acc, a, b, t)   acc + the quad sums of a's bytes times quad t of b (t a literal
+                       0 .. lanes-1) in every lane, signed x signed, in one instruction (SDOT's
+                       indexed form: one vector of b holds `lanes` rows' quads, so one load
+                       feeds `lanes` rows; empty where the ISA has none)
+      mmla(acc, a, b)  acc + a 2x8 by 8x2 product of signed bytes in one instruction (SMMLA;
+                       empty where the ISA has none): a holds two rows of 8 k values (row 0 in
+                       bytes 0-7), b two columns of 8 (column 0 in bytes 0-7), acc the 2 x 2
+                       int32 tile row by row (r0c0, r0c1, r1c0, r1c1): its users pack k eight
+                       at a time, rows and columns in pairs
+      cat_lo(x, y), cat_hi(x, y)   the low (high) 64-bit halves of x and y, x's first: two
+                       mmla tiles' first (second) rows as one int32 vector
       byte(x, t)       byte t of each lane sign-extended to int32 (t a literal 0..3), for ISAs
                        without `dot`
       mla(acc, a, b)   acc + a * b on int32 lanes
@@ -333,7 +345,9 @@ class QuadOps(_Spellings):
       tofloat(x)       the int32 lanes as the ISA's float32 vector (``vec("f32")``)
     """
 
-    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"), "byte": ("x", "t"),
+    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"),
+            "dot_lane": ("acc", "a", "b", "t"), "mmla": ("acc", "a", "b"),
+            "cat_lo": ("x", "y"), "cat_hi": ("x", "y"), "byte": ("x", "t"),
             "mla": ("acc", "a", "b"), "zero": (), "add": ("a", "b"), "sub": ("a", "b"),
             "store": ("p", "x"), "lo4": ("x",), "hi4": ("x",), "tofloat": ("x",),
             "dot7": ("acc", "a", "b"), "sdot": ("acc", "a", "b")}
@@ -349,15 +363,31 @@ class QuadOps(_Spellings):
     mla_: str = ""
     byte_: str = ""
     dot_: str = ""
+    dot_lane_: str = ""
+    mmla_: str = ""
+    cat_lo_: str = ""
+    cat_hi_: str = ""
     lo4_: str = ""
     hi4_: str = ""
     tofloat_: str = ""
     dot7_: str = ""
     sdot_: str = ""
     helpers: str = ""
+    # `dot` reads its first operand's bytes unsigned (VPDPBUSD): the one fact behind every
+    # "offset by 128" -- signed data packed for that operand goes in + 128 (and uint8 data
+    # as it is). False for a signed x signed dot (SDOT) and for ISAs without a dot (there
+    # uint8 data is the operand flipped, - 128).
+    a_offset: bool = False
+
+    def __post_init__(self) -> None:
+        if self.a_offset and not self.dot_:
+            raise ValueError("a_offset: only a dot product reads unsigned bytes")
+        if self.dot_lane_ and not self.dot_:
+            raise ValueError("dot_lane: a table with the indexed dot spells the plain one too")
 
     @property
     def native(self) -> bool:
+        """`dot` is one instruction (a table with `dot_lane` has it too)."""
         return bool(self.dot_)
 
 
