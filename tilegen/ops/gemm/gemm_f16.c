@@ -5,15 +5,19 @@
    This tier widens: A and B are converted to float32 (threads split the rows), then the float32
    GEMM runs on the best float32 kernels. The widening reads each operand once, O(mk + kn)
    against the product's O(mnk): a few percent of a 1024^3 product. Native half arithmetic
-   (AVX512-FP16, NEON FMLA .8h) and half-accumulating kernels are the next tiers. */
+   (AVX512-FP16, NEON FMLA .8h) and half-accumulating kernels are the next tiers: the
+   half-accumulating kernels' dispatch table is below (gemmf16 family), the driver to come. */
 #define _POSIX_C_SOURCE 200809L /* posix_memalign under a strict -std=c11 too */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tg_activation.h"
 #include "tg_gemm.h"
+#include "tg_gemm_f16.h"
 #include "tg_threads.h"
 #include "tilegen.h"
 
@@ -144,4 +148,63 @@ done:
   free(bf);
   free(t);
   return rc;
+}
+
+/* ---- half accumulation: dispatch ---- */
+
+#define TG_F16_PARALLEL_MIN_FLOPS 4.0e6  /* below this a product runs on one thread */
+
+static tg_interned* interned;
+static tg_gemm_f16_config first;
+static _Atomic(const tg_gemm_f16_config*) current;
+
+/* Block sizes from the caches, the bf16 driver's rule (gemm_bf16.c) for 2-byte values: A's
+   MR x KC panel in a quarter of L2, B's KC x NC block in the smaller of 4 x L2 and L3 / 8. */
+static void blocking(tg_gemm_f16_config* c) {
+  const tg_cpu_caches* k = tg_caches();
+  int64_t kc = k->l2 / 4 / (c->mr * 2) / 16 * 16;
+  kc = kc < 64 ? 64 : kc > 4096 ? 4096 : kc;
+  const int64_t b_max = k->l3 <= 0 ? k->l2 / 2 : k->l3 / 8 < 4 * k->l2 ? k->l3 / 8 : 4 * k->l2;
+  const int64_t nc = b_max / (kc * 2) / c->nr * c->nr;
+  c->kc = kc;
+  c->nc = nc < c->nr ? c->nr : nc;
+}
+
+/* The first production kernel of the best usable ISA with native half arithmetic (NATIVE: the
+   table's HalfOps.native; the scalar reference is never served). */
+void tg_gemm_f16_select(void) {
+  int order[TG_ISA_COUNT];
+  const int count = tg_isa_candidates(order);
+  tg_gemm_f16_config c;
+  memset(&c, 0, sizeof(c));
+  for (int i = 0; i < count && c.fn == NULL; i++) {
+    const int isa = order[i];
+#define TG_PICK(ISA, MR, NR, PROD, NATIVE, FN, NAME)                                     \
+    if ((ISA) == isa && (PROD) && (NATIVE) && c.fn == NULL) {                            \
+      c.isa = (ISA); c.fn = FN; c.mr = (MR); c.nr = (NR); c.name = NAME;                 \
+    }
+    TG_FOREACH_GEMMF16_UKERNEL_f16(TG_PICK)
+#undef TG_PICK
+  }
+  if (c.fn != NULL) blocking(&c);
+  const tg_gemm_f16_config* p = tg_intern(&interned, &c, sizeof(c));
+  if (p == NULL) {
+    first = c;
+    p = &first;
+  }
+  atomic_store_explicit(&current, p, memory_order_release);
+  if (c.fn != NULL) tg_dispatch_report("gemm", "accumulate f16", "f16", c.isa, c.name);
+  if (tg_dispatch_verbose())
+    fprintf(stderr, "tilegen: f16 gemm, half accumulation: %s\n",
+            c.fn != NULL ? c.name : "none (float32 accumulation serves it)");
+}
+
+const tg_gemm_f16_config* tg_gemm_f16_cfg(void) {
+  tg_dispatch_init();
+  return atomic_load_explicit(&current, memory_order_acquire);
+}
+
+const char* tilegen_x_gemm_f16acc_kernel(void) {
+  const tg_gemm_f16_config* c = tg_gemm_f16_cfg();
+  return c->fn != NULL ? c->name : NULL;
 }
