@@ -1,7 +1,10 @@
 """float16 products: tg.matmul / tg.dot on float16 give NumPy's dtypes with float32 sums rounded
 once (NumPy's float16 loop sums in float too), within a bound of a float64 reference; the
 conversions are NumPy's bit for bit (every half, float32 edges, ties, overflow, subnormals,
-NaN); the C API's contract (float32 or float16 C, beta, bias, activation, errors)."""
+NaN); the C API's contract (float32 or float16 C, beta, bias, activation, errors); the opt-in
+half accumulation (tg.gemm(..., accumulate="float16"), tilegen_gemm_f16_ex): the default
+path's answer where float32 accumulation serves it (x86), the model of half sums bit for bit
+on neonfp16 (the SDK under qemu-aarch64)."""
 from pathlib import Path
 
 import numpy as np
@@ -199,7 +202,89 @@ def test_c_api(tmp_path):
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), (r.returncode, r.stdout, r.stderr)
 
 
-# ------------------------------------------------ half accumulation (tilegen_gemm_f16_ex)
+# ------------------------------------------------ accumulate="float16" (half accumulation)
+
+HALF_U = 2.0 ** -11
+
+
+def test_accumulate_float16_here_is_the_default_path_or_the_half_bound():
+    """accumulate="float16": where a half-accumulating kernel serves (AArch64 with FP16),
+    within gamma_k sum |a||b| of the exact product of the half inputs; elsewhere (x86) float32
+    accumulation serves it, so the result is the default path's, bit for bit, with every
+    epilogue and output dtype."""
+    kernel = _gemm.f16acc_kernel()
+    a = RNG.standard_normal((37, 300)).astype(np.float16)
+    b = RNG.standard_normal((300, 29)).astype(np.float16)
+    c = RNG.standard_normal((37, 29)).astype(np.float32)
+    bias = RNG.standard_normal(29).astype(np.float32)
+    got = tg.gemm(a, b, accumulate="float16")
+    assert got.dtype == tg.gemm(a, b).dtype == np.float32
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    k = a.shape[1]
+    gamma = k * HALF_U / (1 - k * HALF_U)
+    mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert np.all(np.abs(got - exact) <= gamma * mag)
+    if kernel is not None:
+        pytest.skip(f"{kernel} serves accumulate='float16' here (the SDK test checks it bit "
+                    "for bit)")
+    for kw in ({}, {"out_dtype": np.float16}, {"c": c, "alpha": 0.5, "beta": 2.0},
+               {"bias": bias, "activation": "relu"}, {"trans_a": True, "trans_b": True}):
+        x, y = (a.T.copy(), b.T.copy()) if kw.get("trans_a") else (a, b)
+        want = tg.gemm(x, y, **kw)
+        have = tg.gemm(x, y, accumulate="float16", **kw)
+        assert have.dtype == want.dtype, kw
+        np.testing.assert_array_equal(have, want, err_msg=str(kw))
+    out = np.empty((37, 29), np.float16)
+    assert tg.gemm(a, b, accumulate="float16", out=out) is out
+    np.testing.assert_array_equal(out, tg.gemm(a, b, out_dtype=np.float16))
+
+
+def test_accumulate_float16_integers_are_exact():
+    """Small integers: every half sum is exact (|sums| <= 2048), in either accumulation."""
+    a = RNG.integers(-4, 5, (19, 40)).astype(np.float16)
+    b = RNG.integers(-4, 5, (40, 23)).astype(np.float16)
+    want = a.astype(np.int64) @ b.astype(np.int64)
+    np.testing.assert_array_equal(tg.gemm(a, b, accumulate="float16"), want)
+    np.testing.assert_array_equal(tg.gemm(a, b, accumulate="float16", out_dtype=np.float16),
+                                  want.astype(np.float16))
+
+
+@pytest.mark.parametrize("kw, error, match", [
+    ({"accumulate": "float64"}, ValueError, r"^gemm: accumulate='float64' is not supported"),
+    ({"accumulate": "half"}, ValueError, r"^gemm: accumulate='half'"),
+    ({"accumulate": 16}, TypeError, r"^gemm: accumulate must be a str"),
+    ({"accumulate": None}, TypeError, r"^gemm: accumulate must be a str"),
+    ({"accumulate": "float16", "out_dtype": np.float64}, TypeError,
+     r"^gemm: out_dtype=float64 is not supported for float16 inputs with accumulate"),
+])
+def test_accumulate_bad_values_name_the_argument(kw, error, match):
+    a = np.ones((2, 3), np.float16)
+    with pytest.raises(error, match=match):
+        tg.gemm(a, a.T, **kw)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, "bfloat16"])
+def test_accumulate_float16_needs_float16_inputs(dtype):
+    import ml_dtypes
+
+    dt = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    x = np.ones((2, 3), dt)
+    with pytest.raises(TypeError, match=r"^gemm: accumulate='float16' needs float16 a and b"):
+        tg.gemm(x, x.T, accumulate="float16")
+    with pytest.raises(TypeError, match=r"^gemm: accumulate='float16' needs float16 a and b"):
+        tg.gemm(np.ones((2, 3), np.float16), x.T, accumulate="float16")
+    # float32 accumulation (the default, also by name) takes any real input
+    np.testing.assert_array_equal(tg.gemm(x, x.T, accumulate="float32"), tg.gemm(x, x.T))
+
+
+def test_matmul_and_dot_keep_numpys_semantics():
+    """No switch on tg.matmul / tg.dot: NumPy's keywords only."""
+    a = np.ones((2, 3), np.float16)
+    with pytest.raises(TypeError):
+        tg.matmul(a, a.T, accumulate="float16")
+    with pytest.raises(TypeError):
+        tg.dot(a, a.T, accumulate="float16")
+
 
 F16ACC_CLIENT = Path(__file__).resolve().parents[2] / "sdk" / "f16acc_client.c"
 AARCH64_TOOLCHAIN = ("set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR aarch64)\n"
