@@ -30,9 +30,10 @@ static double round_half(double x) {  /* to nearest half, ties to even; Inf past
 
 int main(void) {
   /* (m, n, k): tile edges, and with TILEGEN_L2_SIZE=16K (KC 256, NC 128) several k and
-     column blocks; the last are big enough for two threads. */
+     column blocks; the last three are big enough for two threads, the last one with a single
+     row panel (the threads split its column panels). */
   static const int64_t shapes[][3] = {{1, 1, 1}, {9, 17, 3}, {8, 16, 300}, {37, 300, 700},
-                                      {70, 45, 600}};
+                                      {70, 45, 600}, {8, 600, 600}};
   for (int t = 1; t <= 2; t++) {
     tilegen_set_num_threads(t);
     for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {

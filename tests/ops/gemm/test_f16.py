@@ -331,7 +331,7 @@ def test_half_accumulation_through_the_sdk_under_qemu(tmp_path):
         assert r.returncode == 0, r.stderr
         rows = [dict(zip(line.split()[::2], line.split()[1::2]))
                 for line in r.stdout.splitlines() if line.startswith("isa ")]
-        assert len(rows) == 10 and all(row["rc"] == "0" for row in rows), r.stdout
+        assert len(rows) == 12 and all(row["rc"] == "0" for row in rows), r.stdout
         assert "bad rc -19 c 42" in r.stdout
         return rows
 

@@ -270,6 +270,7 @@ typedef struct {
   uint16_t* c;
   int64_t rs_c, cs_c;
   int64_t panels, col_panels; /* row panels of MR; column panels of NR in the block */
+  int64_t col_groups;         /* column panels split this many ways (fewer row panels than threads) */
   atomic_int failed;
 } half_job;
 
@@ -280,9 +281,10 @@ static void half_pack_task(void* ctx, int task, int ntasks) {
            j->pb + q0 * j->cfg->nr * j->kc);
 }
 
-/* Row panels of the block: each packed, then run against every column panel. The first k
-   block starts the sums at zero, later ones continue them from C (accumulate), so every
-   element takes its k products in order whatever the blocking and the threads. */
+/* Units of the block, a row panel against a group of column panels (one group: all of
+   them), each row panel packed once per task. The first k block starts the sums at zero,
+   later ones continue them from C (accumulate), so every element takes its k products in
+   order whatever the blocking and the threads. */
 static void half_rows_task(void* ctx, int task, int ntasks) {
   half_job* j = ctx;
   const int mr = j->cfg->mr, nr = j->cfg->nr;
@@ -291,10 +293,18 @@ static void half_rows_task(void* ctx, int task, int ntasks) {
     atomic_store(&j->failed, 1);
     return;
   }
-  for (int64_t pi = j->panels * task / ntasks; pi < j->panels * (task + 1) / ntasks; pi++) {
+  const int64_t units = j->panels * j->col_groups;
+  int64_t packed = -1;
+  for (int64_t u = units * task / ntasks; u < units * (task + 1) / ntasks; u++) {
+    const int64_t pi = u / j->col_groups, g = u % j->col_groups;
     const int64_t i0 = pi * mr, rows = j->m - i0 < mr ? j->m - i0 : mr;
-    pack_a16(j->a, j->rs_a, j->cs_a, i0, j->m, j->k0, j->kc, mr, pa);
-    for (int64_t q = 0; q < j->col_panels; q++) {
+    if (pi != packed) {
+      pack_a16(j->a, j->rs_a, j->cs_a, i0, j->m, j->k0, j->kc, mr, pa);
+      packed = pi;
+    }
+    const int64_t q0 = j->col_panels * g / j->col_groups;
+    const int64_t q1 = j->col_panels * (g + 1) / j->col_groups;
+    for (int64_t q = q0; q < q1; q++) {
       const int64_t jp = q * nr, cols = j->nc - jp < nr ? j->nc - jp : nr;
       j->cfg->fn(rows, cols, j->kc, pa, j->pb + q * nr * j->kc,
                  j->c + i0 * j->rs_c + (j->j0 + jp) * j->cs_c, j->rs_c, j->cs_c, j->k0 > 0);
@@ -325,8 +335,11 @@ static int run_half(const tg_gemm_f16_config* cfg, int64_t m, int64_t n, int64_t
       j.k0 = k0; j.kc = k - k0 < cfg->kc ? k - k0 : cfg->kc; j.nc = nc; j.j0 = j0;
       j.col_panels = (nc + cfg->nr - 1) / cfg->nr;
       tg_parallel_run(threads < j.col_panels ? threads : (int) j.col_panels, half_pack_task, &j);
-      /* A few row panels: one thread (the columns are not split yet). */
-      tg_parallel_run(threads < j.panels ? threads : (int) j.panels, half_rows_task, &j);
+      /* Fewer row panels than threads: their column panels split too. */
+      j.col_groups = j.panels >= threads ? 1 : (threads + j.panels - 1) / j.panels;
+      if (j.col_groups > j.col_panels) j.col_groups = j.col_panels;
+      const int64_t units = j.panels * j.col_groups;
+      tg_parallel_run(threads < units ? threads : (int) units, half_rows_task, &j);
       if (atomic_load(&j.failed)) return 1;
     }
   }
