@@ -552,8 +552,29 @@ def test_emit_compile_bench_prints_both_kernels(capsys):
     assert len(rows) == 2 and rows[1].split()[-1] == "1.00"
 
 
+def test_gemmf16_sums_in_half():
+    """The scalar reference of half accumulation from Python: integer products exact; random
+    ones each multiply-add rounded to half in k order (the model, computed here with NumPy's
+    float16 rounding of the float64 sum, which rounds as one fused half FMA: gemmf16's
+    scalar table says why),
+    hence within the K-scaled half bound of the float64 product."""
+    k = dsl.compile(op("gemmf16", "f16").tile(m=2, n=2).target("scalar"))
+    a = RNG.integers(-4, 5, (5, 7)).astype(np.float16)
+    b = RNG.integers(-4, 5, (7, 3)).astype(np.float16)
+    np.testing.assert_array_equal(k(a, b), (a.astype(np.int64) @ b.astype(np.int64)))
+    a = RNG.standard_normal((3, 40)).astype(np.float16)
+    b = RNG.standard_normal((40, 5)).astype(np.float16)
+    model = np.zeros((3, 5), np.float16)
+    for p in range(40):
+        prod = np.outer(a[:, p].astype(np.float64), b[p].astype(np.float64))  # exact
+        model = (model.astype(np.float64) + prod).astype(np.float16)
+    np.testing.assert_array_equal(k(a, b), model)
+    with pytest.raises(TypeError, match="^a: expected dtype float16"):
+        k(a.astype(np.float32), b)
+
+
 BENCH_DIMS = {"conv": (5, 6, 3, 5), "dwconv": (5, 6, 3), "filter": (37,), "attention": (9, 4, 3),
-              "attndecode": (4, 2, 9, 5), "qgemv": (2, 3, 64)}
+              "attndecode": (4, 2, 9, 5), "qgemv": (2, 3, 64), "gemmf16": (5, 3, 9)}
 
 
 @pytest.mark.parametrize("name", [
@@ -562,7 +583,7 @@ BENCH_DIMS = {"conv": (5, 6, 3, 5), "dwconv": (5, 6, 3), "filter": (37,), "atten
     *(f"tg_{'f32' if k == 'filt2d' else 'u8'}_{k}_ukernel_{t}__scalar" for k, t in (
         ("filt2d", "2x4"), ("vfilt", "1x4"), ("vsum", "1x4"), ("vupd", "1x4"), ("hfilt", "1x2"),
         ("hsum", "1x4"), ("tof32", "1x8"), ("fround", "1x8"), ("sharpen", "1x8"))),
-    "tg_s8_q4zgemv_ukernel_1x2__scalar",
+    "tg_s8_q4zgemv_ukernel_1x2__scalar", "tg_f16_gemm_ukernel_2x2__scalar",
 ])
 def test_bench_problems_match_numpy(name):
     """Each new family's bench problem (python_example, what `emit --bench` checks and times)

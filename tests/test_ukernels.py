@@ -377,3 +377,26 @@ def test_feature_tier_skips_itself_without_its_feature(isa, tmp_path):
     assert run.returncode == SKIP_EXIT, (run.returncode, run.stdout, run.stderr)
     lacks = set(ISAS[isa].requires) - set(ISAS["neon"].requires)
     assert run.stdout.startswith("SKIP:") and all(f in run.stdout for f in lacks), run.stdout
+
+
+def test_neonfp16_tester_skips_without_fp16_arithmetic(tmp_path):
+    """A neonfp16 kernel is never run where the CPU lacks half arithmetic: under qemu-aarch64
+    -cpu cortex-a72 (ARMv8.0: no asimdhp) its tester checks the features first and exits 77,
+    naming asimdhp, before any FMLA .8h; under the default CPU ("max") it runs."""
+    entry = next(e for e in ENTRIES if e.spec.isa == "neonfp16" and e.spec.op == "gemmf16")
+    target = CROSS["aarch64"] if HOST_ARCH != "aarch64" else NATIVE
+    if HOST_ARCH == "aarch64" or not target.runner:
+        pytest.skip("needs qemu-aarch64's -cpu to pick a CPU without FP16 (an x86-64 host)")
+    unavailable = target.unavailable()
+    if unavailable:
+        pytest.skip(unavailable)
+    exe = tmp_path / "tester"
+    for command in compile_commands(entry.spec, target, exe):
+        build = subprocess.run(command, capture_output=True, text=True)
+        assert build.returncode == 0, build.stderr
+    old = subprocess.run(["qemu-aarch64", "-cpu", "cortex-a72", str(exe)], capture_output=True,
+                         text=True, timeout=600)
+    assert old.returncode == SKIP_EXIT and "asimdhp" in old.stdout, (old.returncode, old.stdout)
+    assert "KERNEL" not in old.stdout
+    new = subprocess.run(["qemu-aarch64", str(exe)], capture_output=True, text=True, timeout=600)
+    assert new.returncode == 0 and f"KERNEL {entry.name} CASES" in new.stdout, new.stderr

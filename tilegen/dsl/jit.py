@@ -33,12 +33,12 @@ from .spec import KernelSpec, spec_from_name
 # The C type of each element type, for ctypes.
 CTYPES: Dict[str, Any] = {
     "f32": ctypes.c_float, "f64": ctypes.c_double, "u8": ctypes.c_uint8, "i16": ctypes.c_int16,
-    "i32": ctypes.c_int32, "bf16": ctypes.c_uint16, "s8": ctypes.c_int8,
+    "i32": ctypes.c_int32, "bf16": ctypes.c_uint16, "s8": ctypes.c_int8, "f16": ctypes.c_uint16,
 }
 # The NumPy dtype of each element type (bfloat16: ml_dtypes', installed with tilegen).
 NP_DTYPES: Dict[str, Any] = {
     "f32": np.float32, "f64": np.float64, "u8": np.uint8, "i16": np.int16, "i32": np.int32,
-    "bf16": ml_dtypes.bfloat16, "s8": np.int8,
+    "bf16": ml_dtypes.bfloat16, "s8": np.int8, "f16": np.float16,
 }
 
 # Compiles and cache hits of this process (the tests check that a second compile is a hit).

@@ -565,6 +565,16 @@ typedef void (*tg_bf16_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t kp, const 
                                         int64_t cs_c, float alpha, float beta);
 
 
+/* ======== gemmf16 ======== */
+/* C (m <= MR rows, n <= NR columns, float16 bits, element (i, j) at c[i*rs_c + j*cs_c]) = A B,
+   or C + A B when accumulate is nonzero (else C is not read), over k values: a is a packed A
+   panel (per k, MR halves), b a packed B panel (per k, NR halves), zero-padded past m and n.
+   Each element's sum starts from 0 (or C) and takes the k products in order, every
+   multiply-add rounded once to half. */
+typedef void (*tg_f16_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t k, const uint16_t* a,
+                                       const uint16_t* b, uint16_t* c, int64_t rs_c,
+                                       int64_t cs_c, int accumulate);
+
 /* ======== gemms8 ======== */
 /* C (m <= MR rows, n <= NR columns, int32, element (i, j) at c[i*rs_c + j*cs_c]) = A B, plus C
    when accumulate is nonzero (else C is not read), over kq groups of KR k values (the row's KR:
@@ -937,6 +947,9 @@ void tg_bf16_gemm_ukernel_12x8c2__neonbf16(int64_t, int64_t, int64_t, const uint
 void tg_bf16_gemm_ukernel_8x12c2__neonbf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_4x16c2__neonbf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_12x8c2__neon(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_f16_gemm_ukernel_8x16__neonfp16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, uint16_t*, int64_t, int64_t, int);
+void tg_f16_gemm_ukernel_8x24__neonfp16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, uint16_t*, int64_t, int64_t, int);
+void tg_f16_gemm_ukernel_16x8__neonfp16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, uint16_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_8x8c8__neoni8mm(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_4x16c8__neoni8mm(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_8x12c4__neondot(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
@@ -1020,6 +1033,7 @@ void tg_f64_packa_2__scalar(int64_t, int64_t, const double*, int64_t, int64_t, d
 void tg_f64_packb_4__scalar(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__scalar(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
 void tg_bf16_gemm_ukernel_2x2c2__scalar(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_f16_gemm_ukernel_2x2__scalar(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, uint16_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_2x2c4__scalar(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_f32_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
@@ -1448,6 +1462,23 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_IF_BUILT_AARCH64(TG_GEMMBF16_UKERNELS_bf16_AARCH64(X)) \
   TG_GEMMBF16_UKERNELS_bf16_ANY(X)
 
+/* TG_GEMMF16_UKERNELS_<dtype>_<ARCH>(X): every gemmf16 kernel of that dtype built
+   for that architecture, registry order. X(isa id, MR, NR, production, native half arithmetic, kernel, "name") */
+#define TG_GEMMF16_UKERNELS_f16_X86_64(X) \
+
+#define TG_GEMMF16_UKERNELS_f16_AARCH64(X) \
+  X(TG_ISA_NEONFP16, 8, 16, 1, 1, tg_f16_gemm_ukernel_8x16__neonfp16, "tg_f16_gemm_ukernel_8x16__neonfp16") \
+  X(TG_ISA_NEONFP16, 8, 24, 0, 1, tg_f16_gemm_ukernel_8x24__neonfp16, "tg_f16_gemm_ukernel_8x24__neonfp16") \
+  X(TG_ISA_NEONFP16, 16, 8, 0, 1, tg_f16_gemm_ukernel_16x8__neonfp16, "tg_f16_gemm_ukernel_16x8__neonfp16") \
+
+#define TG_GEMMF16_UKERNELS_f16_ANY(X) \
+  X(TG_ISA_SCALAR, 2, 2, 1, 0, tg_f16_gemm_ukernel_2x2__scalar, "tg_f16_gemm_ukernel_2x2__scalar") \
+
+#define TG_FOREACH_GEMMF16_UKERNEL_f16(X) \
+  TG_IF_BUILT_X86_64(TG_GEMMF16_UKERNELS_f16_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_GEMMF16_UKERNELS_f16_AARCH64(X)) \
+  TG_GEMMF16_UKERNELS_f16_ANY(X)
+
 /* TG_GEMMS8_UKERNELS_<dtype>_<ARCH>(X): every gemms8 kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, KR (k values per packed group: 4, SMMLA's 8), production, A offset by 128 (QuadOps.a_offset: VPDPBUSD), kernel, "name") */
 #define TG_GEMMS8_UKERNELS_s8_X86_64(X) \
@@ -1609,6 +1640,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(tg_filter_select) \
   X(tg_gemm_select) \
   X(tg_gemm_bf16_select) \
+  X(tg_gemm_f16_select) \
   X(tg_gemm_s8_select) \
   X(tg_qgemv_select) \
   X(tg_rmsnorm_select) \

@@ -153,6 +153,26 @@ TILEGEN_API int tilegen_gemm_f16(int64_t m, int64_t n, int64_t k, float alpha, c
                                  int64_t cs_b, float beta, void* c, int c_dtype, int64_t rs_c,
                                  int64_t cs_c, const float* bias, int64_t bias_stride,
                                  tilegen_activation act);
+/*
+ * tilegen_gemm_f16 with the choice of accumulation (parameter 19): TILEGEN_ACCUMULATE_F32 is
+ * tilegen_gemm_f16 itself. TILEGEN_ACCUMULATE_F16 sums the products in half precision where
+ * the CPU computes in half natively (AArch64 with FP16 arithmetic, `asimdhp`: FMLA .8h), as
+ * XNNPACK's f16 GEMMs do: each C element's sum starts at zero and takes the k products in
+ * order, every multiply-add rounded once to half (to nearest, ties to even; past 65504, Inf).
+ * Against the exact product, |P - AB| <= gamma_k * sum_p |a_ip| |b_pj| with
+ * gamma_k = k u / (1 - k u), u = 2^-11 (k < 2048). alpha, beta, bias and the activation then
+ * apply in float32, rounded once to C's type. Where no such ISA is usable (x86; NEON without
+ * FP16; a TILEGEN_ISA cap below it) the products are summed in float32, as with
+ * TILEGEN_ACCUMULATE_F32: faster there, and more accurate. Returns as tilegen_gemm_f16, or
+ * -19 for another accumulate value.
+ */
+enum { TILEGEN_ACCUMULATE_F32 = 0, TILEGEN_ACCUMULATE_F16 = 1 };
+TILEGEN_API int tilegen_gemm_f16_ex(int64_t m, int64_t n, int64_t k, float alpha,
+                                    const uint16_t* a, int64_t rs_a, int64_t cs_a,
+                                    const uint16_t* b, int64_t rs_b, int64_t cs_b, float beta,
+                                    void* c, int c_dtype, int64_t rs_c, int64_t cs_c,
+                                    const float* bias, int64_t bias_stride,
+                                    tilegen_activation act, int accumulate);
 /* Conversions: to float16 rounding to nearest (ties to even; Inf beyond 65504 + half an ulp,
    NaN kept), and back (exact). */
 TILEGEN_API void tilegen_f16_from_f32(int64_t n, const float* x, int64_t incx, uint16_t* y,

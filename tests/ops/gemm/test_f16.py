@@ -1,7 +1,12 @@
 """float16 products: tg.matmul / tg.dot on float16 give NumPy's dtypes with float32 sums rounded
 once (NumPy's float16 loop sums in float too), within a bound of a float64 reference; the
 conversions are NumPy's bit for bit (every half, float32 edges, ties, overflow, subnormals,
-NaN); the C API's contract (float32 or float16 C, beta, bias, activation, errors)."""
+NaN); the C API's contract (float32 or float16 C, beta, bias, activation, errors); the opt-in
+half accumulation (tg.gemm(..., accumulate="float16"), tilegen_gemm_f16_ex): the default
+path's answer where float32 accumulation serves it (x86), the model of half sums bit for bit
+on neonfp16 (the SDK under qemu-aarch64)."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -162,6 +167,24 @@ int main(void) {
   if (tilegen_gemm_f16(M, N, K, 1, a, K, 1, b, N, 1, 0, c, TILEGEN_F32, N, 1, NULL, 0,
                        (tilegen_activation) 99) != -18) return 11;
   if (c[0] != 42) return 12;
+  /* tilegen_gemm_f16_ex: an accumulate other than F32/F16 is -19 (after the other checks),
+     nothing written; small integers are exact in either accumulation (the half path where
+     this CPU has one, float32 elsewhere). */
+  if (tilegen_gemm_f16_ex(M, N, K, 1, a, K, 1, b, N, 1, 0, c, TILEGEN_F32, N, 1, NULL, 0,
+                          TILEGEN_ACT_NONE, 2) != -19) return 13;
+  if (tilegen_gemm_f16_ex(-1, N, K, 1, a, K, 1, b, N, 1, 0, c, TILEGEN_F32, N, 1, NULL, 0,
+                          TILEGEN_ACT_NONE, 2) != -1) return 14;
+  if (tilegen_gemm_f16_ex(M, N, K, 1, a, K, 1, b, N, 1, 0, c, TILEGEN_F16 + 5, N, 1, NULL, 0,
+                          TILEGEN_ACT_NONE, TILEGEN_ACCUMULATE_F16) != -13) return 15;
+  if (c[0] != 42) return 16;
+  float c16[M * N], c32[M * N];
+  for (int acc = TILEGEN_ACCUMULATE_F32; acc <= TILEGEN_ACCUMULATE_F16; acc++)
+    if (tilegen_gemm_f16_ex(M, N, K, 2, a, K, 1, b, N, 1, 0, acc ? c16 : c32, TILEGEN_F32, N, 1,
+                            bias, 1, TILEGEN_ACT_RELU, acc) != 0) return 17;
+  for (int i = 0; i < M * N; i++) {
+    const float w = fmaxf(2 * want[i] + bias[i % N], 0);
+    if (c16[i] != w || c32[i] != w) { printf("ex C %d: %g %g vs %g\n", i, c16[i], c32[i], w); return 18; }
+  }
   puts("OK");
   return 0;
 }
@@ -177,3 +200,146 @@ def test_c_api(tmp_path):
     assert r.returncode == 0, r.stderr
     r = cprog.run([str(exe)])
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), (r.returncode, r.stdout, r.stderr)
+
+
+# ------------------------------------------------ accumulate="float16" (half accumulation)
+
+HALF_U = 2.0 ** -11
+
+
+def test_accumulate_float16_here_is_the_default_path_or_the_half_bound():
+    """accumulate="float16": where a half-accumulating kernel serves (AArch64 with FP16),
+    within gamma_k sum |a||b| of the exact product of the half inputs; elsewhere (x86) float32
+    accumulation serves it, so the result is the default path's, bit for bit, with every
+    epilogue and output dtype."""
+    kernel = _gemm.f16acc_kernel()
+    a = RNG.standard_normal((37, 300)).astype(np.float16)
+    b = RNG.standard_normal((300, 29)).astype(np.float16)
+    c = RNG.standard_normal((37, 29)).astype(np.float32)
+    bias = RNG.standard_normal(29).astype(np.float32)
+    got = tg.gemm(a, b, accumulate="float16")
+    assert got.dtype == tg.gemm(a, b).dtype == np.float32
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    k = a.shape[1]
+    gamma = k * HALF_U / (1 - k * HALF_U)
+    mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert np.all(np.abs(got - exact) <= gamma * mag)
+    if kernel is not None:
+        pytest.skip(f"{kernel} serves accumulate='float16' here (the SDK test checks it bit "
+                    "for bit)")
+    for kw in ({}, {"out_dtype": np.float16}, {"c": c, "alpha": 0.5, "beta": 2.0},
+               {"bias": bias, "activation": "relu"}, {"trans_a": True, "trans_b": True}):
+        x, y = (a.T.copy(), b.T.copy()) if kw.get("trans_a") else (a, b)
+        want = tg.gemm(x, y, **kw)
+        have = tg.gemm(x, y, accumulate="float16", **kw)
+        assert have.dtype == want.dtype, kw
+        np.testing.assert_array_equal(have, want, err_msg=str(kw))
+    out = np.empty((37, 29), np.float16)
+    assert tg.gemm(a, b, accumulate="float16", out=out) is out
+    np.testing.assert_array_equal(out, tg.gemm(a, b, out_dtype=np.float16))
+
+
+def test_accumulate_float16_integers_are_exact():
+    """Small integers: every half sum is exact (|sums| <= 2048), in either accumulation."""
+    a = RNG.integers(-4, 5, (19, 40)).astype(np.float16)
+    b = RNG.integers(-4, 5, (40, 23)).astype(np.float16)
+    want = a.astype(np.int64) @ b.astype(np.int64)
+    np.testing.assert_array_equal(tg.gemm(a, b, accumulate="float16"), want)
+    np.testing.assert_array_equal(tg.gemm(a, b, accumulate="float16", out_dtype=np.float16),
+                                  want.astype(np.float16))
+
+
+@pytest.mark.parametrize("kw, error, match", [
+    ({"accumulate": "float64"}, ValueError, r"^gemm: accumulate='float64' is not supported"),
+    ({"accumulate": "half"}, ValueError, r"^gemm: accumulate='half'"),
+    ({"accumulate": 16}, TypeError, r"^gemm: accumulate must be a str"),
+    ({"accumulate": None}, TypeError, r"^gemm: accumulate must be a str"),
+    ({"accumulate": "float16", "out_dtype": np.float64}, TypeError,
+     r"^gemm: out_dtype=float64 is not supported for float16 inputs with accumulate"),
+])
+def test_accumulate_bad_values_name_the_argument(kw, error, match):
+    a = np.ones((2, 3), np.float16)
+    with pytest.raises(error, match=match):
+        tg.gemm(a, a.T, **kw)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, "bfloat16"])
+def test_accumulate_float16_needs_float16_inputs(dtype):
+    import ml_dtypes
+
+    dt = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    x = np.ones((2, 3), dt)
+    with pytest.raises(TypeError, match=r"^gemm: accumulate='float16' needs float16 a and b"):
+        tg.gemm(x, x.T, accumulate="float16")
+    with pytest.raises(TypeError, match=r"^gemm: accumulate='float16' needs float16 a and b"):
+        tg.gemm(np.ones((2, 3), np.float16), x.T, accumulate="float16")
+    # float32 accumulation (the default, also by name) takes any real input
+    np.testing.assert_array_equal(tg.gemm(x, x.T, accumulate="float32"), tg.gemm(x, x.T))
+
+
+def test_matmul_and_dot_keep_numpys_semantics():
+    """No switch on tg.matmul / tg.dot: NumPy's keywords only."""
+    a = np.ones((2, 3), np.float16)
+    with pytest.raises(TypeError):
+        tg.matmul(a, a.T, accumulate="float16")
+    with pytest.raises(TypeError):
+        tg.dot(a, a.T, accumulate="float16")
+
+
+F16ACC_CLIENT = Path(__file__).resolve().parents[2] / "sdk" / "f16acc_client.c"
+AARCH64_TOOLCHAIN = ("set(CMAKE_SYSTEM_NAME Linux)\nset(CMAKE_SYSTEM_PROCESSOR aarch64)\n"
+                     "set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)\n")
+
+
+def test_half_accumulation_through_the_sdk_under_qemu(tmp_path):
+    """The driver on AArch64 (the SDK with neonfp16, cross-built, run under qemu-aarch64):
+    tilegen_gemm_f16_ex's float16 C equals the model of half accumulation (sums in k order,
+    each multiply-add rounded once to half) bit for bit, over tile edges and, with L2 shrunk
+    to 16 KiB, several k and column blocks, on 1 and 2 threads; the float32 epilogue applies to
+    it. Without FP16 (-cpu cortex-a72) or under TILEGEN_ISA=neon, float32 accumulation serves:
+    the TILEGEN_ACCUMULATE_F32 answer. An invalid accumulate is -19."""
+    import shutil
+    import subprocess
+
+    from tilegen.dsl.isa import host_arch
+
+    if host_arch() == "aarch64":
+        pytest.skip("this host is aarch64: qemu-aarch64's -cpu is not available to pick CPUs")
+    missing = [t for t in ("cmake", "aarch64-linux-gnu-gcc", "qemu-aarch64") if not shutil.which(t)]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not found (Debian: cmake gcc-aarch64-linux-gnu "
+                    "qemu-user)")
+    sdk = tmp_path / "sdk"
+    r = cprog.run([*cprog.tilegen_command(), "generate", "--sdk", "--isa", "neonfp16,neon",
+                   "--ops", "gemm", "--out", str(sdk)], timeout=300)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "aarch64.cmake").write_text(AARCH64_TOOLCHAIN)
+    build = tmp_path / "arm"
+    for cmd in (["cmake", "-S", sdk, "-B", build,
+                 f"-DCMAKE_TOOLCHAIN_FILE={tmp_path / 'aarch64.cmake'}"],
+                ["cmake", "--build", build, "-j2"]):
+        r = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    exe = tmp_path / "client"
+    subprocess.run(["aarch64-linux-gnu-gcc", "-std=c11", "-static", f"-I{sdk / 'include'}",
+                    str(F16ACC_CLIENT), str(build / "libtilegen.a"), "-o", str(exe),
+                    "-lpthread", "-lm"], check=True)
+
+    def run(*cpu, **env):
+        r = subprocess.run(["qemu-aarch64", *cpu, str(exe)], capture_output=True, text=True,
+                           timeout=600, env=cprog.clean_env(**env))
+        assert r.returncode == 0, r.stderr
+        rows = [dict(zip(line.split()[::2], line.split()[1::2]))
+                for line in r.stdout.splitlines() if line.startswith("isa ")]
+        assert len(rows) == 12 and all(row["rc"] == "0" for row in rows), r.stdout
+        assert "bad rc -19 c 42" in r.stdout
+        return rows
+
+    for rows in (run(), run(TILEGEN_L2_SIZE="16K")):
+        for row in rows:
+            assert row["isa"] == "neonfp16" and row["kernel-model-equal"] == "1", row
+            assert row["epilogue-ok"] == "1", row
+        # Half sums are not float32's (k >= 3, random data): the half path ran.
+        assert all(row["f32-equal"] == "0" for row in rows if int(row["k"]) >= 3)
+    for rows in (run("-cpu", "cortex-a72"), run(TILEGEN_ISA="neon")):
+        assert all(row["isa"] == "neon" and row["f32-equal"] == "1" for row in rows), rows

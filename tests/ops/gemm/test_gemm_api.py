@@ -525,8 +525,8 @@ def test_scalar_arguments_of_any_real_type_are_accepted():
 def test_signature():
     params = inspect.signature(tg.gemm).parameters
     assert list(params) == ["a", "b", "c", "alpha", "beta", "trans_a", "trans_b", "bias",
-                            "activation", "out", "overwrite_c", "out_dtype"]
+                            "activation", "out", "overwrite_c", "out_dtype", "accumulate"]
     assert all(params[p].kind is inspect.Parameter.KEYWORD_ONLY for p in list(params)[3:])
     assert {p: params[p].default for p in list(params)[2:]} == dict(
         c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False, bias=None, activation=None,
-        out=None, overwrite_c=False, out_dtype=None)
+        out=None, overwrite_c=False, out_dtype=None, accumulate="float32")

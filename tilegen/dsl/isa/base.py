@@ -14,13 +14,14 @@ from typing import Mapping, Optional, Tuple
 
 # Element types: name -> C type. Float types have VecOps; integer types (8-bit kernels: uint8
 # pixels with 16/32-bit intermediates) have IntOps; bfloat16 (stored as its 16 bits) has DotOps,
-# computing in float32; int8 (products taken k four at a time) has QuadOps, computing in int32.
+# computing in float32; int8 (products taken k four at a time) has QuadOps, computing in int32;
+# float16 (stored as its 16 bits) has HalfOps, computing in half precision.
 DTYPES: Mapping[str, str] = {
     "f32": "float", "f64": "double", "u8": "uint8_t", "i16": "int16_t", "i32": "int32_t",
-    "bf16": "uint16_t", "s8": "int8_t",
+    "bf16": "uint16_t", "s8": "int8_t", "f16": "uint16_t",
 }
 DTYPE_BYTES: Mapping[str, int] = {"f32": 4, "f64": 8, "u8": 1, "i16": 2, "i32": 4, "bf16": 2,
-                                  "s8": 1}
+                                  "s8": 1, "f16": 2}
 FLOAT_DTYPES: Tuple[str, ...] = ("f32", "f64")
 INT_DTYPES: Tuple[str, ...] = ("u8", "i16", "i32")
 # What the throughput probe measures, in the order of the C side's dtype index: each float type's
@@ -391,6 +392,35 @@ class QuadOps(_Spellings):
         return bool(self.dot_)
 
 
+@dataclass(frozen=True)
+class HalfOps(_Spellings):
+    """Spellings of IEEE half-precision arithmetic on one ISA (float16 values stored as their 16
+    bits, uint16_t in memory), every multiply-add rounded once to half (a fused half FMA):
+
+      zero()                  a vector of +0
+      load(p), store(p, x)    `lanes` halves at p (uint16_t*) as a vector, and back
+      fma_lane(acc, b, a, l)  acc + b * (lane l of a) per lane, rounded once to half (l a
+                              constant below `lanes`: one load of A serves `lanes` rows)
+    `native` is False for a table that only emulates half arithmetic (the scalar reference): the
+    dispatcher never serves a product with it, as float32 accumulation is faster there and more
+    accurate.
+    """
+
+    ARGS = {"zero": (), "load": ("p",), "store": ("p", "x"), "fma_lane": ("acc", "b", "a", "l")}
+
+    vtype: str
+    lanes: int
+    zero_: str
+    load_: str
+    store_: str
+    fma_lane_: str
+    native: bool = True
+    helpers: str = ""
+
+    def zero(self) -> str:
+        return self.zero_
+
+
 # IEEE half -> float32 bits without F16C: the half's exponent and mantissa shifted into a
 # float32's place are the value times 2^-112 for every finite half, subnormals included; one
 # multiply by 2^112 restores it (exact), then the sign is put back. Infinities and NaNs become
@@ -423,6 +453,7 @@ class Isa:
     int_ops: Mapping[str, IntOps] = field(default_factory=dict)   # per wide integer dtype
     dot_ops: Mapping[str, DotOps] = field(default_factory=dict)   # per 16-bit input dtype
     quad_ops: Mapping[str, QuadOps] = field(default_factory=dict)  # per 8-bit product input dtype
+    half_ops: Mapping[str, HalfOps] = field(default_factory=dict)  # half-precision arithmetic
     # Preprocessor condition under which the inline-assembly k loops compile (GNU syntax on
     # this arch); elsewhere, e.g. MSVC, the same kernel falls back to its intrinsics loop.
     asm_guard: str = ""
@@ -446,6 +477,9 @@ class Isa:
     def quad(self, dtype: str) -> QuadOps:
         return self.quad_ops[dtype]
 
+    def half(self, dtype: str) -> HalfOps:
+        return self.half_ops[dtype]
+
     def lanes(self, dtype: str) -> int:
         if dtype in self.int_ops:
             return self.int_ops[dtype].lanes
@@ -453,6 +487,8 @@ class Isa:
             return self.dot_ops[dtype].lanes  # pairs per vector: float32 lanes
         if dtype in self.quad_ops:
             return self.quad_ops[dtype].lanes  # quads per vector: int32 lanes
+        if dtype in self.half_ops:
+            return self.half_ops[dtype].lanes
         return self.ops[dtype].lanes
 
     def prefetch(self, p: str, level: str = "l1") -> str:

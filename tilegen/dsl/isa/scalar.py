@@ -1,4 +1,4 @@
-from .base import (DTYPES, FLOAT_DTYPES, HALF_SCALE, INT_NARROW, PAIR_HELPER, QUAD_HELPER, DotOps, IntOps,
+from .base import (DTYPES, FLOAT_DTYPES, HALF_SCALE, INT_NARROW, PAIR_HELPER, QUAD_HELPER, DotOps, HalfOps, IntOps,
                    Isa, QuadOps, VecOps)
 
 # Helpers for the spellings that are not one C operator. Saturation bounds by narrow type.
@@ -98,6 +98,43 @@ S8 = QuadOps(
     tofloat_="((float) ({x}))", helpers=QUAD_HELPER)
 
 
+# The reference of half-precision accumulation: a half value held in a double (exact), and each
+# multiply-add computed in double, then rounded to half (to nearest, ties to even). The product
+# of two halves is exact in double (22 bits); the sum is rounded once to double, and rounding
+# that to half gives the same half as rounding the exact sum (a double rounding that lands on a
+# half tie would need the sum within 2^-53 relative of it, and a half plus a 22-bit product is
+# either exactly a tie or at least 2^-33 relative away from one): so every step equals one
+# fused half FMA, FMLA .8h's result, bit for bit. Not native: the dispatcher never serves
+# products with it (float32 accumulation is faster here, and more accurate).
+F16 = HalfOps(
+    vtype="double", lanes=1, native=False,
+    zero_="0.0", load_="tg_h2d(*({p}))", store_="(*({p}) = tg_d2h({x}))",
+    fma_lane_="tg_h2d(tg_d2h(({acc}) + ({b}) * ({a})))",
+    helpers=(
+        "static inline double tg_h2d(uint16_t h) {  /* exact */\n"
+        "  const int e = (h >> 10) & 0x1f, f = h & 0x3ff;\n"
+        "  double v = e == 0 ? __builtin_ldexp((double) f, -24)\n"
+        "           : e == 31 ? (f ? __builtin_nan(\"\") : __builtin_inf())\n"
+        "           : __builtin_ldexp((double) (f | 0x400), e - 25);\n"
+        "  return (h & 0x8000u) ? -v : v;\n"
+        "}\n"
+        "static inline uint16_t tg_d2h(double x) {  /* nearest, ties to even; Inf past 65520 */\n"
+        "  uint64_t u;\n"
+        "  __builtin_memcpy(&u, &x, sizeof(u));\n"
+        "  const uint16_t sign = (uint16_t) ((u >> 48) & 0x8000u);\n"
+        "  const uint64_t ax = u & 0x7fffffffffffffffull;\n"
+        "  if (ax > 0x7ff0000000000000ull) return (uint16_t) (sign | 0x7e00u);\n"
+        "  if (ax >= 0x40effe0000000000ull) return (uint16_t) (sign | 0x7c00u);\n"
+        "  if (ax >= 0x3f10000000000000ull) {  /* a normal half: drop 42 bits, rounding */\n"
+        "    const uint64_t r = ax - (1008ull << 52);\n"
+        "    return (uint16_t) (sign | ((r + 0x1ffffffffffull + ((r >> 42) & 1u)) >> 42));\n"
+        "  }\n"
+        "  double a;\n"
+        "  __builtin_memcpy(&a, &ax, sizeof(a));\n"
+        "  return (uint16_t) (sign | (uint16_t) __builtin_nearbyint(a * 0x1p24));\n"
+        "}\n"))
+
+
 ISA = Isa(
     name="scalar", arch="any", vector_bits=0, num_vregs=16, tail="temp",
     # Keep the fallback scalar: GCC 12's loop vectorizer turns the strided A broadcasts into
@@ -108,5 +145,6 @@ ISA = Isa(
     int_ops={d: _int_ops(d) for d in INT_NARROW},
     dot_ops={"bf16": BF16},
     quad_ops={"s8": S8},
+    half_ops={"f16": F16},
     description="portable C, one element per 'register' (16 FP registers assumed)",
 )

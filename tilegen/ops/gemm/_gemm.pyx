@@ -44,6 +44,11 @@ cdef extern from "tilegen.h" nogil:
                          int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b,
                          int64_t cs_b, float beta, void* c, int c_dtype, int64_t rs_c,
                          int64_t cs_c, const float* bias, int64_t bias_stride, int act)
+    int tilegen_gemm_f16_ex(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
+                            int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b,
+                            int64_t cs_b, float beta, void* c, int c_dtype, int64_t rs_c,
+                            int64_t cs_c, const float* bias, int64_t bias_stride, int act,
+                            int accumulate)
     void tilegen_f16_from_f32(int64_t n, const float* x, int64_t incx, uint16_t* y,
                               int64_t incy)
     void tilegen_f32_from_f16(int64_t n, const uint16_t* x, int64_t incx, float* y,
@@ -65,6 +70,9 @@ cdef extern from "tg_gemm_bf16.h" nogil:
     const char* tilegen_x_gemm_bf16_kernel()
     int tilegen_x_set_gemm_bf16_kernel(const char* name)
     const char* tilegen_x_gemm_bf16_kernel_name(int i)
+
+cdef extern from "tg_gemm_f16.h" nogil:
+    const char* tilegen_x_gemm_f16acc_kernel()
 
 cdef extern from "tg_gemm_dispatch.h" nogil:
     int tilegen_x_gemm_isa(int dtype)
@@ -567,14 +575,23 @@ def gemm_bf16_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha=1.0
 
 
 def gemm_f16_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha=1.0,
-                  double beta=0.0, bias=None, act=None):
-    """gemm_bf16_into's contract for float16 a and b: c float32, or float16 rounded once."""
-    _half_into(a, b, c, alpha, beta, bias, act, 1)
+                  double beta=0.0, bias=None, act=None, bint accumulate_f16=False):
+    """gemm_bf16_into's contract for float16 a and b: c float32, or float16 rounded once.
+    accumulate_f16: the products summed in half where a half-accumulating kernel serves this
+    CPU (f16acc_kernel()), else in float32 (tilegen_gemm_f16_ex)."""
+    _half_into(a, b, c, alpha, beta, bias, act, 2 if accumulate_f16 else 1)
+
+
+def f16acc_kernel():
+    """The half-accumulating float16 GEMM kernel serving accumulate="float16", or None where
+    float32 accumulation serves it."""
+    return _s(tilegen_x_gemm_f16acc_kernel())
 
 
 cdef _half_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha, double beta, bias,
                 act, int f16):
-    """The bfloat16 (f16 = 0) or float16 (f16 = 1) GEMM into c."""
+    """The bfloat16 (f16 = 0) or float16 GEMM into c (f16 = 1: float32 sums; 2: half sums
+    where a kernel serves them)."""
     cdef int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1]
     if b.shape[0] != k or c.shape[0] != m or c.shape[1] != n:
         raise ValueError(f"gemm: shapes {(<object> a).shape} @ {(<object> b).shape} -> "
@@ -598,14 +615,15 @@ cdef _half_into(cnp.ndarray a, cnp.ndarray b, cnp.ndarray c, double alpha, doubl
     cdef void* pc = cnp.PyArray_DATA(c)
     with nogil:
         if f16:
-            rc = tilegen_gemm_f16(m, n, k, <float> alpha, pa, rs_a, cs_a, pb, rs_b, cs_b,
-                                  <float> beta, pc, c_dtype, rs_c, cs_c, pbias, bias_stride, code)
+            rc = tilegen_gemm_f16_ex(m, n, k, <float> alpha, pa, rs_a, cs_a, pb, rs_b, cs_b,
+                                     <float> beta, pc, c_dtype, rs_c, cs_c, pbias, bias_stride,
+                                     code, f16 - 1)
         else:
             rc = tilegen_gemm_bf16(m, n, k, <float> alpha, pa, rs_a, cs_a, pb, rs_b, cs_b,
                                    <float> beta, pc, c_dtype, rs_c, cs_c, pbias, bias_stride,
                                    code)
     if rc == 1:
-        raise MemoryError("gemm: out of memory for the float16 operands' float32 copies"
+        raise MemoryError("gemm: out of memory for the float16 operands' copies"
                           if f16 else "gemm: out of memory for the packed bfloat16 panels")
     if rc != 0:
         raise ValueError(f"tilegen_gemm_{'f16' if f16 else 'bf16'}: invalid argument {-rc}")

@@ -24,6 +24,7 @@ __all__ = ["dot", "gemm", "kernel_info", "matmul"]
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _SCALARS = (int, float, bool, complex, np.generic)
 _F32 = np.dtype(np.float32)
+_F16 = np.dtype(np.float16)
 
 
 def _bf16_dtype() -> Optional[np.dtype]:
@@ -374,7 +375,7 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
          alpha: float = 1.0, beta: float = 0.0, trans_a: bool = False, trans_b: bool = False,
          bias: Optional[npt.ArrayLike] = None, activation: Optional[str] = None,
          out: Optional[np.ndarray] = None, overwrite_c: bool = False,
-         out_dtype: Optional[npt.DTypeLike] = None) -> np.ndarray:
+         out_dtype: Optional[npt.DTypeLike] = None, accumulate: str = "float32") -> np.ndarray:
     """act(alpha * op(a) @ op(b) + beta * c + bias), BLAS semantics with a fused epilogue.
 
     op(x) is x.T when trans_x. beta == 0 means c is not read (NaN in c does not propagate);
@@ -391,16 +392,26 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
     int32 ``out``) run on tilegen's int8 kernels: exact int32 sums (wrapping past 2^31), alpha 1,
     beta 0 or 1, an integer c and bias added in int32, activation None, "relu" or "relu6".
 
+    ``accumulate="float16"`` (a and b both float16 only; the default is "float32") sums the
+    products in half precision, as XNNPACK's f16 kernels do, where the CPU computes in half
+    natively (AArch64 with FP16 arithmetic): every multiply-add rounded once to half, so
+    |P - AB| <= gamma_k sum |a||b| elementwise, gamma_k = k u / (1 - k u), u = 2**-11; alpha,
+    beta, bias and activation then apply in float32. The result is float32, or float16 (rounded
+    once) with ``out_dtype=np.float16``. Elsewhere (x86) float32 accumulation serves it: the
+    default's result.
+
     `c` is only read: like SciPy's BLAS wrappers (scipy.linalg.blas.sgemm) and NumPy, gemm
     returns a new array unless told where to write. ``overwrite_c=True`` updates c in place (the
     BLAS way; c must then be an ndarray that can take the result, as `out` must) and returns it;
     it is the same as ``out=c``.
 
     Raises TypeError (naming the argument) for a wrong type: a non-real dtype, a non-real
-    alpha/beta, a non-bool trans_a/trans_b, a non-str activation, an out that is not an
-    ndarray or cannot take the result with same_kind casting. Raises ValueError for a wrong
+    alpha/beta, a non-bool trans_a/trans_b, a non-str activation or accumulate,
+    accumulate="float16" with a or b not float16, an out that is not an ndarray or cannot take
+    the result with same_kind casting. Raises ValueError for a wrong
     value: a/b/c not 2-D or of mismatched shapes, a bias that is not of length N, beta != 0
-    without c, an unknown activation (the message lists the allowed ones), a read-only out.
+    without c, an unknown activation (the message lists the allowed ones), a read-only out,
+    an accumulate other than "float32" or "float16".
     """
     if not isinstance(overwrite_c, (bool, np.bool_)):
         raise TypeError(f"gemm: overwrite_c must be a bool, got {type(overwrite_c).__name__}")
@@ -419,9 +430,20 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
     if activation not in ACTIVATIONS:
         raise ValueError(f"gemm: activation={activation!r} is not supported; allowed: "
                          f"{_ALLOWED_ACTIVATIONS}")
+    if not isinstance(accumulate, str):
+        raise TypeError(f"gemm: accumulate must be a str, got {type(accumulate).__name__}; "
+                        "allowed: 'float32', 'float16'")
+    if accumulate not in ("float32", "float16"):
+        raise ValueError(f"gemm: accumulate={accumulate!r} is not supported; allowed: "
+                         "'float32', 'float16'")
     alpha, beta = _gemm_scalar("alpha", alpha), _gemm_scalar("beta", beta)
     trans_a, trans_b = _gemm_flag("trans_a", trans_a), _gemm_flag("trans_b", trans_b)
     A, B = _gemm_operand("a", a, 2), _gemm_operand("b", b, 2)
+    accumulate_f16 = accumulate == "float16"
+    if accumulate_f16 and not (A.dtype.newbyteorder("=") == _F16 and
+                               B.dtype.newbyteorder("=") == _F16):
+        raise TypeError(f"gemm: accumulate='float16' needs float16 a and b, got {A.dtype} and "
+                        f"{B.dtype}")
     A = A.T if trans_a else A
     B = B.T if trans_b else B
     m, k = A.shape
@@ -447,7 +469,10 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
         except TypeError:
             raise TypeError(f"gemm: out_dtype={out_dtype!r} is not a dtype") from None
     if _both_bf16(A, B):
-        return _gemm_bf16(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n)
+        return _gemm_lowp(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n)
+    if accumulate_f16:
+        return _gemm_lowp(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n,
+                          half=True)
     wanted = out_dtype if out_dtype is not None else out.dtype if isinstance(
         out, np.ndarray) else None
     if _both_int8(A, B) and wanted == np.int32:
@@ -492,15 +517,17 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
     return out
 
 
-def _gemm_bf16(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n):
+def _gemm_lowp(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n, half=False):
     """gemm of two bfloat16 operands: float32 sums on the bfloat16 kernels, a float32 result,
-    or bfloat16 rounded once (out_dtype, or out's dtype)."""
-    bf = _bf16_dtype()
+    or bfloat16 rounded once (out_dtype, or out's dtype). half: two float16 operands with
+    accumulate="float16" (half sums where a kernel serves them), float32 or float16."""
+    bf = np.dtype(np.float16) if half else _bf16_dtype()
     rd = out_dtype if out_dtype is not None else (out.dtype if out is not None and
                                                   out.dtype == bf else _F32)
     if rd not in (_F32, bf):
-        raise TypeError(f"gemm: out_dtype={rd} is not supported for bfloat16 inputs; allowed: "
-                        "float32, bfloat16")
+        what = "float16 inputs with accumulate='float16'" if half else "bfloat16 inputs"
+        raise TypeError(f"gemm: out_dtype={rd} is not supported for {what}; allowed: "
+                        f"float32, {bf}")
     if out is not None:
         if type(out) is not np.ndarray:
             raise TypeError(f"gemm: out must be a numpy.ndarray, got {type(out).__name__}")
@@ -519,8 +546,13 @@ def _gemm_bf16(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n):
     target = out if direct else np.empty((m, n), dtype=rd)
     if use_c and C is not target:
         np.copyto(target, C, casting="unsafe")
-    _gemm.gemm_bf16_into(A, B, target, alpha=alpha, beta=beta if use_c else 0.0, bias=bias_f,
-                         act=activation)
+    if half:
+        _gemm.gemm_f16_into(_ready(A, _F16), _ready(B, _F16), target, alpha=alpha,
+                            beta=beta if use_c else 0.0, bias=bias_f, act=activation,
+                            accumulate_f16=True)
+    else:
+        _gemm.gemm_bf16_into(A, B, target, alpha=alpha, beta=beta if use_c else 0.0,
+                             bias=bias_f, act=activation)
     if out is None or direct:
         return target
     np.copyto(out, target, casting="same_kind")
