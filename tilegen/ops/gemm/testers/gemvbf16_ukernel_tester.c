@@ -1,5 +1,10 @@
 /*
- * bfloat16 GEMV micro-kernel tester, axpy form: y[j] (float32) = alpha * sum_r x[r] * A[r, j] +
+ * bfloat16 GEMV micro-kernel tester, both forms.
+ * Dot form (NR = 1): y[i*inc_y] (float32) = alpha * dot(A[i, :k], x) + beta * y[i*inc_y] for
+ * every m <= MR, k in 0 .. 2KR+1 (every remainder of the KR step, odd k too, alone and after a
+ * full one), 300 and 1001, prime row strides of A, prime inc_y with sentinels between the
+ * outputs.
+ * Axpy form (MR = 1, NR > 1): y[j] (float32) = alpha * sum_r x[r] * A[r, j] +
  * beta * y[j] with A and x bfloat16, for n around the vector width and NR and k around KR, then
  * n = 1 .. 2NR+1 (every column remainder of the NR step, alone and after a full one), k = 0 ..
  * 2KR+1 (every row remainder of a pass, odd k: a row without its pair) and rows whole lines
@@ -11,7 +16,8 @@
  * Every buffer ends (or, alternately, starts) at a PROT_NONE page so an over-read of a row, of x
  * or of y faults.
  *
- * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=1 -DTG_NR=.. -DTG_KR=.. -DTG_LANES=..
+ * Both: A and x bfloat16.
+ * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=..  -DTG_NR=.. -DTG_KR=.. -DTG_LANES=..
  * -DTG_ISA_ID=TG_ISA_<NAME>; prints the COVER lines (ukernel_tester.h) and
  * "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77 (77: the CPU lacks the ISA).
  */
@@ -46,6 +52,7 @@ static uint16_t* guarded_u16(size_t count, region* r) {
 
 static double value(int exact) { return exact ? (double) (int) (uniform() * 5) : uniform(); }
 
+#if TG_NR > 1
 /* n columns of y from k rows of A. lead < 0: a prime row stride; else the rows are whole lines
    apart and start lead values into a line (the kernel's head columns). */
 static void run_case(int n, int k, double alpha, double beta, int lead, int exact) {
@@ -136,3 +143,77 @@ int main(void) {
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
 }
+#else
+static const float SENTINEL = -777.25f;
+
+/* m <= MR rows of A against x. */
+static void run_case(int m, int k, double alpha, double beta, int exact) {
+  region ra, rx, ry;
+  guard_alternate();
+  const int64_t rs_a = next_prime(k + 1);
+  const size_t a_count = (size_t) ((m - 1) * rs_a + k);
+  uint16_t* a = guarded_u16(a_count, &ra);
+  for (size_t i = 0; i < a_count; i++)
+    a[i] = (int64_t) (i % rs_a) < k ? to_bf16((float) value(exact)) : 0x7FC0;  /* NaN gaps */
+  uint16_t* x = guarded_u16((size_t) k, &rx);
+  for (int i = 0; i < k; i++) x[i] = to_bf16((float) value(exact));
+  const int64_t inc_y = m == 1 ? 1 : 3;
+  const size_t y_count = (size_t) ((m - 1) * inc_y + 1);
+  float* y = guarded(y_count, &ry);
+  float* y0 = malloc(y_count * sizeof(float));
+  for (size_t i = 0; i < y_count; i++) {
+    y[i] = i % inc_y ? SENTINEL : (beta == 0 ? NAN : (float) value(exact));
+    y0[i] = y[i];
+  }
+  TG_UKERNEL(m, k, a, rs_a, x, y, inc_y, (float) alpha, (float) beta);
+  cover("m", TG_MR, m);
+  cover("k", TG_KR, k);
+  cases++;
+  for (size_t q = 0; q < y_count; q++) {
+    if (q % inc_y) {
+      if (y[q] != SENTINEL) {
+        if (++failed <= 20) fprintf(stderr, "FAIL m=%d k=%d: wrote between outputs at %zu\n", m, k, q);
+        break;
+      }
+      continue;
+    }
+    const int i = (int) (q / inc_y);
+    double acc = 0, mag = 0;
+    for (int r = 0; r < k; r++) {
+      const double p = from_bf16(a[i * rs_a + r]) * from_bf16(x[r]);
+      acc += p;
+      mag += fabs(p);
+    }
+    double want = alpha * acc;
+    mag = fabs(alpha) * mag;
+    if (beta != 0) { want += beta * (double) y0[q]; mag += fabs(beta * (double) y0[q]); }
+    const double tol = exact ? 0 : 1e-5 * sqrt((double) (k > 1 ? k : 1)) * (mag + 1e-30) + 1e-30;
+    if (!(fabs((double) y[q] - want) <= tol)) {
+      if (++failed <= 20)
+        fprintf(stderr, "FAIL m=%d k=%d alpha=%g beta=%g exact=%d row %d: got %.9g want %.9g\n",
+                m, k, alpha, beta, exact, i, (double) y[q], want);
+      break;
+    }
+  }
+  free(y0);
+  release(&ra); release(&rx); release(&ry);
+}
+
+int main(void) {
+  if (!cpu_supported()) return 77;
+  for (int m = 1; m <= TG_MR; m++) {
+    for (int k = 0; k <= 2 * TG_KR + 1; k++)
+      for (int e = 0; e < 2; e++) {
+        run_case(m, k, 1.0, 0.0, e);
+        run_case(m, k, -1.5, 1.0, e);
+        run_case(m, k, 0.0, 0.5, e);
+        run_case(m, k, 0.75, -2.0, e);
+      }
+    run_case(m, 300, 1.0, 0.5, 1);
+    run_case(m, 1001, 0.75, -2.0, 0);  /* a long k: the bound at depth */
+  }
+  cover_report();
+  printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
+  return failed ? 1 : 0;
+}
+#endif
