@@ -299,7 +299,7 @@ def s8_ops(bits: int, native: bool = False) -> QuadOps:
         common["helpers"] += TIED_DOT.format(
             name="tg_dpbusd", acc="__m512i", op="__m512i", insn="vpdpbusd",
             intrinsic="_mm512_dpbusd_epi32(acc, a, b)")
-        return QuadOps(dot_="tg_dpbusd({acc}, {a}, {b})", **common)
+        return QuadOps(dot_="tg_dpbusd({acc}, {a}, {b})", a_offset=True, **common)
     return QuadOps(
         byte_=f"{w}_srai_epi32({w}_slli_epi32({{x}}, 24 - 8 * ({{t}})), 24)",
         mla_=f"{w}_add_epi32({{acc}}, {w}_mullo_epi32({{a}}, {{b}}))", **common)

@@ -166,6 +166,10 @@ class Case:
         return None
 
 
+# (M, K = N) of the few-row products each low-precision type is held to float32's speed on.
+DECODE_SHAPES = ((1, 1024), (1, 4096), (4, 4096))
+
+
 def cases(quick: bool = False) -> List[Case]:
     """The full list, or the small quick subset (seconds; CI's harness check)."""
     if quick:
@@ -187,6 +191,9 @@ def cases(quick: bool = False) -> List[Case]:
     cases += [Case("square", "f32", s, s, s) for s in (128, 256, 512, 1024, 2048, 4096)]
     cases += [Case("skinny", "f32", 16, 4096, 4096), Case("skinny", "f32", 4096, 4096, 16),
               Case("skinny", "f32", 4096, 16, 4096)]
+    # The decode shapes (M = 1-16) in float32 as (M, K) @ (K, N): the yardstick the bfloat16 and
+    # int8 products of the same shapes must not fall behind.
+    cases += [Case("skinny", "f32", m, k, k) for m, k in DECODE_SHAPES]
     cases += [Case("gemv", "f32", 1, 4096, 4096, form="vm"),
               Case("gemv", "f32", 4096, 4096, 1, form="mv")]
     # Stacks: many tiny products, and attention-sized ones (12 heads x 8 sequences, head dim 64).
@@ -197,12 +204,12 @@ def cases(quick: bool = False) -> List[Case]:
     # bfloat16 squares (the f32 squares above are the same shapes in float32) and a decode-like
     # product; NumPy's element loop takes seconds from 1024 on.
     cases += [Case("bf16", "bf16", s, s, s) for s in (256, 1024, 2048, 4096)]
-    cases += [Case("bf16", "bf16", 16, 4096, 4096)]
+    cases += [Case("bf16", "bf16", m, k, k) for m, k in DECODE_SHAPES + ((16, 4096),)]
     # float16 squares (NumPy's loop only to 512).
     cases += [Case("f16", "f16", s, s, s) for s in (256, 512, 1024, 2048)]
     # int8 -> int32 squares and the decode-like product.
     cases += [Case("s8", "s8", s, s, s) for s in (256, 1024, 2048, 4096)]
-    cases += [Case("s8", "s8", 16, 4096, 4096)]
+    cases += [Case("s8", "s8", m, k, k) for m, k in DECODE_SHAPES + ((16, 4096),)]
     return cases
 
 
