@@ -574,7 +574,8 @@ def test_gemmf16_sums_in_half():
 
 
 BENCH_DIMS = {"conv": (5, 6, 3, 5), "dwconv": (5, 6, 3), "filter": (37,), "attention": (9, 4, 3),
-              "attndecode": (4, 2, 9, 5), "qgemv": (2, 3, 64), "gemmf16": (5, 3, 9)}
+              "attndecode": (4, 2, 9, 5), "qgemv": (2, 3, 64), "gemmf16": (5, 3, 9),
+              "gemvbf16": (9, 13)}
 
 
 @pytest.mark.parametrize("name", [
@@ -584,6 +585,7 @@ BENCH_DIMS = {"conv": (5, 6, 3, 5), "dwconv": (5, 6, 3), "filter": (37,), "atten
         ("filt2d", "2x4"), ("vfilt", "1x4"), ("vsum", "1x4"), ("vupd", "1x4"), ("hfilt", "1x2"),
         ("hsum", "1x4"), ("tof32", "1x8"), ("fround", "1x8"), ("sharpen", "1x8"))),
     "tg_s8_q4zgemv_ukernel_1x2__scalar", "tg_f16_gemm_ukernel_2x2__scalar",
+    "tg_bf16_gemv_ukernel_1x4c4__scalar", "tg_bf16_gemv_ukernel_2x1c2__scalar",
 ])
 def test_bench_problems_match_numpy(name):
     """Each new family's bench problem (python_example, what `emit --bench` checks and times)

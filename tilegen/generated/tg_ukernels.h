@@ -604,6 +604,19 @@ typedef void (*tg_f64_gemv_ukernel_fn)(
     double* y, int64_t inc_y, const tg_f64_gemm_params* params);
 
 
+/* ======== gemvbf16 ======== */
+/* x and a bfloat16 (each row of a contiguous), y float32; beta == 0 never reads y.
+   Axpy form (1xNRcKR), mn = n columns, any k: y[j] = alpha * sum_{r<k} x[r] * a[r*rs_a + j] +
+   beta * y[j] (y contiguous; inc_y unused). When rs_a is a multiple of 32 (rows whole 64-byte
+   lines apart) the columns before a's first line boundary (the head) take the kernel's
+   single-vector path, the rest full NR steps from there, then single vectors: a caller that
+   splits the columns at the head plus multiples of NR gets every column's bits unchanged.
+   Dot form (MRx1cKR), mn = m <= MR rows: y[i*inc_y] = alpha * dot(a + i*rs_a, x) + beta *
+   y[i*inc_y]. */
+typedef void (*tg_bf16_gemv_ukernel_fn)(int64_t mn, int64_t k, const uint16_t* a, int64_t rs_a,
+                                        const uint16_t* x, float* y, int64_t inc_y,
+                                        float alpha, float beta);
+
 /* ======== qgemv ======== */
 /* Y (m <= MR rows, n <= NR columns, float32, element (i, j) at y[i*ldy + j]) = X W^T over nb
    blocks of 32: x holds MR rows (ldx bytes apart; rows past m are the driver's zero padding) of
@@ -830,6 +843,12 @@ void tg_f32_gemv_ukernel_1x64c8__avx512(int64_t, int64_t, const float*, int64_t,
 void tg_f64_gemv_ukernel_1x32c8__avx512(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x32c8__avx2(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_1x16c8__avx2(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_bf16_gemv_ukernel_4x1c64__avx512bf16(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_bf16_gemv_ukernel_4x1c64__avx512(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_bf16_gemv_ukernel_4x1c32__avx2(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_bf16_gemv_ukernel_1x64c8__avx512bf16(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_bf16_gemv_ukernel_1x64c8__avx512(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_bf16_gemv_ukernel_1x32c8__avx2(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_s8_q40gemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
@@ -960,6 +979,8 @@ void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, co
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_1x8c8__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_bf16_gemv_ukernel_4x1c16__neon(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_bf16_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_s8_q40gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
@@ -1039,6 +1060,8 @@ void tg_f32_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const float*, int64_t, 
 void tg_f64_gemv_ukernel_4x1c2__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_bf16_gemv_ukernel_2x1c2__scalar(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_bf16_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_s8_q40gemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q4zgemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
@@ -1544,6 +1567,29 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_IF_BUILT_X86_64(TG_GEMV_UKERNELS_f64_X86_64(X)) \
   TG_IF_BUILT_AARCH64(TG_GEMV_UKERNELS_f64_AARCH64(X)) \
   TG_GEMV_UKERNELS_f64_ANY(X)
+
+/* TG_GEMVBF16_UKERNELS_<dtype>_<ARCH>(X): every gemvbf16 kernel of that dtype built
+   for that architecture, registry order. X(isa id, MR, NR, KR, production, kernel, "name") */
+#define TG_GEMVBF16_UKERNELS_bf16_X86_64(X) \
+  X(TG_ISA_AVX512BF16, 4, 1, 64, 1, tg_bf16_gemv_ukernel_4x1c64__avx512bf16, "tg_bf16_gemv_ukernel_4x1c64__avx512bf16") \
+  X(TG_ISA_AVX512, 4, 1, 64, 1, tg_bf16_gemv_ukernel_4x1c64__avx512, "tg_bf16_gemv_ukernel_4x1c64__avx512") \
+  X(TG_ISA_AVX2, 4, 1, 32, 1, tg_bf16_gemv_ukernel_4x1c32__avx2, "tg_bf16_gemv_ukernel_4x1c32__avx2") \
+  X(TG_ISA_AVX512BF16, 1, 64, 8, 1, tg_bf16_gemv_ukernel_1x64c8__avx512bf16, "tg_bf16_gemv_ukernel_1x64c8__avx512bf16") \
+  X(TG_ISA_AVX512, 1, 64, 8, 1, tg_bf16_gemv_ukernel_1x64c8__avx512, "tg_bf16_gemv_ukernel_1x64c8__avx512") \
+  X(TG_ISA_AVX2, 1, 32, 8, 1, tg_bf16_gemv_ukernel_1x32c8__avx2, "tg_bf16_gemv_ukernel_1x32c8__avx2") \
+
+#define TG_GEMVBF16_UKERNELS_bf16_AARCH64(X) \
+  X(TG_ISA_NEON, 4, 1, 16, 1, tg_bf16_gemv_ukernel_4x1c16__neon, "tg_bf16_gemv_ukernel_4x1c16__neon") \
+  X(TG_ISA_NEON, 1, 16, 8, 1, tg_bf16_gemv_ukernel_1x16c8__neon, "tg_bf16_gemv_ukernel_1x16c8__neon") \
+
+#define TG_GEMVBF16_UKERNELS_bf16_ANY(X) \
+  X(TG_ISA_SCALAR, 2, 1, 2, 1, tg_bf16_gemv_ukernel_2x1c2__scalar, "tg_bf16_gemv_ukernel_2x1c2__scalar") \
+  X(TG_ISA_SCALAR, 1, 4, 4, 1, tg_bf16_gemv_ukernel_1x4c4__scalar, "tg_bf16_gemv_ukernel_1x4c4__scalar") \
+
+#define TG_FOREACH_GEMVBF16_UKERNEL_bf16(X) \
+  TG_IF_BUILT_X86_64(TG_GEMVBF16_UKERNELS_bf16_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_GEMVBF16_UKERNELS_bf16_AARCH64(X)) \
+  TG_GEMVBF16_UKERNELS_bf16_ANY(X)
 
 /* TG_QGEMV_UKERNELS_<dtype>_<ARCH>(X): every qgemv kernel of that dtype built
    for that architecture, registry order. X(isa id, format (0 q4_0, 1 q4_1, 2 q8_0), MR, NR, production, code offset, kernel, "name") */

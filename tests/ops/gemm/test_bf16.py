@@ -168,6 +168,59 @@ def test_few_rows_on_two_threads(m):
     assert not bt.flags.c_contiguous and np.array_equal(on_a_worker(lambda: tg.matmul(a, bt)), got)
 
 
+@pytest.mark.parametrize("k,n", [(1, 1), (2, 3), (7, 5), (9, 65), (17, 31), (301, 257),
+                                 (1024, 130)])
+def test_one_row_reads_b_in_place(k, n):
+    """m == 1 takes the bfloat16 GEMV (B read in place): row-major and column-major B, odd K,
+    N off the vector width, strided x, B and C, B's rows whole lines apart from a misaligned
+    start (the kernel's head columns), alpha/beta (beta 0 never reads C), a bfloat16 C with
+    bias and activation; exact on integer inputs."""
+    rng = np.random.default_rng(k * 31 + n)
+    x, b = ints(rng, (1, k)), ints(rng, (k, n))
+    want = ref(x, b)
+    assert np.array_equal(tg.matmul(x, b), want)
+    assert np.array_equal(tg.matmul(x[0], b), want[0])
+    bt = np.asarray(b.T.copy().T)  # column-major B
+    assert bt.flags.f_contiguous and np.array_equal(tg.matmul(x, bt), want)
+    xs = np.asfortranarray(ints(rng, (3, k)))[1:2]  # x along a strided row of A
+    bs = ints(rng, (2 * k, n + 7))[::2, 3:3 + n]  # strided rows of B
+    assert np.array_equal(tg.matmul(xs, bs), ref(xs, bs))
+    bl = ints(rng, (k, (n + 5 + 31) // 32 * 32))[:, 5:5 + n]  # rows whole lines apart
+    assert bl.strides[0] % 64 == 0 and np.array_equal(tg.matmul(x, bl), ref(x, bl))
+    c = rng.integers(-5, 5, (1, n)).astype(np.float32)
+    assert np.array_equal(tg.gemm(x, b, c, alpha=0.5, beta=2.0), 0.5 * want + 2 * c)
+    assert np.array_equal(tg.gemm(x, b, np.full((1, n), np.nan, np.float32), beta=0.0), want)
+    out = np.full((1, 2 * n), np.nan, np.float32)
+    assert tg.matmul(x, b, out=out[:, ::2]) is not None and np.array_equal(out[:, ::2], want)
+    assert np.isnan(out[:, 1::2]).all()
+    bias = rng.integers(-3, 3, n).astype(np.float32)
+    got16 = tg.gemm(x, b, c, alpha=0.5, beta=2.0, bias=bias, activation="relu", out_dtype=BF16)
+    assert np.array_equal(got16, np.maximum(0.5 * want + 2 * c + bias, 0).astype(np.float32)
+                          .astype(BF16))
+
+
+@pytest.mark.parametrize("start", [0, 5])
+def test_one_row_on_two_threads_gives_the_bits_of_one(start):
+    """m == 1 splits the columns across threads: random inputs (the kernel's paths round
+    differently), B's rows whole lines apart from an aligned and a misaligned start, odd K,
+    N not a multiple of the vector width."""
+    rng = np.random.default_rng(9 + start)
+    k, n = 2049, 3001
+    x = rng.standard_normal((1, k)).astype(BF16)
+    b = rng.standard_normal((k, 3072)).astype(BF16)[:, start:start + n]
+    tg.set_num_threads(1)
+    one = tg.matmul(x, b)
+    assert np.all(np.abs(one - ref(x, b)) <= bound(x, b))
+    tg.set_num_threads(2)
+    assert np.array_equal(on_a_worker(lambda: tg.matmul(x, b)), one)
+    bt = np.asfortranarray(b)  # column-major B: the dot form, MR-column blocks per thread
+    tg.set_num_threads(1)
+    one_t = tg.matmul(x, bt)
+    assert np.all(np.abs(one_t - ref(x, b)) <= bound(x, b))
+    tg.set_num_threads(2)
+    assert np.array_equal(on_a_worker(lambda: tg.matmul(x, bt)), one_t)
+
+
 def test_kernel_is_reported():
     info = tg.runtime_info()["kernels"]["gemm"]["bf16"]
     assert info["kernel"] == _gemm.bf16_kernel() and info["kernel"].startswith("tg_bf16_gemm_")

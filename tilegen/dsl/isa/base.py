@@ -269,11 +269,22 @@ class DotOps(_Spellings):
                        indexed form: BFDOT's, `vbfdotq_laneq_f32`, on neonbf16)
       first(x), second(x)   the pairs' first / second values as float32 vectors (exact:
                        a bfloat16 is the high half of a float32), for ISAs without `dot`
+      widen(p)         `lanes` consecutive values at p (one row's, not pairs) as a float32
+                       vector, exactly
+      zip_lo(r0, r1), zip_hi(r0, r1)   two vectors of 2 * lanes values each (rows k and
+                       k + 1 of the same columns, as `load` reads them) interleaved 16 bits at
+                       a time into two pair vectors; the ISA may leave their columns permuted
+                       (x86's unpacks work per 128-bit lane) as long as `unzip` undoes it
+      unzip_lo(lo, hi), unzip_hi(lo, hi)   from the float32 vectors of per-column results of
+                       the zip_lo / zip_hi pair vectors, columns 0 .. lanes - 1 and
+                       lanes .. 2 * lanes - 1 in order (empty where zip is not offered)
     `pair_load` names a helper type pun for the broadcast (a pair read as 32 bits).
     """
 
     ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"),
-            "dot_lane": ("acc", "b", "a", "lane"), "first": ("x",), "second": ("x",)}
+            "dot_lane": ("acc", "b", "a", "lane"), "first": ("x",), "second": ("x",),
+            "widen": ("p",), "zip_lo": ("a", "b"), "zip_hi": ("a", "b"),
+            "unzip_lo": ("lo", "hi"), "unzip_hi": ("lo", "hi")}
 
     vtype: str
     lanes: int
@@ -283,6 +294,11 @@ class DotOps(_Spellings):
     dot_lane_: str = ""
     first_: str = ""
     second_: str = ""
+    widen_: str = ""           # one row's values at p as float32 (the GEMV's axpy form)
+    zip_lo_: str = ""          # two rows into pair vectors (empty: not offered)
+    zip_hi_: str = ""
+    unzip_lo_: str = ""        # the zipped columns back in order
+    unzip_hi_: str = ""
     helpers: str = ""
 
     def __post_init__(self) -> None:

@@ -101,6 +101,7 @@ BF16 = DotOps(
     bcast_="vdupq_n_u32((uint32_t) tg_pair_bits({p}))",
     first_="vreinterpretq_f32_u32(vshlq_n_u32({x}, 16))",
     second_="vreinterpretq_f32_u32(vandq_u32({x}, vdupq_n_u32(0xFFFF0000u)))",
+    widen_="vreinterpretq_f32_u32(vshll_n_u16(vld1_u16((const uint16_t*) ({p})), 16))",
     helpers=PAIR_HELPER)
 
 

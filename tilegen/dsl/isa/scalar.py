@@ -75,6 +75,7 @@ BF16 = DotOps(
     load_="((uint32_t) tg_pair_bits({p}))", bcast_="((uint32_t) tg_pair_bits({p}))",
     first_="tg_bits_f32((uint32_t) ({x}) << 16)",
     second_="tg_bits_f32((uint32_t) ({x}) & 0xFFFF0000u)",
+    widen_="tg_bits_f32((uint32_t) *(const uint16_t*) ({p}) << 16)",
     helpers=PAIR_HELPER + (
         "static inline float tg_bits_f32(uint32_t b) {\n"
         "  float f;\n"

@@ -234,9 +234,26 @@ def bf16_ops(bits: int, native: bool = False) -> DotOps:
     pair's values widened to float32 (a shift or a mask: bfloat16 is a float32's high half)."""
     w, si = ("_mm512", "si512") if bits == 512 else ("_mm256", "si256")
     vtype = "__m512i" if bits == 512 else "__m256i"
+    # zip: unpacklo/hi pair the first / last 4 columns of each 128-bit lane, so pair vector
+    # lo holds columns 0-3, 8-11, ... and hi 4-7, 12-15, ...; unzip interleaves the lanes back.
+    if bits == 512:
+        widen = ("_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32("
+                 "_mm256_loadu_si256((const __m256i*) (const void*) ({p}))), 16))")
+        unzip_lo = ("_mm512_permutex2var_ps({lo}, _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, "
+                    "4, 5, 6, 7, 20, 21, 22, 23), {hi})")
+        unzip_hi = ("_mm512_permutex2var_ps({lo}, _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, "
+                    "27, 12, 13, 14, 15, 28, 29, 30, 31), {hi})")
+    else:
+        widen = ("_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32("
+                 "_mm_loadu_si128((const __m128i*) (const void*) ({p}))), 16))")
+        unzip_lo = "_mm256_permute2f128_ps({lo}, {hi}, 0x20)"
+        unzip_hi = "_mm256_permute2f128_ps({lo}, {hi}, 0x31)"
     common = dict(vtype=vtype, lanes=bits // 32,
                   load_=f"{w}_loadu_{si}((const void*) ({{p}}))",
-                  bcast_=f"{w}_set1_epi32(tg_pair_bits({{p}}))")
+                  bcast_=f"{w}_set1_epi32(tg_pair_bits({{p}}))", widen_=widen,
+                  zip_lo_=f"{w}_unpacklo_epi16({{a}}, {{b}})",
+                  zip_hi_=f"{w}_unpackhi_epi16({{a}}, {{b}})", unzip_lo_=unzip_lo,
+                  unzip_hi_=unzip_hi)
     if native:
         return DotOps(dot_="tg_dpbf16({acc}, {a}, {b})", helpers=PAIR_HELPER + TIED_DOT.format(
             name="tg_dpbf16", acc="__m512", op="__m512i", insn="vdpbf16ps",

@@ -2,7 +2,9 @@
    bfloat16, products are summed in float32 and C is float32, or bfloat16 rounded once (to
    nearest, ties to even) from the float32 sum. The driver packs A and B into pair panels (the
    kernels' KR = 2: gemmbf16.py), blocks k by KC and columns by NC (from the core's caches, as
-   the float GEMM does) and splits the row panels of each block across threads. */
+   the float GEMM does) and splits the row panels of each block across threads. One row of C
+   from row-major B (x @ B: the decode shapes) instead takes a GEMV kernel that reads B in place
+   (gemvbf16.py), the threads splitting the columns. */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -61,16 +63,36 @@ static void pick(tg_gemm_bf16_config* c, int isa, const char* want) {
   if (c->fn != NULL) blocking(c);
 }
 
+#define TG_PICK_GEMV(ISA, MR, NR, KR, PROD, FN, NAME)                                      \
+  if ((ISA) == isa && (PROD) && (NR) > 1 && c->gemv == NULL) {                              \
+    c->gemv = FN; c->gemv_nr = (NR); c->gemv_name = NAME;                                    \
+  }
+#define TG_PICK_GEMV_DOT(ISA, MR, NR, KR, PROD, FN, NAME)                                  \
+  if ((ISA) == isa && (PROD) && (NR) == 1 && c->gemv_dot == NULL) {                         \
+    c->gemv_dot = FN; c->gemv_mr = (MR); c->gemv_dot_name = NAME;                            \
+  }
+
+static void pick_gemv(tg_gemm_bf16_config* c, int isa) {
+  TG_FOREACH_GEMVBF16_UKERNEL_bf16(TG_PICK_GEMV)
+}
+
+static void pick_gemv_dot(tg_gemm_bf16_config* c, int isa) {
+  TG_FOREACH_GEMVBF16_UKERNEL_bf16(TG_PICK_GEMV_DOT)
+}
+
 void tg_gemm_bf16_select(void) {
   int order[TG_ISA_COUNT];
   const int n = tg_isa_candidates(order);
   tg_gemm_bf16_config c;
   memset(&c, 0, sizeof(c));
   for (int i = 0; i < n && c.fn == NULL; i++) pick(&c, order[i], NULL);
+  for (int i = 0; i < n && c.gemv == NULL; i++) pick_gemv(&c, order[i]);
+  for (int i = 0; i < n && c.gemv_dot == NULL; i++) pick_gemv_dot(&c, order[i]);
   publish(&c);
   if (tg_dispatch_verbose())
-    fprintf(stderr, "tilegen: bf16 gemm: %s, %s (KC %lld, NC %lld)\n", tg_isa_name_of(c.isa),
-            c.name, (long long) c.kc, (long long) c.nc);
+    fprintf(stderr, "tilegen: bf16 gemm: %s, %s (KC %lld, NC %lld); m == 1: %s, %s\n",
+            tg_isa_name_of(c.isa), c.name, (long long) c.kc, (long long) c.nc,
+            c.gemv_name ? c.gemv_name : "none", c.gemv_dot_name ? c.gemv_dot_name : "none");
 }
 
 const tg_gemm_bf16_config* tg_gemm_bf16_cfg(void) {
@@ -283,13 +305,86 @@ static void stream_task(void* ctx, int task, int ntasks) {
   }
 }
 
+/* One row of C, B read in place. Row-major B (axpy form): each thread a contiguous share of the
+   columns, a multiple of the kernel's NR counted from the end of its head (the columns before
+   B's first 64-byte line boundary, when B's rows are whole lines apart: gemvbf16's ABI), so
+   that every column takes the same kernel path, and so gets the same bits, whatever the thread
+   count. Column-major B (dot form): each thread a contiguous share of MR-column blocks (each
+   column's sum is its own). */
+typedef struct {
+  tg_bf16_gemv_ukernel_fn fn;
+  const uint16_t* b;
+  int64_t ld_b, k, n, head, share;  /* ld_b: B's row stride (axpy), column stride (dot) */
+  const uint16_t* x;
+  float* y;
+  int64_t inc_y;
+  int mr;                           /* dot form: columns per call; 0: axpy form */
+  float alpha, beta;
+} gemv_job;
+
+static void gemv_task(void* ctx, int task, int ntasks) {
+  const gemv_job* g = ctx;
+  (void) ntasks;
+  const int64_t j0 = task == 0 ? 0 : g->head + task * g->share;
+  int64_t j1 = g->head + (task + 1) * g->share;
+  if (j1 > g->n) j1 = g->n;
+  if (g->mr == 0) {
+    if (j0 < j1) g->fn(j1 - j0, g->k, g->b + j0, g->ld_b, g->x, g->y + j0, 1, g->alpha, g->beta);
+    return;
+  }
+  for (int64_t j = j0; j < j1; j += g->mr)
+    g->fn(j1 - j < g->mr ? j1 - j : g->mr, g->k, g->b + j * g->ld_b, g->ld_b, g->x,
+          g->y + j * g->inc_y, g->inc_y, g->alpha, g->beta);
+}
+
+static int run_gemv(const tg_gemm_bf16_config* cfg, int dot, int64_t n, int64_t k,
+                    float alpha, const uint16_t* a, int64_t cs_a, const uint16_t* b,
+                    int64_t rs_b, int64_t cs_b, float beta, float* c, int64_t cs_c) {
+  uint16_t* xt = NULL;
+  float* yt = NULL;
+  if (cs_a != 1) {  /* x contiguous: A's row gathered */
+    xt = malloc(sizeof(uint16_t) * (size_t) k);
+    if (xt == NULL) return 1;
+    for (int64_t q = 0; q < k; q++) xt[q] = a[q * cs_a];
+  }
+  if (cs_c != 1 && !dot) {  /* y contiguous: C's row through a scratch */
+    yt = malloc(sizeof(float) * (size_t) n);
+    if (yt == NULL) {
+      free(xt);
+      return 1;
+    }
+    for (int64_t j = 0; j < n; j++) yt[j] = beta == 0 ? 0.0f : c[j * cs_c];
+  }
+  gemv_job g = {dot ? cfg->gemv_dot : cfg->gemv, b, dot ? cs_b : rs_b, k, n, 0, n,
+                xt ? xt : a, yt ? yt : c, yt ? 1 : cs_c, dot ? cfg->gemv_mr : 0, alpha, beta};
+  const double flops = 2.0 * (double) n * (double) k;
+  const int nr = dot ? cfg->gemv_mr : cfg->gemv_nr;
+  if (!dot && rs_b % 32 == 0) g.head = (int64_t) ((64 - (uintptr_t) b % 64) % 64) / 2;
+  if (g.head > n) g.head = n;
+  int threads = flops < TG_BF16_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();
+  const int64_t steps = (n - g.head + nr - 1) / nr;
+  if (threads > steps) threads = steps < 1 ? 1 : (int) steps;
+  g.share = steps == 0 ? nr : (steps + threads - 1) / threads * nr;
+  threads = steps == 0 ? 1 : (int) ((n - g.head + g.share - 1) / g.share);
+  tg_parallel_run(threads, gemv_task, &g);
+  if (yt != NULL)
+    for (int64_t j = 0; j < n; j++) c[j * cs_c] = yt[j];
+  free(xt);
+  free(yt);
+  return 0;
+}
+
 /* C (float32) = alpha * A B + beta * C. 0, or 1 when memory runs out (C may be part written). */
 static int run_f32(int64_t m, int64_t n, int64_t k, float alpha, const uint16_t* a,
                    int64_t rs_a, int64_t cs_a, const uint16_t* b, int64_t rs_b, int64_t cs_b,
                    float beta, float* c, int64_t rs_c, int64_t cs_c) {
+  const tg_gemm_bf16_config* base = tg_gemm_bf16_cfg();
+  const int axpy = cs_b == 1 && base->gemv != NULL, dot = rs_b == 1 && base->gemv_dot != NULL;
+  if (m == 1 && (axpy || dot))
+    return run_gemv(base, !axpy, n, k, alpha, a, cs_a, b, rs_b, cs_b, beta, c, cs_c);
   const double flops = 2.0 * (double) m * (double) n * (double) k;
   const int threads = flops < TG_BF16_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();
-  const tg_gemm_bf16_config cfg = for_rows(tg_gemm_bf16_cfg(), m);
+  const tg_gemm_bf16_config cfg = for_rows(base, m);
   const int64_t panels = (m + cfg.mr - 1) / cfg.mr;
   block_job j;
   memset(&j, 0, sizeof(j));

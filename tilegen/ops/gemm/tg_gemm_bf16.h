@@ -18,6 +18,12 @@ typedef struct tg_gemm_bf16_config {
   int mr, nr;
   int64_t kc, nc;             /* k values per packed block (even), columns per B block */
   const char* name;
+  /* One row of C (m == 1), B read in place: the first production gemvbf16 kernel of each form
+     of the best usable ISA that has one (NULL: none built); axpy for row-major B, dot
+     (gemv_mr columns a call) for column-major B. */
+  tg_bf16_gemv_ukernel_fn gemv, gemv_dot;
+  int gemv_nr, gemv_mr;
+  const char *gemv_name, *gemv_dot_name;
 } tg_gemm_bf16_config;
 
 const tg_gemm_bf16_config* tg_gemm_bf16_cfg(void);
