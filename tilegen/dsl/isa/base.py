@@ -294,7 +294,7 @@ class DotOps(_Spellings):
     dot_lane_: str = ""
     first_: str = ""
     second_: str = ""
-    widen_: str = ""           # one row's values at p as float32 (the GEMV's axpy form)
+    widen_: str = ""           # `lanes` consecutive bfloat16 values at p as float32
     zip_lo_: str = ""          # two rows into pair vectors (empty: not offered)
     zip_hi_: str = ""
     unzip_lo_: str = ""        # the zipped columns back in order
