@@ -114,7 +114,11 @@ S8 = QuadOps(
     mla_="vmlaq_s32({acc}, {a}, {b})",
     lo4_="vreinterpretq_s32_u8(vandq_u8(vreinterpretq_u8_s32({x}), vdupq_n_u8(0x0F)))",
     hi4_="vreinterpretq_s32_u8(vshrq_n_u8(vreinterpretq_u8_s32({x}), 4))",
-    tofloat_="vcvtq_f32_s32({x})", helpers=QUAD_HELPER)
+    tofloat_="vcvtq_f32_s32({x})", set1_="vdupq_n_s32({x})",
+    # Four bytes (one 32-bit load: no read past them) widened twice.
+    load8_=("vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32("
+            "vdup_n_s32(tg_quad_bits((const int8_t*) ({p})))))))"),
+    helpers=QUAD_HELPER)
 
 
 ISA = Isa(
