@@ -320,6 +320,12 @@ class QuadOps(_Spellings):
                        quad vectors q0..q3 of their columns, in the ISA's own column order
       order4(v0, v1, v2, v3)   a block statement (with `dot`): int32 vectors permuted in place
                        between rows4's column order and the natural one (its own inverse)
+      pair(x0, x1)     (without `dot`; optional) the int16 pair x0, x1 (values -128..255) as a
+                       `pair_vtype` value for madd2
+      madd2(acc0, acc1, p0, p1, xx)   a block statement: acc0 and acc1 (the int32 vectors of
+                       columns 0..lanes-1 and lanes..2*lanes-1) += p0[j] * x0 + p1[j] * x1 for
+                       the 2 * lanes int8 values at p0 and p1 (two rows of B), xx = pair(x0, x1)
+                       (PMADDWD on interleaved rows; SMLAL by lane)
     """
 
     ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"), "byte": ("x", "t"),
@@ -328,7 +334,8 @@ class QuadOps(_Spellings):
             "dot7": ("acc", "a", "b"), "sdot": ("acc", "a", "b"), "set1": ("x",),
             "load8": ("p",), "flip": ("x",),
             "rows4": ("q0", "q1", "q2", "q3", "r0", "r1", "r2", "r3"),
-            "order4": ("v0", "v1", "v2", "v3")}
+            "order4": ("v0", "v1", "v2", "v3"), "pair": ("x0", "x1"),
+            "madd2": ("acc0", "acc1", "p0", "p1", "xx")}
 
     vtype: str
     lanes: int
@@ -351,6 +358,9 @@ class QuadOps(_Spellings):
     flip_: str = ""
     rows4_: str = ""
     order4_: str = ""
+    pair_: str = ""
+    madd2_: str = ""
+    pair_vtype: str = ""
     helpers: str = ""
 
     @property

@@ -306,6 +306,17 @@ def s8_ops(bits: int, native: bool = False) -> QuadOps:
         return QuadOps(dot_="tg_dpbusd({acc}, {a}, {b})",
                        flip_="_mm512_xor_si512({x}, _mm512_set1_epi8((char) 0x80))",
                        rows4_=_S8_ROWS4_512, order4_=_S8_ORDER4_512, **common)
+    if bits == 256:  # two rows' bytes interleaved, widened to int16 pairs, one VPMADDWD
+        common.update(
+            pair_vtype="__m256i",
+            pair_="_mm256_set1_epi32((int32_t) ((uint32_t) (uint16_t) ({x0}) | "
+                  "(uint32_t) (uint16_t) ({x1}) << 16))",
+            madd2_=("{{ const __m128i tg_a = _mm_loadu_si128((const __m128i*) ({p0})), "
+                    "tg_b = _mm_loadu_si128((const __m128i*) ({p1})); "
+                    "{acc0} = _mm256_add_epi32({acc0}, _mm256_madd_epi16("
+                    "_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), {xx})); "
+                    "{acc1} = _mm256_add_epi32({acc1}, _mm256_madd_epi16("
+                    "_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), {xx})); }}"))
     return QuadOps(
         byte_=f"{w}_srai_epi32({w}_slli_epi32({{x}}, 24 - 8 * ({{t}})), 24)",
         mla_=f"{w}_add_epi32({{acc}}, {w}_mullo_epi32({{a}}, {{b}}))", **common)

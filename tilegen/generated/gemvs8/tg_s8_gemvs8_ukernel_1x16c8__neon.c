@@ -26,62 +26,36 @@ void tg_s8_gemvs8_ukernel_1x16c8__neon(
   const int64_t nfull = n / 16 * 16;  /* the full steps' columns */
   if (!accumulate)
     for (int64_t j = 0; j < nfull; j += 4) vst1q_s32((int32_t*) (y + j), vdupq_n_s32(0));
+  /* Rows in pairs: two vectors of y take both rows' products at once (q.madd2); an odd last
+     row is paired with itself times 0. */
   int64_t r0 = 0;
   for (; r0 + 8 <= k; r0 += 8) {
     const int8_t* b0 = b + (r0 + 0) * rs_b;
-    const int32x4_t vx0 = vdupq_n_s32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 0] : (int32_t) x[r0 + 0]);
     const int8_t* b1 = b + (r0 + 1) * rs_b;
-    const int32x4_t vx1 = vdupq_n_s32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 1] : (int32_t) x[r0 + 1]);
+    const int16x4_t vxx0 = vcreate_s16((uint64_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 0] : (int32_t) x[r0 + 0])) | (uint64_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 1] : (int32_t) x[r0 + 1])) << 16);
     const int8_t* b2 = b + (r0 + 2) * rs_b;
-    const int32x4_t vx2 = vdupq_n_s32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 2] : (int32_t) x[r0 + 2]);
     const int8_t* b3 = b + (r0 + 3) * rs_b;
-    const int32x4_t vx3 = vdupq_n_s32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 3] : (int32_t) x[r0 + 3]);
+    const int16x4_t vxx2 = vcreate_s16((uint64_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 2] : (int32_t) x[r0 + 2])) | (uint64_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 3] : (int32_t) x[r0 + 3])) << 16);
     const int8_t* b4 = b + (r0 + 4) * rs_b;
-    const int32x4_t vx4 = vdupq_n_s32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 4] : (int32_t) x[r0 + 4]);
     const int8_t* b5 = b + (r0 + 5) * rs_b;
-    const int32x4_t vx5 = vdupq_n_s32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 5] : (int32_t) x[r0 + 5]);
+    const int16x4_t vxx4 = vcreate_s16((uint64_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 4] : (int32_t) x[r0 + 4])) | (uint64_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 5] : (int32_t) x[r0 + 5])) << 16);
     const int8_t* b6 = b + (r0 + 6) * rs_b;
-    const int32x4_t vx6 = vdupq_n_s32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 6] : (int32_t) x[r0 + 6]);
     const int8_t* b7 = b + (r0 + 7) * rs_b;
-    const int32x4_t vx7 = vdupq_n_s32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 7] : (int32_t) x[r0 + 7]);
+    const int16x4_t vxx6 = vcreate_s16((uint64_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 6] : (int32_t) x[r0 + 6])) | (uint64_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 7] : (int32_t) x[r0 + 7])) << 16);
     for (int64_t j = 0; j < nfull; j += 16) {
       int32x4_t vy0 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 0))));
       int32x4_t vy1 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 4))));
       int32x4_t vy2 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 8))));
       int32x4_t vy3 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 12))));
 
-      vy0 = vmlaq_s32(vy0, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b0 + j + 0))))))), vx0);
-      vy1 = vmlaq_s32(vy1, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b0 + j + 4))))))), vx0);
-      vy2 = vmlaq_s32(vy2, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b0 + j + 8))))))), vx0);
-      vy3 = vmlaq_s32(vy3, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b0 + j + 12))))))), vx0);
-      vy0 = vmlaq_s32(vy0, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b1 + j + 0))))))), vx1);
-      vy1 = vmlaq_s32(vy1, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b1 + j + 4))))))), vx1);
-      vy2 = vmlaq_s32(vy2, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b1 + j + 8))))))), vx1);
-      vy3 = vmlaq_s32(vy3, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b1 + j + 12))))))), vx1);
-      vy0 = vmlaq_s32(vy0, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b2 + j + 0))))))), vx2);
-      vy1 = vmlaq_s32(vy1, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b2 + j + 4))))))), vx2);
-      vy2 = vmlaq_s32(vy2, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b2 + j + 8))))))), vx2);
-      vy3 = vmlaq_s32(vy3, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b2 + j + 12))))))), vx2);
-      vy0 = vmlaq_s32(vy0, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b3 + j + 0))))))), vx3);
-      vy1 = vmlaq_s32(vy1, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b3 + j + 4))))))), vx3);
-      vy2 = vmlaq_s32(vy2, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b3 + j + 8))))))), vx3);
-      vy3 = vmlaq_s32(vy3, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b3 + j + 12))))))), vx3);
-      vy0 = vmlaq_s32(vy0, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b4 + j + 0))))))), vx4);
-      vy1 = vmlaq_s32(vy1, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b4 + j + 4))))))), vx4);
-      vy2 = vmlaq_s32(vy2, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b4 + j + 8))))))), vx4);
-      vy3 = vmlaq_s32(vy3, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b4 + j + 12))))))), vx4);
-      vy0 = vmlaq_s32(vy0, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b5 + j + 0))))))), vx5);
-      vy1 = vmlaq_s32(vy1, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b5 + j + 4))))))), vx5);
-      vy2 = vmlaq_s32(vy2, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b5 + j + 8))))))), vx5);
-      vy3 = vmlaq_s32(vy3, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b5 + j + 12))))))), vx5);
-      vy0 = vmlaq_s32(vy0, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b6 + j + 0))))))), vx6);
-      vy1 = vmlaq_s32(vy1, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b6 + j + 4))))))), vx6);
-      vy2 = vmlaq_s32(vy2, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b6 + j + 8))))))), vx6);
-      vy3 = vmlaq_s32(vy3, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b6 + j + 12))))))), vx6);
-      vy0 = vmlaq_s32(vy0, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b7 + j + 0))))))), vx7);
-      vy1 = vmlaq_s32(vy1, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b7 + j + 4))))))), vx7);
-      vy2 = vmlaq_s32(vy2, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b7 + j + 8))))))), vx7);
-      vy3 = vmlaq_s32(vy3, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b7 + j + 12))))))), vx7);
+      { const int16x8_t tg_a = vmovl_s8(vld1_s8((const int8_t*) (b0 + j + 0))), tg_b = vmovl_s8(vld1_s8((const int8_t*) (b1 + j + 0))); vy0 = vmlal_lane_s16(vmlal_lane_s16(vy0, vget_low_s16(tg_a), vxx0, 0), vget_low_s16(tg_b), vxx0, 1); vy1 = vmlal_lane_s16(vmlal_lane_s16(vy1, vget_high_s16(tg_a), vxx0, 0), vget_high_s16(tg_b), vxx0, 1); }
+      { const int16x8_t tg_a = vmovl_s8(vld1_s8((const int8_t*) (b0 + j + 8))), tg_b = vmovl_s8(vld1_s8((const int8_t*) (b1 + j + 8))); vy2 = vmlal_lane_s16(vmlal_lane_s16(vy2, vget_low_s16(tg_a), vxx0, 0), vget_low_s16(tg_b), vxx0, 1); vy3 = vmlal_lane_s16(vmlal_lane_s16(vy3, vget_high_s16(tg_a), vxx0, 0), vget_high_s16(tg_b), vxx0, 1); }
+      { const int16x8_t tg_a = vmovl_s8(vld1_s8((const int8_t*) (b2 + j + 0))), tg_b = vmovl_s8(vld1_s8((const int8_t*) (b3 + j + 0))); vy0 = vmlal_lane_s16(vmlal_lane_s16(vy0, vget_low_s16(tg_a), vxx2, 0), vget_low_s16(tg_b), vxx2, 1); vy1 = vmlal_lane_s16(vmlal_lane_s16(vy1, vget_high_s16(tg_a), vxx2, 0), vget_high_s16(tg_b), vxx2, 1); }
+      { const int16x8_t tg_a = vmovl_s8(vld1_s8((const int8_t*) (b2 + j + 8))), tg_b = vmovl_s8(vld1_s8((const int8_t*) (b3 + j + 8))); vy2 = vmlal_lane_s16(vmlal_lane_s16(vy2, vget_low_s16(tg_a), vxx2, 0), vget_low_s16(tg_b), vxx2, 1); vy3 = vmlal_lane_s16(vmlal_lane_s16(vy3, vget_high_s16(tg_a), vxx2, 0), vget_high_s16(tg_b), vxx2, 1); }
+      { const int16x8_t tg_a = vmovl_s8(vld1_s8((const int8_t*) (b4 + j + 0))), tg_b = vmovl_s8(vld1_s8((const int8_t*) (b5 + j + 0))); vy0 = vmlal_lane_s16(vmlal_lane_s16(vy0, vget_low_s16(tg_a), vxx4, 0), vget_low_s16(tg_b), vxx4, 1); vy1 = vmlal_lane_s16(vmlal_lane_s16(vy1, vget_high_s16(tg_a), vxx4, 0), vget_high_s16(tg_b), vxx4, 1); }
+      { const int16x8_t tg_a = vmovl_s8(vld1_s8((const int8_t*) (b4 + j + 8))), tg_b = vmovl_s8(vld1_s8((const int8_t*) (b5 + j + 8))); vy2 = vmlal_lane_s16(vmlal_lane_s16(vy2, vget_low_s16(tg_a), vxx4, 0), vget_low_s16(tg_b), vxx4, 1); vy3 = vmlal_lane_s16(vmlal_lane_s16(vy3, vget_high_s16(tg_a), vxx4, 0), vget_high_s16(tg_b), vxx4, 1); }
+      { const int16x8_t tg_a = vmovl_s8(vld1_s8((const int8_t*) (b6 + j + 0))), tg_b = vmovl_s8(vld1_s8((const int8_t*) (b7 + j + 0))); vy0 = vmlal_lane_s16(vmlal_lane_s16(vy0, vget_low_s16(tg_a), vxx6, 0), vget_low_s16(tg_b), vxx6, 1); vy1 = vmlal_lane_s16(vmlal_lane_s16(vy1, vget_high_s16(tg_a), vxx6, 0), vget_high_s16(tg_b), vxx6, 1); }
+      { const int16x8_t tg_a = vmovl_s8(vld1_s8((const int8_t*) (b6 + j + 8))), tg_b = vmovl_s8(vld1_s8((const int8_t*) (b7 + j + 8))); vy2 = vmlal_lane_s16(vmlal_lane_s16(vy2, vget_low_s16(tg_a), vxx6, 0), vget_low_s16(tg_b), vxx6, 1); vy3 = vmlal_lane_s16(vmlal_lane_s16(vy3, vget_high_s16(tg_a), vxx6, 0), vget_high_s16(tg_b), vxx6, 1); }
       vst1q_s32((int32_t*) (y + j + 0), vy0);
       vst1q_s32((int32_t*) (y + j + 4), vy1);
       vst1q_s32((int32_t*) (y + j + 8), vy2);
@@ -89,20 +63,19 @@ void tg_s8_gemvs8_ukernel_1x16c8__neon(
 
     }
   }
-  /* The rows past the last pass, one at a time. */
-  for (; r0 < k; r0++) {
+  /* The rows past the last pass, two at a time. */
+  for (; r0 < k; r0 += 2) {
     const int8_t* b0 = b + r0 * rs_b;
-    const int32x4_t vx0 = vdupq_n_s32(x_unsigned ? (int32_t) (uint8_t) x[r0] : (int32_t) x[r0]);
+    const int8_t* b1 = r0 + 1 < k ? b0 + rs_b : b0;
+    const int16x4_t vxx0 = vcreate_s16((uint64_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0] : (int32_t) x[r0])) | (uint64_t) (uint16_t) (r0 + 1 < k ? (x_unsigned ? (int32_t) (uint8_t) x[r0 + 1] : (int32_t) x[r0 + 1]) : 0) << 16);
     for (int64_t j = 0; j < nfull; j += 16) {
       int32x4_t vy0 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 0))));
       int32x4_t vy1 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 4))));
       int32x4_t vy2 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 8))));
       int32x4_t vy3 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 12))));
 
-      vy0 = vmlaq_s32(vy0, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b0 + j + 0))))))), vx0);
-      vy1 = vmlaq_s32(vy1, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b0 + j + 4))))))), vx0);
-      vy2 = vmlaq_s32(vy2, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b0 + j + 8))))))), vx0);
-      vy3 = vmlaq_s32(vy3, vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(tg_quad_bits((const int8_t*) (b0 + j + 12))))))), vx0);
+      { const int16x8_t tg_a = vmovl_s8(vld1_s8((const int8_t*) (b0 + j + 0))), tg_b = vmovl_s8(vld1_s8((const int8_t*) (b1 + j + 0))); vy0 = vmlal_lane_s16(vmlal_lane_s16(vy0, vget_low_s16(tg_a), vxx0, 0), vget_low_s16(tg_b), vxx0, 1); vy1 = vmlal_lane_s16(vmlal_lane_s16(vy1, vget_high_s16(tg_a), vxx0, 0), vget_high_s16(tg_b), vxx0, 1); }
+      { const int16x8_t tg_a = vmovl_s8(vld1_s8((const int8_t*) (b0 + j + 8))), tg_b = vmovl_s8(vld1_s8((const int8_t*) (b1 + j + 8))); vy2 = vmlal_lane_s16(vmlal_lane_s16(vy2, vget_low_s16(tg_a), vxx0, 0), vget_low_s16(tg_b), vxx0, 1); vy3 = vmlal_lane_s16(vmlal_lane_s16(vy3, vget_high_s16(tg_a), vxx0, 0), vget_high_s16(tg_b), vxx0, 1); }
       vst1q_s32((int32_t*) (y + j + 0), vy0);
       vst1q_s32((int32_t*) (y + j + 4), vy1);
       vst1q_s32((int32_t*) (y + j + 8), vy2);

@@ -26,62 +26,36 @@ void tg_s8_gemvs8_ukernel_1x32c8__avx2(
   const int64_t nfull = n / 32 * 32;  /* the full steps' columns */
   if (!accumulate)
     for (int64_t j = 0; j < nfull; j += 8) _mm256_storeu_si256((void*) (y + j), _mm256_setzero_si256());
+  /* Rows in pairs: two vectors of y take both rows' products at once (q.madd2); an odd last
+     row is paired with itself times 0. */
   int64_t r0 = 0;
   for (; r0 + 8 <= k; r0 += 8) {
     const int8_t* b0 = b + (r0 + 0) * rs_b;
-    const __m256i vx0 = _mm256_set1_epi32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 0] : (int32_t) x[r0 + 0]);
     const int8_t* b1 = b + (r0 + 1) * rs_b;
-    const __m256i vx1 = _mm256_set1_epi32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 1] : (int32_t) x[r0 + 1]);
+    const __m256i vxx0 = _mm256_set1_epi32((int32_t) ((uint32_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 0] : (int32_t) x[r0 + 0])) | (uint32_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 1] : (int32_t) x[r0 + 1])) << 16));
     const int8_t* b2 = b + (r0 + 2) * rs_b;
-    const __m256i vx2 = _mm256_set1_epi32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 2] : (int32_t) x[r0 + 2]);
     const int8_t* b3 = b + (r0 + 3) * rs_b;
-    const __m256i vx3 = _mm256_set1_epi32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 3] : (int32_t) x[r0 + 3]);
+    const __m256i vxx2 = _mm256_set1_epi32((int32_t) ((uint32_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 2] : (int32_t) x[r0 + 2])) | (uint32_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 3] : (int32_t) x[r0 + 3])) << 16));
     const int8_t* b4 = b + (r0 + 4) * rs_b;
-    const __m256i vx4 = _mm256_set1_epi32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 4] : (int32_t) x[r0 + 4]);
     const int8_t* b5 = b + (r0 + 5) * rs_b;
-    const __m256i vx5 = _mm256_set1_epi32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 5] : (int32_t) x[r0 + 5]);
+    const __m256i vxx4 = _mm256_set1_epi32((int32_t) ((uint32_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 4] : (int32_t) x[r0 + 4])) | (uint32_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 5] : (int32_t) x[r0 + 5])) << 16));
     const int8_t* b6 = b + (r0 + 6) * rs_b;
-    const __m256i vx6 = _mm256_set1_epi32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 6] : (int32_t) x[r0 + 6]);
     const int8_t* b7 = b + (r0 + 7) * rs_b;
-    const __m256i vx7 = _mm256_set1_epi32(x_unsigned ? (int32_t) (uint8_t) x[r0 + 7] : (int32_t) x[r0 + 7]);
+    const __m256i vxx6 = _mm256_set1_epi32((int32_t) ((uint32_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 6] : (int32_t) x[r0 + 6])) | (uint32_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0 + 7] : (int32_t) x[r0 + 7])) << 16));
     for (int64_t j = 0; j < nfull; j += 32) {
       __m256i vy0 = _mm256_loadu_si256((const void*) ((const int8_t*) (y + j + 0)));
       __m256i vy1 = _mm256_loadu_si256((const void*) ((const int8_t*) (y + j + 8)));
       __m256i vy2 = _mm256_loadu_si256((const void*) ((const int8_t*) (y + j + 16)));
       __m256i vy3 = _mm256_loadu_si256((const void*) ((const int8_t*) (y + j + 24)));
 
-      vy0 = _mm256_add_epi32(vy0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b0 + j + 0))), vx0));
-      vy1 = _mm256_add_epi32(vy1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b0 + j + 8))), vx0));
-      vy2 = _mm256_add_epi32(vy2, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b0 + j + 16))), vx0));
-      vy3 = _mm256_add_epi32(vy3, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b0 + j + 24))), vx0));
-      vy0 = _mm256_add_epi32(vy0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b1 + j + 0))), vx1));
-      vy1 = _mm256_add_epi32(vy1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b1 + j + 8))), vx1));
-      vy2 = _mm256_add_epi32(vy2, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b1 + j + 16))), vx1));
-      vy3 = _mm256_add_epi32(vy3, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b1 + j + 24))), vx1));
-      vy0 = _mm256_add_epi32(vy0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b2 + j + 0))), vx2));
-      vy1 = _mm256_add_epi32(vy1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b2 + j + 8))), vx2));
-      vy2 = _mm256_add_epi32(vy2, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b2 + j + 16))), vx2));
-      vy3 = _mm256_add_epi32(vy3, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b2 + j + 24))), vx2));
-      vy0 = _mm256_add_epi32(vy0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b3 + j + 0))), vx3));
-      vy1 = _mm256_add_epi32(vy1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b3 + j + 8))), vx3));
-      vy2 = _mm256_add_epi32(vy2, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b3 + j + 16))), vx3));
-      vy3 = _mm256_add_epi32(vy3, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b3 + j + 24))), vx3));
-      vy0 = _mm256_add_epi32(vy0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b4 + j + 0))), vx4));
-      vy1 = _mm256_add_epi32(vy1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b4 + j + 8))), vx4));
-      vy2 = _mm256_add_epi32(vy2, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b4 + j + 16))), vx4));
-      vy3 = _mm256_add_epi32(vy3, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b4 + j + 24))), vx4));
-      vy0 = _mm256_add_epi32(vy0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b5 + j + 0))), vx5));
-      vy1 = _mm256_add_epi32(vy1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b5 + j + 8))), vx5));
-      vy2 = _mm256_add_epi32(vy2, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b5 + j + 16))), vx5));
-      vy3 = _mm256_add_epi32(vy3, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b5 + j + 24))), vx5));
-      vy0 = _mm256_add_epi32(vy0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b6 + j + 0))), vx6));
-      vy1 = _mm256_add_epi32(vy1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b6 + j + 8))), vx6));
-      vy2 = _mm256_add_epi32(vy2, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b6 + j + 16))), vx6));
-      vy3 = _mm256_add_epi32(vy3, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b6 + j + 24))), vx6));
-      vy0 = _mm256_add_epi32(vy0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b7 + j + 0))), vx7));
-      vy1 = _mm256_add_epi32(vy1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b7 + j + 8))), vx7));
-      vy2 = _mm256_add_epi32(vy2, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b7 + j + 16))), vx7));
-      vy3 = _mm256_add_epi32(vy3, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b7 + j + 24))), vx7));
+      { const __m128i tg_a = _mm_loadu_si128((const __m128i*) (b0 + j + 0)), tg_b = _mm_loadu_si128((const __m128i*) (b1 + j + 0)); vy0 = _mm256_add_epi32(vy0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), vxx0)); vy1 = _mm256_add_epi32(vy1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), vxx0)); }
+      { const __m128i tg_a = _mm_loadu_si128((const __m128i*) (b0 + j + 16)), tg_b = _mm_loadu_si128((const __m128i*) (b1 + j + 16)); vy2 = _mm256_add_epi32(vy2, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), vxx0)); vy3 = _mm256_add_epi32(vy3, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), vxx0)); }
+      { const __m128i tg_a = _mm_loadu_si128((const __m128i*) (b2 + j + 0)), tg_b = _mm_loadu_si128((const __m128i*) (b3 + j + 0)); vy0 = _mm256_add_epi32(vy0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), vxx2)); vy1 = _mm256_add_epi32(vy1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), vxx2)); }
+      { const __m128i tg_a = _mm_loadu_si128((const __m128i*) (b2 + j + 16)), tg_b = _mm_loadu_si128((const __m128i*) (b3 + j + 16)); vy2 = _mm256_add_epi32(vy2, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), vxx2)); vy3 = _mm256_add_epi32(vy3, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), vxx2)); }
+      { const __m128i tg_a = _mm_loadu_si128((const __m128i*) (b4 + j + 0)), tg_b = _mm_loadu_si128((const __m128i*) (b5 + j + 0)); vy0 = _mm256_add_epi32(vy0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), vxx4)); vy1 = _mm256_add_epi32(vy1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), vxx4)); }
+      { const __m128i tg_a = _mm_loadu_si128((const __m128i*) (b4 + j + 16)), tg_b = _mm_loadu_si128((const __m128i*) (b5 + j + 16)); vy2 = _mm256_add_epi32(vy2, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), vxx4)); vy3 = _mm256_add_epi32(vy3, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), vxx4)); }
+      { const __m128i tg_a = _mm_loadu_si128((const __m128i*) (b6 + j + 0)), tg_b = _mm_loadu_si128((const __m128i*) (b7 + j + 0)); vy0 = _mm256_add_epi32(vy0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), vxx6)); vy1 = _mm256_add_epi32(vy1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), vxx6)); }
+      { const __m128i tg_a = _mm_loadu_si128((const __m128i*) (b6 + j + 16)), tg_b = _mm_loadu_si128((const __m128i*) (b7 + j + 16)); vy2 = _mm256_add_epi32(vy2, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), vxx6)); vy3 = _mm256_add_epi32(vy3, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), vxx6)); }
       _mm256_storeu_si256((void*) (y + j + 0), vy0);
       _mm256_storeu_si256((void*) (y + j + 8), vy1);
       _mm256_storeu_si256((void*) (y + j + 16), vy2);
@@ -89,20 +63,19 @@ void tg_s8_gemvs8_ukernel_1x32c8__avx2(
 
     }
   }
-  /* The rows past the last pass, one at a time. */
-  for (; r0 < k; r0++) {
+  /* The rows past the last pass, two at a time. */
+  for (; r0 < k; r0 += 2) {
     const int8_t* b0 = b + r0 * rs_b;
-    const __m256i vx0 = _mm256_set1_epi32(x_unsigned ? (int32_t) (uint8_t) x[r0] : (int32_t) x[r0]);
+    const int8_t* b1 = r0 + 1 < k ? b0 + rs_b : b0;
+    const __m256i vxx0 = _mm256_set1_epi32((int32_t) ((uint32_t) (uint16_t) ((x_unsigned ? (int32_t) (uint8_t) x[r0] : (int32_t) x[r0])) | (uint32_t) (uint16_t) (r0 + 1 < k ? (x_unsigned ? (int32_t) (uint8_t) x[r0 + 1] : (int32_t) x[r0 + 1]) : 0) << 16));
     for (int64_t j = 0; j < nfull; j += 32) {
       __m256i vy0 = _mm256_loadu_si256((const void*) ((const int8_t*) (y + j + 0)));
       __m256i vy1 = _mm256_loadu_si256((const void*) ((const int8_t*) (y + j + 8)));
       __m256i vy2 = _mm256_loadu_si256((const void*) ((const int8_t*) (y + j + 16)));
       __m256i vy3 = _mm256_loadu_si256((const void*) ((const int8_t*) (y + j + 24)));
 
-      vy0 = _mm256_add_epi32(vy0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b0 + j + 0))), vx0));
-      vy1 = _mm256_add_epi32(vy1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b0 + j + 8))), vx0));
-      vy2 = _mm256_add_epi32(vy2, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b0 + j + 16))), vx0));
-      vy3 = _mm256_add_epi32(vy3, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) (b0 + j + 24))), vx0));
+      { const __m128i tg_a = _mm_loadu_si128((const __m128i*) (b0 + j + 0)), tg_b = _mm_loadu_si128((const __m128i*) (b1 + j + 0)); vy0 = _mm256_add_epi32(vy0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), vxx0)); vy1 = _mm256_add_epi32(vy1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), vxx0)); }
+      { const __m128i tg_a = _mm_loadu_si128((const __m128i*) (b0 + j + 16)), tg_b = _mm_loadu_si128((const __m128i*) (b1 + j + 16)); vy2 = _mm256_add_epi32(vy2, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), vxx0)); vy3 = _mm256_add_epi32(vy3, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), vxx0)); }
       _mm256_storeu_si256((void*) (y + j + 0), vy0);
       _mm256_storeu_si256((void*) (y + j + 8), vy1);
       _mm256_storeu_si256((void*) (y + j + 16), vy2);

@@ -9,8 +9,9 @@ With a four-way dot product (QuadOps.dot, VPDPBUSD: unsigned x signed bytes) fou
 interleaved into quad vectors (QuadOps.rows4) and y is kept in rows4's column order between
 passes (QuadOps.order4 there and back, once each). uint8 x is the unsigned operand as it is;
 for int8 x, B + 128 is (its bytes' top bits flipped) and x the signed one, and 128 x sum(x) is
-taken back once -- a scalar, so no column sums of B are needed. ISAs without it sign-extend B's
-bytes to int32 (QuadOps.load8) and multiply-add by x.
+taken back once -- a scalar, so no column sums of B are needed. ISAs without it take rows in
+pairs where they can multiply-add two rows at once (QuadOps.madd2: PMADDWD, SMLAL by lane),
+else sign-extend B's bytes to int32 (QuadOps.load8) and multiply-add by x.
 """
 from __future__ import annotations
 
@@ -52,6 +53,9 @@ class GemvS8(OpFamily):
                                  f"(NR a multiple of {4 * q.lanes}), got NR={spec.nr}")
             return
         self.check_multiple("nr", spec.nr, spec, "NR")
+        if q.madd2_ and spec.nr % (2 * q.lanes):
+            raise ValueError(f"nr: the {spec.isa} int8 GEMV takes vectors of y in pairs (NR a "
+                             f"multiple of {2 * q.lanes}), got NR={spec.nr}")
 
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
