@@ -39,12 +39,63 @@ def test_register_budget_accepts_tiles_that_fit(isa, dtype, mr, nr):
     assert spec(isa=isa, dtype=dtype, mr=mr, nr=nr).tile == f"{mr}x{nr}"
 
 
+def test_indexed_dot_takes_a_rows_four_at_a_time():
+    """neondot's int8 GEMM (SDOT by element): one A vector holds four rows' quads, so MR is a
+    multiple of 4 and the budget counts MR/4 A vectors; a refused tile names the largest one
+    that fits and keeps that rule."""
+    s8 = dict(op="gemms8", dtype="s8", isa="neondot", kr=4)
+    assert KernelSpec(**s8, mr=8, nr=12).tile == "8x12c4"         # 24 + 3 + 2 = 29
+    with pytest.raises(ValueError, match=r"^mr: .*MR=6 is not a multiple of 4"):
+        KernelSpec(**s8, mr=6, nr=8)
+    # 16 x 2 + 2 + 4 = 38; 13x8c4 would fit 32 registers but breaks the rows rule.
+    with pytest.raises(ValueError, match=r"^tile: 16x8c4 .* 4 A quad vector .*MR/lanes <= 32; "
+                                         r"the largest neondot tile with NR=8 that fits is 12x8c4$"):
+        KernelSpec(**s8, mr=16, nr=8)
+
+
+def test_smmla_takes_k_in_octets_and_rows_in_pairs():
+    """neoni8mm's int8 GEMM (SMMLA: 2x8 by 8x2): KR is 8 there and 4 elsewhere, MR even."""
+    s8 = dict(op="gemms8", dtype="s8", isa="neoni8mm")
+    assert KernelSpec(**s8, mr=8, nr=8, kr=8).name == "tg_s8_gemm_ukernel_8x8c8__neoni8mm"
+    with pytest.raises(ValueError, match=r"^kr: neoni8mm's .* KR=8, got 4"):
+        KernelSpec(**s8, mr=8, nr=8, kr=4)
+    with pytest.raises(ValueError, match=r"^kr: neondot's .* KR=4, got 8"):
+        KernelSpec(**{**s8, "isa": "neondot"}, mr=8, nr=8, kr=8)
+    with pytest.raises(ValueError, match=r"^mr: SMMLA .* MR=5 is odd"):
+        KernelSpec(**s8, mr=5, nr=8, kr=8)
+    # 8 x 12: 24 tiles + 6 B column pairs + 4 A row pairs = 34.
+    with pytest.raises(ValueError, match=r"^tile: 8x12c8 .* 34 vector registers.*NR/2 \+ MR/2"):
+        KernelSpec(**s8, mr=8, nr=12, kr=8)
+
+
 @pytest.mark.parametrize("isa, dtype, nr, lanes", [
     ("avx512", "f32", 24, 16), ("avx512", "f64", 12, 8), ("avx2", "f32", 12, 8), ("neon", "f64", 3, 2),
 ])
 def test_nr_must_be_a_multiple_of_the_vector_width(isa, dtype, nr, lanes):
     with pytest.raises(ValueError, match=rf"^nr: .*{lanes} lanes"):
         spec(isa=isa, dtype=dtype, mr=1, nr=nr)
+
+
+def bf16_spec(isa: str, mr: int, nr: int) -> KernelSpec:
+    return KernelSpec(op="gemmbf16", dtype="bf16", isa=isa, mr=mr, nr=nr, kr=2)
+
+
+def test_bfdot_by_lane_takes_mr_in_fours_and_counts_its_a_vectors():
+    """neonbf16's BFDOT by lane loads four rows' A pairs at a time: MR is a multiple of 4, and
+    each load is a register (12x8c2: 24 + 2 + 3 = 29); a tile over the budget is told the
+    largest MR that is both a multiple of 4 and fits, not merely one that fits."""
+    tile = bf16_spec("neonbf16", 12, 8)
+    assert tile.family.register_budget(tile).used == 29
+    with pytest.raises(ValueError, match=r"^mr: MR=6 is not a multiple of .*4 lanes"):
+        bf16_spec("neonbf16", 6, 8)
+    with pytest.raises(ValueError, match=r"^tile: 12x12c2 .* = 42 .* budget of 32; .*"
+                                         r"MR\*NR/lanes \+ NR/lanes \+ MR/lanes .* is 8x12c2$"):
+        bf16_spec("neonbf16", 12, 12)
+    # Widened NEON tiles of any MR still exist (rows by broadcast where MR % 4 != 0).
+    assert bf16_spec("neon", 3, 8).tile == "3x8c2"
+    text = render_kernel(bf16_spec("neonbf16", 4, 8))
+    assert text.count("vld1q_bf16") == 3 and text.count("vbfdotq_laneq_f32(") == 8
+    assert "vbfdotq_laneq_f32(vacc3x1, vb1, va, 3)" in text
 
 
 @pytest.mark.parametrize("field, value, allowed", [

@@ -144,7 +144,7 @@ def test_gemvs8_int8_and_uint8_x(isa):
     """y = x B from row-major B read in place: int8 x (VNNI: B + 128, then 128 sum(x) back),
     uint8 x, y += x B; n past a step with a remainder, k not a multiple of 4, strided rows."""
     q = get_isa(isa).quad("s8")  # columns per step: 4 quad vectors, a pair, or one vector
-    step = q.lanes * (4 if q.native else 2 if q.madd2_ else 1)
+    step = q.lanes * (4 if q.rows4_ else 2 if q.madd2_ else 1)
     k = dsl.compile(op("gemvs8", "s8").tile(m=1, n=step, k=8).target(isa))
     wide = RNG.integers(-128, 128, (19, 2 * step + 9)).astype(np.int8)
     b = wide[:, 2:2 * step + 5]

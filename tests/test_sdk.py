@@ -405,6 +405,88 @@ def test_conv_and_attention_through_the_sdk(tmp_path):
         assert at == got.size
 
 
+# ------------------------------------------------------------ bfloat16 tiers on aarch64
+
+BF16_CLIENT = REPO_ROOT / "tests" / "sdk" / "bf16_client.c"
+
+
+@pytest.fixture(scope="module")
+def bf16_client(tmp_path_factory) -> Path:
+    """The client, built once against the aarch64 SDK."""
+    need("cmake", "aarch64-linux-gnu-gcc", "qemu-aarch64")
+    tmp = tmp_path_factory.mktemp("bf16-arm")
+    out = tmp / "sdk"
+    r = tilegen_cli("generate", "--sdk", "--isa", "neon,neonbf16", "--ops", "gemm", "--out", out)
+    assert r.returncode == 0, r.stderr
+    toolchain = tmp / "aarch64.cmake"
+    toolchain.write_text(TOOLCHAIN)
+    build = cmake_build(out, tmp / "build", f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
+    exe = tmp / "bf16_client"
+    subprocess.run(["aarch64-linux-gnu-gcc", "-std=c11", "-O2", "-static", f"-I{out / 'include'}",
+                    str(BF16_CLIENT), str(build / "libtilegen.a"), "-o", str(exe), "-lpthread",
+                    "-lm"], check=True)
+    return exe
+
+
+@pytest.mark.parametrize("cpu, env, isa", [
+    ("max", {}, "neonbf16"), ("neoverse-n1", {}, "neon"), ("max", {"TILEGEN_ISA": "neon"}, "neon"),
+])
+def test_bf16_gemm_tiers_on_aarch64_under_qemu(bf16_client, cpu, env, isa):
+    """An aarch64 SDK of gemm on neon and neonbf16, under qemu-aarch64: with FEAT_BF16 (qemu's
+    "max") tilegen_gemm_bf16 runs neonbf16's BFDOT kernels, without it (Neoverse N1) or capped
+    to neon the widened ones; the client checks every product against a double loop (few rows
+    take the 4x16 and 8x12 candidates, many the 12x8 main kernel)."""
+    r = subprocess.run(["qemu-aarch64", "-cpu", cpu, str(bf16_client)], capture_output=True,
+                       text=True, timeout=600, env=cprog.clean_env(TILEGEN_VERBOSE="1", **env))
+    assert r.returncode == 0 and r.stdout.startswith(f"OK {isa} "), (r.returncode, r.stdout,
+                                                                     r.stderr)
+    assert re.search(rf"^tilegen: bf16 gemm: {isa}, tg_bf16_gemm_ukernel_\S+__{isa} ",
+                     r.stderr, re.M), r.stderr
+
+
+# ------------------------------------------------------------ int8 GEMM on the dot-product tier
+
+S8_CLIENT = REPO_ROOT / "tests" / "sdk" / "s8_client.c"
+S8_LINE = re.compile(r"^(s8|u8s8) (\d+) (\d+) (\d+) threads (\d) col_major (\d) accumulate (\d) "
+                     r"bad (-?\d+)$", re.M)
+
+
+def test_int8_gemm_on_the_aarch64_dot_product_tiers(tmp_path):
+    """tilegen_gemm_s8 and tilegen_gemm_u8s8 from an SDK of the gemm op for neoni8mm, neondot
+    and neon, cross-built and run under qemu-aarch64 (tests/sdk/s8_client.c checks every
+    element against a plain int64 loop). Both dot-product tiers multiply signed by signed, so
+    uint8 A takes the flip (A - 128, 128 x B's column sums added back): on qemu's default CPU
+    through the SMMLA kernels (k packed in groups of 8), as a Cortex-A76 (asimddp, no i8mm)
+    through the SDOT ones, as a Cortex-A72 (neither) and under TILEGEN_ISA=neon through the
+    widening ones."""
+    if host_arch() == "aarch64":
+        pytest.skip("this host is aarch64: tests/ops/gemm/test_s8.py runs its tier natively")
+    need("cmake", "aarch64-linux-gnu-gcc", "qemu-aarch64")
+    sdk = tmp_path / "sdk"
+    r = tilegen_cli("generate", "--sdk", "--isa", "neoni8mm,neondot,neon", "--ops", "gemm",
+                    "--out", sdk)
+    assert r.returncode == 0, r.stderr
+    toolchain = tmp_path / "aarch64.cmake"
+    toolchain.write_text(TOOLCHAIN)
+    build = cmake_build(sdk, tmp_path / "arm", f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
+    exe = tmp_path / "s8-arm"
+    subprocess.run(["aarch64-linux-gnu-gcc", "-std=c11", "-static", f"-I{sdk / 'include'}",
+                    str(S8_CLIENT), str(build / "libtilegen.a"), "-o", str(exe), "-lpthread",
+                    "-lm"], check=True)
+    for cpu, env, isa in ((None, {}, "neoni8mm"), ("cortex-a76", {}, "neondot"),
+                          ("cortex-a72", {}, "neon"), (None, {"TILEGEN_ISA": "neon"}, "neon")):
+        cmd = ["qemu-aarch64", *(["-cpu", cpu] if cpu else []), str(exe)]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                           env=cprog.clean_env(TILEGEN_VERBOSE="1", **env))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith(f"isa {isa}\n"), r.stdout[:200]
+        assert re.search(rf"s8 gemm: {isa}, tg_s8_gemm_ukernel_\w+__{isa}\b", r.stderr), r.stderr
+        cases = S8_LINE.findall(r.stdout)
+        assert len(cases) == 2 * 5 * 2 * 2 * 2, r.stdout
+        bad = [c for c in cases if c[-1] != "0"]
+        assert not bad, f"{cpu or 'max'} {env}: {bad}"
+
+
 # ------------------------------------------------------------ an SDK without the host's ISAs
 
 ISA_CLIENT = r"""

@@ -320,3 +320,60 @@ def test_coverage_check_catches_a_missing_remainder():
         for act, points in clamps.items():
             for point in points:
                 assert coverage_gaps(spec, report(one_side=(act, point))), (family, act)
+
+
+# qemu-aarch64's Neoverse N1 has asimd, fp16 and dotprod but no bf16 (its default "max" has it).
+NO_BF16_CPU = "neoverse-n1"
+
+
+def test_neonbf16_tester_skips_on_a_cpu_without_bf16(tmp_path):
+    """A neonbf16 kernel's tester, run as an AArch64 CPU without FEAT_BF16, reports the missing
+    feature and exits 77 before it calls the kernel (BFDOT would raise SIGILL): the feature
+    check, not luck, keeps the tier off such CPUs."""
+    target = CROSS["aarch64"]
+    unavailable = target.unavailable()
+    if unavailable:
+        pytest.skip(unavailable)
+    entry = next(e for e in ENTRIES if e.spec.isa == "neonbf16" and e.production)
+    exe = tmp_path / "tester"
+    for command in compile_commands(entry.spec, target, exe):
+        build = subprocess.run(command, capture_output=True, text=True)
+        assert build.returncode == 0, build.stderr
+    run = subprocess.run([*target.runner, "-cpu", NO_BF16_CPU, str(exe)], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == SKIP_EXIT, (run.returncode, run.stdout, run.stderr)
+    assert re.search(r"^SKIP: .*\bbf16\b", run.stdout, re.M), run.stdout
+    assert "KERNEL" not in run.stdout, run.stdout
+
+
+# An AArch64 CPU with none of the optional features (asimdhp, asimddp, i8mm, bf16) that the
+# tiers above plain neon require: qemu's model of it.
+BARE_AARCH64_CPU = "cortex-a72"
+FEATURE_TIERS = sorted({e.spec.isa for e in ENTRIES if ISAS[e.spec.isa].arch == "aarch64"
+                        and set(ISAS[e.spec.isa].requires) - set(ISAS["neon"].requires)})
+
+
+def test_some_aarch64_tier_needs_a_feature():
+    """The test below has something to run: the dot-product tiers have kernels."""
+    assert {"neondot", "neoni8mm"} <= set(FEATURE_TIERS)
+
+
+@pytest.mark.parametrize("isa", FEATURE_TIERS)
+def test_feature_tier_skips_itself_without_its_feature(isa, tmp_path):
+    """One tester of each AArch64 tier that needs more than ASIMD, cross-built and run under
+    qemu-aarch64 as a Cortex-A72 (which has none of those features): the tester's own feature
+    check must exit 77 before the kernel runs (an instruction the CPU lacks would be SIGILL)."""
+    target = CROSS["aarch64"]
+    missing = target.unavailable()
+    if missing:
+        pytest.skip(missing)
+    entry = next(e for e in ENTRIES if e.spec.isa == isa)
+    exe = tmp_path / entry.name
+    for command in compile_commands(entry.spec, target, exe):
+        build = subprocess.run(command, capture_output=True, text=True)
+        assert build.returncode == 0, f"$ {' '.join(command)}\n{build.stderr}"
+    run = subprocess.run([*target.runner, "-cpu", BARE_AARCH64_CPU, str(exe)],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == SKIP_EXIT, (run.returncode, run.stdout, run.stderr)
+    lacks = set(ISAS[isa].requires) - set(ISAS["neon"].requires)
+    assert run.stdout.startswith("SKIP:") and all(f in run.stdout for f in lacks), run.stdout

@@ -158,8 +158,17 @@ class KernelSpec:
         from types import SimpleNamespace
 
         for mr in range(self.mr - 1, 0, -1):
-            fits = family.register_budget(SimpleNamespace(**{**self.as_dict(), "mr": mr}))
+            smaller = SimpleNamespace(**{**self.as_dict(), "mr": mr})
+            try:
+                family.check(smaller)  # e.g. MR a multiple of the lanes
+            except ValueError:
+                continue
+            fits = family.register_budget(smaller)
             if fits.used <= fits.available:
+                try:  # the family's own rules too (neondot's int8 MR is a multiple of 4)
+                    self.replace(mr=mr)
+                except ValueError:
+                    continue
                 tile = f"{mr}x{self.nr}" + (f"c{self.kr}" if self.kr > 1 else "")
                 return f"; the largest {self.isa} tile with NR={self.nr} that fits is {tile}"
         return ""

@@ -567,10 +567,11 @@ typedef void (*tg_bf16_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t kp, const 
 
 /* ======== gemms8 ======== */
 /* C (m <= MR rows, n <= NR columns, int32, element (i, j) at c[i*rs_c + j*cs_c]) = A B, plus C
-   when accumulate is nonzero (else C is not read), over kq quads of k: a is a packed A panel
-   (per k quad, MR quads of bytes: unsigned for the kernels whose row says A is offset, else
-   signed), b a packed B panel (per k quad, NR quads of int8; then NR int32 corrections, taken
-   away from each column's sums), zero-padded past m, n and k. Sums wrap modulo 2^32. */
+   when accumulate is nonzero (else C is not read), over kq groups of KR k values (the row's KR:
+   4, or 8 for SMMLA): a is a packed A panel (per k group, MR groups of KR bytes: unsigned for
+   the kernels whose row says A is offset, else signed), b a packed B panel (per k group, NR
+   groups of KR int8; then NR int32 corrections, taken away from each column's sums),
+   zero-padded past m, n and k. Sums wrap modulo 2^32. */
 typedef void (*tg_s8_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t kq, const int8_t* a,
                                       const int8_t* b, int32_t* c, int64_t rs_c, int64_t cs_c,
                                       int accumulate);
@@ -943,7 +944,15 @@ void tg_f64_packa_1__neon(int64_t, int64_t, const double*, int64_t, int64_t, dou
 void tg_f64_packa_8__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_6__neon(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__neon(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
+void tg_bf16_gemm_ukernel_12x8c2__neonbf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_bf16_gemm_ukernel_8x12c2__neonbf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_bf16_gemm_ukernel_4x16c2__neonbf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_12x8c2__neon(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_s8_gemm_ukernel_8x8c8__neoni8mm(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_4x16c8__neoni8mm(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_8x12c4__neondot(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_12x8c4__neondot(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_4x16c4__neondot(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_8x8c4__neon(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
@@ -967,10 +976,13 @@ double tg_f32_fma_probe__neonfp16(int64_t iters);
 double tg_f64_fma_probe__neonfp16(int64_t iters);
 double tg_f32_fma_probe__neondot(int64_t iters);
 double tg_f64_fma_probe__neondot(int64_t iters);
+double tg_s8_fma_probe__neondot(int64_t iters);
 double tg_f32_fma_probe__neoni8mm(int64_t iters);
 double tg_f64_fma_probe__neoni8mm(int64_t iters);
+double tg_s8_fma_probe__neoni8mm(int64_t iters);
 double tg_f32_fma_probe__neonbf16(int64_t iters);
 double tg_f64_fma_probe__neonbf16(int64_t iters);
+double tg_bf16_fma_probe__neonbf16(int64_t iters);
 #endif
 
 #if 1 /* portable kernels: built everywhere */
@@ -1436,6 +1448,9 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, 4, 16, 1, tg_bf16_gemm_ukernel_4x16c2__avx2, "tg_bf16_gemm_ukernel_4x16c2__avx2") \
 
 #define TG_GEMMBF16_UKERNELS_bf16_AARCH64(X) \
+  X(TG_ISA_NEONBF16, 12, 8, 1, tg_bf16_gemm_ukernel_12x8c2__neonbf16, "tg_bf16_gemm_ukernel_12x8c2__neonbf16") \
+  X(TG_ISA_NEONBF16, 8, 12, 0, tg_bf16_gemm_ukernel_8x12c2__neonbf16, "tg_bf16_gemm_ukernel_8x12c2__neonbf16") \
+  X(TG_ISA_NEONBF16, 4, 16, 0, tg_bf16_gemm_ukernel_4x16c2__neonbf16, "tg_bf16_gemm_ukernel_4x16c2__neonbf16") \
   X(TG_ISA_NEON, 12, 8, 1, tg_bf16_gemm_ukernel_12x8c2__neon, "tg_bf16_gemm_ukernel_12x8c2__neon") \
 
 #define TG_GEMMBF16_UKERNELS_bf16_ANY(X) \
@@ -1447,20 +1462,25 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_GEMMBF16_UKERNELS_bf16_ANY(X)
 
 /* TG_GEMMS8_UKERNELS_<dtype>_<ARCH>(X): every gemms8 kernel of that dtype built
-   for that architecture, registry order. X(isa id, MR, NR, production, A offset by 128 (VPDPBUSD), kernel, "name") */
+   for that architecture, registry order. X(isa id, MR, NR, KR (k values per packed group: 4, SMMLA's 8), production, A offset by 128 (QuadOps.a_offset: VPDPBUSD), kernel, "name") */
 #define TG_GEMMS8_UKERNELS_s8_X86_64(X) \
-  X(TG_ISA_AVX512VNNI, 14, 32, 1, 1, tg_s8_gemm_ukernel_14x32c4__avx512vnni, "tg_s8_gemm_ukernel_14x32c4__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 8, 48, 0, 1, tg_s8_gemm_ukernel_8x48c4__avx512vnni, "tg_s8_gemm_ukernel_8x48c4__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 12, 32, 0, 1, tg_s8_gemm_ukernel_12x32c4__avx512vnni, "tg_s8_gemm_ukernel_12x32c4__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 6, 64, 0, 1, tg_s8_gemm_ukernel_6x64c4__avx512vnni, "tg_s8_gemm_ukernel_6x64c4__avx512vnni") \
-  X(TG_ISA_AVX512, 8, 32, 1, 0, tg_s8_gemm_ukernel_8x32c4__avx512, "tg_s8_gemm_ukernel_8x32c4__avx512") \
-  X(TG_ISA_AVX2, 4, 16, 1, 0, tg_s8_gemm_ukernel_4x16c4__avx2, "tg_s8_gemm_ukernel_4x16c4__avx2") \
+  X(TG_ISA_AVX512VNNI, 14, 32, 4, 1, 1, tg_s8_gemm_ukernel_14x32c4__avx512vnni, "tg_s8_gemm_ukernel_14x32c4__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 8, 48, 4, 0, 1, tg_s8_gemm_ukernel_8x48c4__avx512vnni, "tg_s8_gemm_ukernel_8x48c4__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 12, 32, 4, 0, 1, tg_s8_gemm_ukernel_12x32c4__avx512vnni, "tg_s8_gemm_ukernel_12x32c4__avx512vnni") \
+  X(TG_ISA_AVX512VNNI, 6, 64, 4, 0, 1, tg_s8_gemm_ukernel_6x64c4__avx512vnni, "tg_s8_gemm_ukernel_6x64c4__avx512vnni") \
+  X(TG_ISA_AVX512, 8, 32, 4, 1, 0, tg_s8_gemm_ukernel_8x32c4__avx512, "tg_s8_gemm_ukernel_8x32c4__avx512") \
+  X(TG_ISA_AVX2, 4, 16, 4, 1, 0, tg_s8_gemm_ukernel_4x16c4__avx2, "tg_s8_gemm_ukernel_4x16c4__avx2") \
 
 #define TG_GEMMS8_UKERNELS_s8_AARCH64(X) \
-  X(TG_ISA_NEON, 8, 8, 1, 0, tg_s8_gemm_ukernel_8x8c4__neon, "tg_s8_gemm_ukernel_8x8c4__neon") \
+  X(TG_ISA_NEONI8MM, 8, 8, 8, 1, 0, tg_s8_gemm_ukernel_8x8c8__neoni8mm, "tg_s8_gemm_ukernel_8x8c8__neoni8mm") \
+  X(TG_ISA_NEONI8MM, 4, 16, 8, 0, 0, tg_s8_gemm_ukernel_4x16c8__neoni8mm, "tg_s8_gemm_ukernel_4x16c8__neoni8mm") \
+  X(TG_ISA_NEONDOT, 8, 12, 4, 1, 0, tg_s8_gemm_ukernel_8x12c4__neondot, "tg_s8_gemm_ukernel_8x12c4__neondot") \
+  X(TG_ISA_NEONDOT, 12, 8, 4, 0, 0, tg_s8_gemm_ukernel_12x8c4__neondot, "tg_s8_gemm_ukernel_12x8c4__neondot") \
+  X(TG_ISA_NEONDOT, 4, 16, 4, 0, 0, tg_s8_gemm_ukernel_4x16c4__neondot, "tg_s8_gemm_ukernel_4x16c4__neondot") \
+  X(TG_ISA_NEON, 8, 8, 4, 1, 0, tg_s8_gemm_ukernel_8x8c4__neon, "tg_s8_gemm_ukernel_8x8c4__neon") \
 
 #define TG_GEMMS8_UKERNELS_s8_ANY(X) \
-  X(TG_ISA_SCALAR, 2, 2, 1, 0, tg_s8_gemm_ukernel_2x2c4__scalar, "tg_s8_gemm_ukernel_2x2c4__scalar") \
+  X(TG_ISA_SCALAR, 2, 2, 4, 1, 0, tg_s8_gemm_ukernel_2x2c4__scalar, "tg_s8_gemm_ukernel_2x2c4__scalar") \
 
 #define TG_FOREACH_GEMMS8_UKERNEL_s8(X) \
   TG_IF_BUILT_X86_64(TG_GEMMS8_UKERNELS_s8_X86_64(X)) \
@@ -1647,10 +1667,13 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_NEONFP16, 1, tg_f64_fma_probe__neonfp16, 96) \
   X(TG_ISA_NEONDOT, 0, tg_f32_fma_probe__neondot, 192) \
   X(TG_ISA_NEONDOT, 1, tg_f64_fma_probe__neondot, 96) \
+  X(TG_ISA_NEONDOT, 3, tg_s8_fma_probe__neondot, 768) \
   X(TG_ISA_NEONI8MM, 0, tg_f32_fma_probe__neoni8mm, 192) \
   X(TG_ISA_NEONI8MM, 1, tg_f64_fma_probe__neoni8mm, 96) \
+  X(TG_ISA_NEONI8MM, 3, tg_s8_fma_probe__neoni8mm, 768) \
   X(TG_ISA_NEONBF16, 0, tg_f32_fma_probe__neonbf16, 192) \
   X(TG_ISA_NEONBF16, 1, tg_f64_fma_probe__neonbf16, 96) \
+  X(TG_ISA_NEONBF16, 2, tg_bf16_fma_probe__neonbf16, 384) \
 
 #define TG_FMA_PROBES_ANY(X) \
   X(TG_ISA_SCALAR, 0, tg_f32_fma_probe__scalar, 24) \

@@ -120,7 +120,10 @@ class VecOps(_Spellings):
     ``ext(lo, hi, k)`` is lanes k .. k + lanes - 1 of lo followed by hi (0 < k < lanes, a
     constant): a vector one to lanes - 1 values on from an aligned one, without a load.
     ``half(p)`` (float32 only) loads `lanes` IEEE half-precision values (uint16_t at p) as
-    float32, exactly (the scales of quantized weight blocks).
+    float32, exactly (the scales of quantized weight blocks). ``fma_lane(acc, a, b, lane)`` is
+    ``acc + a * b[lane]``, b's lane `lane` (a constant) taken by every lane: one load of b then
+    serves `lanes` values where ``bcast`` takes a load each (empty where the ISA has no
+    by-element FMA: NEON's FMLA by element, ``vfmaq_laneq``).
     """
 
     ARGS = {
@@ -131,6 +134,7 @@ class VecOps(_Spellings):
         "mask": ("n",), "load_mask": ("m", "p"), "store_mask": ("p", "m", "x"), "abs": ("x",),
         "select_neg": ("x", "a", "b"),
         "store_sum4": ("p", "a", "b", "c", "d"), "ext": ("lo", "hi", "k"), "half": ("p",),
+        "fma_lane": ("acc", "a", "b", "lane"),
     }
 
     ctype: str
@@ -158,6 +162,7 @@ class VecOps(_Spellings):
     ext_: str = ""             # lanes k.. of lo then hi (empty: the ISA has no such op)
     keep_ge_: str = ""         # y where x >= t (or x NaN), else 0
     half_: str = ""            # float32 from `lanes` halves at p (empty: not this dtype)
+    fma_lane_: str = ""        # acc + a * b[lane] (empty: the ISA has no by-element FMA)
     half_helpers: str = ""     # what `half` relies on (emitted only by the kernels that use it)
     helpers: str = ""          # C helpers (static inline) the spellings above rely on
     mask_type: str = ""
@@ -255,26 +260,42 @@ class DotOps(_Spellings):
       bcast(p)         the pair at p (two values) in every lane
       dot(acc, a, b)   acc + a.first * b.first + a.second * b.second per lane, in one
                        instruction (empty where the ISA has none)
+      dot_lane(acc, b, a, lane)   acc + b.first * a[lane].first + b.second * a[lane].second
+                       per lane, in one instruction, a[lane] being the pair in lane `lane` (a
+                       constant, 0 .. lanes-1) of the pair vector a: one `load` of `lanes`
+                       rows' pairs (contiguous in A's panel) then feeds `lanes` rows, where
+                       `bcast` + `dot` take one broadcast per row (empty where the ISA has no
+                       indexed form: BFDOT's, `vbfdotq_laneq_f32`, on neonbf16)
       first(x), second(x)   the pairs' first / second values as float32 vectors (exact:
                        a bfloat16 is the high half of a float32), for ISAs without `dot`
     `pair_load` names a helper type pun for the broadcast (a pair read as 32 bits).
     """
 
-    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"), "first": ("x",),
-            "second": ("x",)}
+    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"),
+            "dot_lane": ("acc", "b", "a", "lane"), "first": ("x",), "second": ("x",)}
 
     vtype: str
     lanes: int
     load_: str
     bcast_: str
     dot_: str = ""
+    dot_lane_: str = ""
     first_: str = ""
     second_: str = ""
     helpers: str = ""
 
+    def __post_init__(self) -> None:
+        if self.dot_lane_ and not self.dot_:
+            raise ValueError("dot_lane: an indexed pair dot product needs `dot` too")
+
     @property
     def native(self) -> bool:
         return bool(self.dot_)
+
+    @property
+    def lane_indexed(self) -> bool:
+        """A's pairs are loaded `lanes` rows at a time and picked by lane (`dot_lane`)."""
+        return bool(self.dot_lane_)
 
 
 # Reads the pair at p as one 32-bit value (the broadcast's operand) without breaking the
@@ -295,9 +316,21 @@ class QuadOps(_Spellings):
 
       load(p)          the quad vector at p (4 * lanes values); also an int32 vector load
       bcast(p)         the quad at p (four values) in every lane
-      dot(acc, a, b)   acc + the sum over the quad of a's bytes, unsigned, times b's, signed, in
-                       one instruction (VPDPBUSD; empty where the ISA has none: the driver
-                       offsets A by 128 for it and subtracts 128 x B's column sums)
+      dot(acc, a, b)   acc + the sum over the quad of a's bytes times b's, in one instruction
+                       (empty where the ISA has none); b's bytes are signed, a's unsigned when
+                       `a_offset` (VPDPBUSD: signed data goes in as a + 128, its products'
+                       excess, 128 x the sums of b, taken away after) and signed otherwise (SDOT)
+      dot_lane(acc, a, b, t)   acc + the quad sums of a's bytes times quad t of b (t a literal
+                       0 .. lanes-1) in every lane, signed x signed, in one instruction (SDOT's
+                       indexed form: one vector of b holds `lanes` rows' quads, so one load
+                       feeds `lanes` rows; empty where the ISA has none)
+      mmla(acc, a, b)  acc + a 2x8 by 8x2 product of signed bytes in one instruction (SMMLA;
+                       empty where the ISA has none): a holds two rows of 8 k values (row 0 in
+                       bytes 0-7), b two columns of 8 (column 0 in bytes 0-7), acc the 2 x 2
+                       int32 tile row by row (r0c0, r0c1, r1c0, r1c1): its users pack k eight
+                       at a time, rows and columns in pairs
+      cat_lo(x, y), cat_hi(x, y)   the low (high) 64-bit halves of x and y, x's first: two
+                       mmla tiles' first (second) rows as one int32 vector
       byte(x, t)       byte t of each lane sign-extended to int32 (t a literal 0..3), for ISAs
                        without `dot`
       mla(acc, a, b)   acc + a * b on int32 lanes
@@ -328,7 +361,9 @@ class QuadOps(_Spellings):
                        (PMADDWD on interleaved rows; SMLAL by lane)
     """
 
-    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"), "byte": ("x", "t"),
+    ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"),
+            "dot_lane": ("acc", "a", "b", "t"), "mmla": ("acc", "a", "b"),
+            "cat_lo": ("x", "y"), "cat_hi": ("x", "y"), "byte": ("x", "t"),
             "mla": ("acc", "a", "b"), "zero": (), "add": ("a", "b"), "sub": ("a", "b"),
             "store": ("p", "x"), "lo4": ("x",), "hi4": ("x",), "tofloat": ("x",),
             "dot7": ("acc", "a", "b"), "sdot": ("acc", "a", "b"), "set1": ("x",),
@@ -348,6 +383,10 @@ class QuadOps(_Spellings):
     mla_: str = ""
     byte_: str = ""
     dot_: str = ""
+    dot_lane_: str = ""
+    mmla_: str = ""
+    cat_lo_: str = ""
+    cat_hi_: str = ""
     lo4_: str = ""
     hi4_: str = ""
     tofloat_: str = ""
@@ -362,9 +401,21 @@ class QuadOps(_Spellings):
     madd2_: str = ""
     pair_vtype: str = ""
     helpers: str = ""
+    # `dot` reads its first operand's bytes unsigned (VPDPBUSD): the one fact behind every
+    # "offset by 128" -- signed data packed for that operand goes in + 128 (and uint8 data
+    # as it is). False for a signed x signed dot (SDOT) and for ISAs without a dot (there
+    # uint8 data is the operand flipped, - 128).
+    a_offset: bool = False
+
+    def __post_init__(self) -> None:
+        if self.a_offset and not self.dot_:
+            raise ValueError("a_offset: only a dot product reads unsigned bytes")
+        if self.dot_lane_ and not self.dot_:
+            raise ValueError("dot_lane: a table with the indexed dot spells the plain one too")
 
     @property
     def native(self) -> bool:
+        """`dot` is one instruction (a table with `dot_lane` has it too)."""
         return bool(self.dot_)
 
 

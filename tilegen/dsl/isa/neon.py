@@ -15,6 +15,7 @@ def _vec_ops(dtype: str) -> VecOps:
         bcast_=f"vld1q_dup_{s}({{p}})",
         set1_=f"vdupq_n_{s}({{x}})",
         fma_=f"vfmaq_{s}({{acc}}, {{a}}, {{b}})",
+        fma_lane_=f"vfmaq_laneq_{s}({{acc}}, {{a}}, {{b}}, {{lane}})",
         mul_=f"vmulq_{s}({{a}}, {{b}})",
         add_=f"vaddq_{s}({{a}}, {{b}})",
         sub_=f"vsubq_{s}({{a}}, {{b}})",

@@ -4,13 +4,28 @@ products) and BFMMLA. Its own tier so that no other ISA's code carries the instr
 other dtype's kernels stay neon's (the dispatcher falls through to it)."""
 from dataclasses import replace
 
+from .base import PAIR_HELPER, DotOps
 from .neon import ISA as NEON
+
+# BFDOT: per float32 lane, acc + the pair's two products. It ignores FPCR (without FEAT_EBF16's
+# FPCR.EBF, which Linux leaves clear): the products and both sums round to odd, and subnormal
+# inputs and results are flushed to zero (Arm ARM, BFDotAdd). The indexed form takes A's pairs
+# four rows to a load (lane = row), as XNNPACK's ld128 kernels do. Operands come from memory
+# only: GCC 12 mis-materializes a constant bfloat16x8_t as an fp16 `fmov`.
+BF16 = DotOps(
+    vtype="bfloat16x8_t", lanes=4,
+    load_="vld1q_bf16((const bfloat16_t*) (const void*) ({p}))",
+    bcast_="vreinterpretq_bf16_u32(vdupq_n_u32((uint32_t) tg_pair_bits({p})))",
+    dot_="vbfdotq_f32({acc}, {a}, {b})",
+    dot_lane_="vbfdotq_laneq_f32({acc}, {b}, {a}, {lane})",
+    helpers=PAIR_HELPER)
 
 ISA = replace(
     NEON, name="neonbf16",
     cflags=("-march=armv8.2-a+bf16",),
     requires=NEON.requires + ("bf16",),
     priority=NEON.priority + 4,
+    dot_ops={"bf16": BF16},
     quad_ops={},
     description="AArch64 NEON + BF16 (BFDOT bfloat16 pair dot products)",
 )

@@ -303,7 +303,7 @@ def s8_ops(bits: int, native: bool = False) -> QuadOps:
         common["helpers"] += TIED_DOT.format(
             name="tg_dpbusd", acc="__m512i", op="__m512i", insn="vpdpbusd",
             intrinsic="_mm512_dpbusd_epi32(acc, a, b)")
-        return QuadOps(dot_="tg_dpbusd({acc}, {a}, {b})",
+        return QuadOps(dot_="tg_dpbusd({acc}, {a}, {b})", a_offset=True,
                        flip_="_mm512_xor_si512({x}, _mm512_set1_epi8((char) 0x80))",
                        rows4_=_S8_ROWS4_512, order4_=_S8_ORDER4_512, **common)
     if bits == 256:  # two rows' bytes interleaved, widened to int16 pairs, one VPMADDWD

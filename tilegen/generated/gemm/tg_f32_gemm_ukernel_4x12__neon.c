@@ -45,28 +45,19 @@ void tg_f32_gemm_ukernel_4x12__neon(
       const float32x4_t vb2 = vld1q_f32(b + 8);
       b += rs_b;
       {
-        const float32x4_t va = vld1q_dup_f32(a + 0);
-        vacc0x0 = vfmaq_f32(vacc0x0, va, vb0);
-        vacc0x1 = vfmaq_f32(vacc0x1, va, vb1);
-        vacc0x2 = vfmaq_f32(vacc0x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 1);
-        vacc1x0 = vfmaq_f32(vacc1x0, va, vb0);
-        vacc1x1 = vfmaq_f32(vacc1x1, va, vb1);
-        vacc1x2 = vfmaq_f32(vacc1x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 2);
-        vacc2x0 = vfmaq_f32(vacc2x0, va, vb0);
-        vacc2x1 = vfmaq_f32(vacc2x1, va, vb1);
-        vacc2x2 = vfmaq_f32(vacc2x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 3);
-        vacc3x0 = vfmaq_f32(vacc3x0, va, vb0);
-        vacc3x1 = vfmaq_f32(vacc3x1, va, vb1);
-        vacc3x2 = vfmaq_f32(vacc3x2, va, vb2);
+        const float32x4_t va = vld1q_f32(a + 0);
+        vacc0x0 = vfmaq_laneq_f32(vacc0x0, vb0, va, 0);
+        vacc0x1 = vfmaq_laneq_f32(vacc0x1, vb1, va, 0);
+        vacc0x2 = vfmaq_laneq_f32(vacc0x2, vb2, va, 0);
+        vacc1x0 = vfmaq_laneq_f32(vacc1x0, vb0, va, 1);
+        vacc1x1 = vfmaq_laneq_f32(vacc1x1, vb1, va, 1);
+        vacc1x2 = vfmaq_laneq_f32(vacc1x2, vb2, va, 1);
+        vacc2x0 = vfmaq_laneq_f32(vacc2x0, vb0, va, 2);
+        vacc2x1 = vfmaq_laneq_f32(vacc2x1, vb1, va, 2);
+        vacc2x2 = vfmaq_laneq_f32(vacc2x2, vb2, va, 2);
+        vacc3x0 = vfmaq_laneq_f32(vacc3x0, vb0, va, 3);
+        vacc3x1 = vfmaq_laneq_f32(vacc3x1, vb1, va, 3);
+        vacc3x2 = vfmaq_laneq_f32(vacc3x2, vb2, va, 3);
       }
       a += cs_a;
     }
@@ -76,28 +67,19 @@ void tg_f32_gemm_ukernel_4x12__neon(
       const float32x4_t vb2 = vld1q_f32(b + 8);
       b += rs_b;
       {
-        const float32x4_t va = vld1q_dup_f32(a + 0);
-        vacc0x0 = vfmaq_f32(vacc0x0, va, vb0);
-        vacc0x1 = vfmaq_f32(vacc0x1, va, vb1);
-        vacc0x2 = vfmaq_f32(vacc0x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 1);
-        vacc1x0 = vfmaq_f32(vacc1x0, va, vb0);
-        vacc1x1 = vfmaq_f32(vacc1x1, va, vb1);
-        vacc1x2 = vfmaq_f32(vacc1x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 2);
-        vacc2x0 = vfmaq_f32(vacc2x0, va, vb0);
-        vacc2x1 = vfmaq_f32(vacc2x1, va, vb1);
-        vacc2x2 = vfmaq_f32(vacc2x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 3);
-        vacc3x0 = vfmaq_f32(vacc3x0, va, vb0);
-        vacc3x1 = vfmaq_f32(vacc3x1, va, vb1);
-        vacc3x2 = vfmaq_f32(vacc3x2, va, vb2);
+        const float32x4_t va = vld1q_f32(a + 0);
+        vacc0x0 = vfmaq_laneq_f32(vacc0x0, vb0, va, 0);
+        vacc0x1 = vfmaq_laneq_f32(vacc0x1, vb1, va, 0);
+        vacc0x2 = vfmaq_laneq_f32(vacc0x2, vb2, va, 0);
+        vacc1x0 = vfmaq_laneq_f32(vacc1x0, vb0, va, 1);
+        vacc1x1 = vfmaq_laneq_f32(vacc1x1, vb1, va, 1);
+        vacc1x2 = vfmaq_laneq_f32(vacc1x2, vb2, va, 1);
+        vacc2x0 = vfmaq_laneq_f32(vacc2x0, vb0, va, 2);
+        vacc2x1 = vfmaq_laneq_f32(vacc2x1, vb1, va, 2);
+        vacc2x2 = vfmaq_laneq_f32(vacc2x2, vb2, va, 2);
+        vacc3x0 = vfmaq_laneq_f32(vacc3x0, vb0, va, 3);
+        vacc3x1 = vfmaq_laneq_f32(vacc3x1, vb1, va, 3);
+        vacc3x2 = vfmaq_laneq_f32(vacc3x2, vb2, va, 3);
       }
       a += cs_a;
     }
@@ -109,28 +91,19 @@ void tg_f32_gemm_ukernel_4x12__neon(
       const float32x4_t vb2 = vld1q_f32(b + 8);
       b += rs_b;
       {
-        const float32x4_t va = vld1q_dup_f32(a + 0);
-        vacc0x0 = vfmaq_f32(vacc0x0, va, vb0);
-        vacc0x1 = vfmaq_f32(vacc0x1, va, vb1);
-        vacc0x2 = vfmaq_f32(vacc0x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 1);
-        vacc1x0 = vfmaq_f32(vacc1x0, va, vb0);
-        vacc1x1 = vfmaq_f32(vacc1x1, va, vb1);
-        vacc1x2 = vfmaq_f32(vacc1x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 2);
-        vacc2x0 = vfmaq_f32(vacc2x0, va, vb0);
-        vacc2x1 = vfmaq_f32(vacc2x1, va, vb1);
-        vacc2x2 = vfmaq_f32(vacc2x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 3);
-        vacc3x0 = vfmaq_f32(vacc3x0, va, vb0);
-        vacc3x1 = vfmaq_f32(vacc3x1, va, vb1);
-        vacc3x2 = vfmaq_f32(vacc3x2, va, vb2);
+        const float32x4_t va = vld1q_f32(a + 0);
+        vacc0x0 = vfmaq_laneq_f32(vacc0x0, vb0, va, 0);
+        vacc0x1 = vfmaq_laneq_f32(vacc0x1, vb1, va, 0);
+        vacc0x2 = vfmaq_laneq_f32(vacc0x2, vb2, va, 0);
+        vacc1x0 = vfmaq_laneq_f32(vacc1x0, vb0, va, 1);
+        vacc1x1 = vfmaq_laneq_f32(vacc1x1, vb1, va, 1);
+        vacc1x2 = vfmaq_laneq_f32(vacc1x2, vb2, va, 1);
+        vacc2x0 = vfmaq_laneq_f32(vacc2x0, vb0, va, 2);
+        vacc2x1 = vfmaq_laneq_f32(vacc2x1, vb1, va, 2);
+        vacc2x2 = vfmaq_laneq_f32(vacc2x2, vb2, va, 2);
+        vacc3x0 = vfmaq_laneq_f32(vacc3x0, vb0, va, 3);
+        vacc3x1 = vfmaq_laneq_f32(vacc3x1, vb1, va, 3);
+        vacc3x2 = vfmaq_laneq_f32(vacc3x2, vb2, va, 3);
       }
       a += cs_a;
     }

@@ -61,52 +61,34 @@ void tg_f32_gemm_ukernel_8x12__neon(
       const float32x4_t vb2 = vld1q_f32(b + 8);
       b += rs_b;
       {
-        const float32x4_t va = vld1q_dup_f32(a + 0);
-        vacc0x0 = vfmaq_f32(vacc0x0, va, vb0);
-        vacc0x1 = vfmaq_f32(vacc0x1, va, vb1);
-        vacc0x2 = vfmaq_f32(vacc0x2, va, vb2);
+        const float32x4_t va = vld1q_f32(a + 0);
+        vacc0x0 = vfmaq_laneq_f32(vacc0x0, vb0, va, 0);
+        vacc0x1 = vfmaq_laneq_f32(vacc0x1, vb1, va, 0);
+        vacc0x2 = vfmaq_laneq_f32(vacc0x2, vb2, va, 0);
+        vacc1x0 = vfmaq_laneq_f32(vacc1x0, vb0, va, 1);
+        vacc1x1 = vfmaq_laneq_f32(vacc1x1, vb1, va, 1);
+        vacc1x2 = vfmaq_laneq_f32(vacc1x2, vb2, va, 1);
+        vacc2x0 = vfmaq_laneq_f32(vacc2x0, vb0, va, 2);
+        vacc2x1 = vfmaq_laneq_f32(vacc2x1, vb1, va, 2);
+        vacc2x2 = vfmaq_laneq_f32(vacc2x2, vb2, va, 2);
+        vacc3x0 = vfmaq_laneq_f32(vacc3x0, vb0, va, 3);
+        vacc3x1 = vfmaq_laneq_f32(vacc3x1, vb1, va, 3);
+        vacc3x2 = vfmaq_laneq_f32(vacc3x2, vb2, va, 3);
       }
       {
-        const float32x4_t va = vld1q_dup_f32(a + 1);
-        vacc1x0 = vfmaq_f32(vacc1x0, va, vb0);
-        vacc1x1 = vfmaq_f32(vacc1x1, va, vb1);
-        vacc1x2 = vfmaq_f32(vacc1x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 2);
-        vacc2x0 = vfmaq_f32(vacc2x0, va, vb0);
-        vacc2x1 = vfmaq_f32(vacc2x1, va, vb1);
-        vacc2x2 = vfmaq_f32(vacc2x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 3);
-        vacc3x0 = vfmaq_f32(vacc3x0, va, vb0);
-        vacc3x1 = vfmaq_f32(vacc3x1, va, vb1);
-        vacc3x2 = vfmaq_f32(vacc3x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 4);
-        vacc4x0 = vfmaq_f32(vacc4x0, va, vb0);
-        vacc4x1 = vfmaq_f32(vacc4x1, va, vb1);
-        vacc4x2 = vfmaq_f32(vacc4x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 5);
-        vacc5x0 = vfmaq_f32(vacc5x0, va, vb0);
-        vacc5x1 = vfmaq_f32(vacc5x1, va, vb1);
-        vacc5x2 = vfmaq_f32(vacc5x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 6);
-        vacc6x0 = vfmaq_f32(vacc6x0, va, vb0);
-        vacc6x1 = vfmaq_f32(vacc6x1, va, vb1);
-        vacc6x2 = vfmaq_f32(vacc6x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 7);
-        vacc7x0 = vfmaq_f32(vacc7x0, va, vb0);
-        vacc7x1 = vfmaq_f32(vacc7x1, va, vb1);
-        vacc7x2 = vfmaq_f32(vacc7x2, va, vb2);
+        const float32x4_t va = vld1q_f32(a + 4);
+        vacc4x0 = vfmaq_laneq_f32(vacc4x0, vb0, va, 0);
+        vacc4x1 = vfmaq_laneq_f32(vacc4x1, vb1, va, 0);
+        vacc4x2 = vfmaq_laneq_f32(vacc4x2, vb2, va, 0);
+        vacc5x0 = vfmaq_laneq_f32(vacc5x0, vb0, va, 1);
+        vacc5x1 = vfmaq_laneq_f32(vacc5x1, vb1, va, 1);
+        vacc5x2 = vfmaq_laneq_f32(vacc5x2, vb2, va, 1);
+        vacc6x0 = vfmaq_laneq_f32(vacc6x0, vb0, va, 2);
+        vacc6x1 = vfmaq_laneq_f32(vacc6x1, vb1, va, 2);
+        vacc6x2 = vfmaq_laneq_f32(vacc6x2, vb2, va, 2);
+        vacc7x0 = vfmaq_laneq_f32(vacc7x0, vb0, va, 3);
+        vacc7x1 = vfmaq_laneq_f32(vacc7x1, vb1, va, 3);
+        vacc7x2 = vfmaq_laneq_f32(vacc7x2, vb2, va, 3);
       }
       a += cs_a;
     }
@@ -116,52 +98,34 @@ void tg_f32_gemm_ukernel_8x12__neon(
       const float32x4_t vb2 = vld1q_f32(b + 8);
       b += rs_b;
       {
-        const float32x4_t va = vld1q_dup_f32(a + 0);
-        vacc0x0 = vfmaq_f32(vacc0x0, va, vb0);
-        vacc0x1 = vfmaq_f32(vacc0x1, va, vb1);
-        vacc0x2 = vfmaq_f32(vacc0x2, va, vb2);
+        const float32x4_t va = vld1q_f32(a + 0);
+        vacc0x0 = vfmaq_laneq_f32(vacc0x0, vb0, va, 0);
+        vacc0x1 = vfmaq_laneq_f32(vacc0x1, vb1, va, 0);
+        vacc0x2 = vfmaq_laneq_f32(vacc0x2, vb2, va, 0);
+        vacc1x0 = vfmaq_laneq_f32(vacc1x0, vb0, va, 1);
+        vacc1x1 = vfmaq_laneq_f32(vacc1x1, vb1, va, 1);
+        vacc1x2 = vfmaq_laneq_f32(vacc1x2, vb2, va, 1);
+        vacc2x0 = vfmaq_laneq_f32(vacc2x0, vb0, va, 2);
+        vacc2x1 = vfmaq_laneq_f32(vacc2x1, vb1, va, 2);
+        vacc2x2 = vfmaq_laneq_f32(vacc2x2, vb2, va, 2);
+        vacc3x0 = vfmaq_laneq_f32(vacc3x0, vb0, va, 3);
+        vacc3x1 = vfmaq_laneq_f32(vacc3x1, vb1, va, 3);
+        vacc3x2 = vfmaq_laneq_f32(vacc3x2, vb2, va, 3);
       }
       {
-        const float32x4_t va = vld1q_dup_f32(a + 1);
-        vacc1x0 = vfmaq_f32(vacc1x0, va, vb0);
-        vacc1x1 = vfmaq_f32(vacc1x1, va, vb1);
-        vacc1x2 = vfmaq_f32(vacc1x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 2);
-        vacc2x0 = vfmaq_f32(vacc2x0, va, vb0);
-        vacc2x1 = vfmaq_f32(vacc2x1, va, vb1);
-        vacc2x2 = vfmaq_f32(vacc2x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 3);
-        vacc3x0 = vfmaq_f32(vacc3x0, va, vb0);
-        vacc3x1 = vfmaq_f32(vacc3x1, va, vb1);
-        vacc3x2 = vfmaq_f32(vacc3x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 4);
-        vacc4x0 = vfmaq_f32(vacc4x0, va, vb0);
-        vacc4x1 = vfmaq_f32(vacc4x1, va, vb1);
-        vacc4x2 = vfmaq_f32(vacc4x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 5);
-        vacc5x0 = vfmaq_f32(vacc5x0, va, vb0);
-        vacc5x1 = vfmaq_f32(vacc5x1, va, vb1);
-        vacc5x2 = vfmaq_f32(vacc5x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 6);
-        vacc6x0 = vfmaq_f32(vacc6x0, va, vb0);
-        vacc6x1 = vfmaq_f32(vacc6x1, va, vb1);
-        vacc6x2 = vfmaq_f32(vacc6x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 7);
-        vacc7x0 = vfmaq_f32(vacc7x0, va, vb0);
-        vacc7x1 = vfmaq_f32(vacc7x1, va, vb1);
-        vacc7x2 = vfmaq_f32(vacc7x2, va, vb2);
+        const float32x4_t va = vld1q_f32(a + 4);
+        vacc4x0 = vfmaq_laneq_f32(vacc4x0, vb0, va, 0);
+        vacc4x1 = vfmaq_laneq_f32(vacc4x1, vb1, va, 0);
+        vacc4x2 = vfmaq_laneq_f32(vacc4x2, vb2, va, 0);
+        vacc5x0 = vfmaq_laneq_f32(vacc5x0, vb0, va, 1);
+        vacc5x1 = vfmaq_laneq_f32(vacc5x1, vb1, va, 1);
+        vacc5x2 = vfmaq_laneq_f32(vacc5x2, vb2, va, 1);
+        vacc6x0 = vfmaq_laneq_f32(vacc6x0, vb0, va, 2);
+        vacc6x1 = vfmaq_laneq_f32(vacc6x1, vb1, va, 2);
+        vacc6x2 = vfmaq_laneq_f32(vacc6x2, vb2, va, 2);
+        vacc7x0 = vfmaq_laneq_f32(vacc7x0, vb0, va, 3);
+        vacc7x1 = vfmaq_laneq_f32(vacc7x1, vb1, va, 3);
+        vacc7x2 = vfmaq_laneq_f32(vacc7x2, vb2, va, 3);
       }
       a += cs_a;
     }
@@ -173,52 +137,34 @@ void tg_f32_gemm_ukernel_8x12__neon(
       const float32x4_t vb2 = vld1q_f32(b + 8);
       b += rs_b;
       {
-        const float32x4_t va = vld1q_dup_f32(a + 0);
-        vacc0x0 = vfmaq_f32(vacc0x0, va, vb0);
-        vacc0x1 = vfmaq_f32(vacc0x1, va, vb1);
-        vacc0x2 = vfmaq_f32(vacc0x2, va, vb2);
+        const float32x4_t va = vld1q_f32(a + 0);
+        vacc0x0 = vfmaq_laneq_f32(vacc0x0, vb0, va, 0);
+        vacc0x1 = vfmaq_laneq_f32(vacc0x1, vb1, va, 0);
+        vacc0x2 = vfmaq_laneq_f32(vacc0x2, vb2, va, 0);
+        vacc1x0 = vfmaq_laneq_f32(vacc1x0, vb0, va, 1);
+        vacc1x1 = vfmaq_laneq_f32(vacc1x1, vb1, va, 1);
+        vacc1x2 = vfmaq_laneq_f32(vacc1x2, vb2, va, 1);
+        vacc2x0 = vfmaq_laneq_f32(vacc2x0, vb0, va, 2);
+        vacc2x1 = vfmaq_laneq_f32(vacc2x1, vb1, va, 2);
+        vacc2x2 = vfmaq_laneq_f32(vacc2x2, vb2, va, 2);
+        vacc3x0 = vfmaq_laneq_f32(vacc3x0, vb0, va, 3);
+        vacc3x1 = vfmaq_laneq_f32(vacc3x1, vb1, va, 3);
+        vacc3x2 = vfmaq_laneq_f32(vacc3x2, vb2, va, 3);
       }
       {
-        const float32x4_t va = vld1q_dup_f32(a + 1);
-        vacc1x0 = vfmaq_f32(vacc1x0, va, vb0);
-        vacc1x1 = vfmaq_f32(vacc1x1, va, vb1);
-        vacc1x2 = vfmaq_f32(vacc1x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 2);
-        vacc2x0 = vfmaq_f32(vacc2x0, va, vb0);
-        vacc2x1 = vfmaq_f32(vacc2x1, va, vb1);
-        vacc2x2 = vfmaq_f32(vacc2x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 3);
-        vacc3x0 = vfmaq_f32(vacc3x0, va, vb0);
-        vacc3x1 = vfmaq_f32(vacc3x1, va, vb1);
-        vacc3x2 = vfmaq_f32(vacc3x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 4);
-        vacc4x0 = vfmaq_f32(vacc4x0, va, vb0);
-        vacc4x1 = vfmaq_f32(vacc4x1, va, vb1);
-        vacc4x2 = vfmaq_f32(vacc4x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 5);
-        vacc5x0 = vfmaq_f32(vacc5x0, va, vb0);
-        vacc5x1 = vfmaq_f32(vacc5x1, va, vb1);
-        vacc5x2 = vfmaq_f32(vacc5x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 6);
-        vacc6x0 = vfmaq_f32(vacc6x0, va, vb0);
-        vacc6x1 = vfmaq_f32(vacc6x1, va, vb1);
-        vacc6x2 = vfmaq_f32(vacc6x2, va, vb2);
-      }
-      {
-        const float32x4_t va = vld1q_dup_f32(a + 7);
-        vacc7x0 = vfmaq_f32(vacc7x0, va, vb0);
-        vacc7x1 = vfmaq_f32(vacc7x1, va, vb1);
-        vacc7x2 = vfmaq_f32(vacc7x2, va, vb2);
+        const float32x4_t va = vld1q_f32(a + 4);
+        vacc4x0 = vfmaq_laneq_f32(vacc4x0, vb0, va, 0);
+        vacc4x1 = vfmaq_laneq_f32(vacc4x1, vb1, va, 0);
+        vacc4x2 = vfmaq_laneq_f32(vacc4x2, vb2, va, 0);
+        vacc5x0 = vfmaq_laneq_f32(vacc5x0, vb0, va, 1);
+        vacc5x1 = vfmaq_laneq_f32(vacc5x1, vb1, va, 1);
+        vacc5x2 = vfmaq_laneq_f32(vacc5x2, vb2, va, 1);
+        vacc6x0 = vfmaq_laneq_f32(vacc6x0, vb0, va, 2);
+        vacc6x1 = vfmaq_laneq_f32(vacc6x1, vb1, va, 2);
+        vacc6x2 = vfmaq_laneq_f32(vacc6x2, vb2, va, 2);
+        vacc7x0 = vfmaq_laneq_f32(vacc7x0, vb0, va, 3);
+        vacc7x1 = vfmaq_laneq_f32(vacc7x1, vb1, va, 3);
+        vacc7x2 = vfmaq_laneq_f32(vacc7x2, vb2, va, 3);
       }
       a += cs_a;
     }

@@ -51,88 +51,43 @@ void tg_bf16_gemm_ukernel_12x8c2__neon(
     const float32x4_t vb1f = vreinterpretq_f32_u32(vshlq_n_u32(vb1, 16));
     const float32x4_t vb1s = vreinterpretq_f32_u32(vandq_u32(vb1, vdupq_n_u32(0xFFFF0000u)));
     {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 0));
+      const uint32x4_t va = vld1q_u32((const uint32_t*) (const void*) (a + 0));
       const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
       const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc0x0 = vfmaq_f32(vfmaq_f32(vacc0x0, vaf, vb0f), vas, vb0s);
-      vacc0x1 = vfmaq_f32(vfmaq_f32(vacc0x1, vaf, vb1f), vas, vb1s);
+      vacc0x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc0x0, vb0f, vaf, 0), vb0s, vas, 0);
+      vacc0x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc0x1, vb1f, vaf, 0), vb1s, vas, 0);
+      vacc1x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc1x0, vb0f, vaf, 1), vb0s, vas, 1);
+      vacc1x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc1x1, vb1f, vaf, 1), vb1s, vas, 1);
+      vacc2x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc2x0, vb0f, vaf, 2), vb0s, vas, 2);
+      vacc2x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc2x1, vb1f, vaf, 2), vb1s, vas, 2);
+      vacc3x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc3x0, vb0f, vaf, 3), vb0s, vas, 3);
+      vacc3x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc3x1, vb1f, vaf, 3), vb1s, vas, 3);
     }
     {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 2));
+      const uint32x4_t va = vld1q_u32((const uint32_t*) (const void*) (a + 8));
       const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
       const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc1x0 = vfmaq_f32(vfmaq_f32(vacc1x0, vaf, vb0f), vas, vb0s);
-      vacc1x1 = vfmaq_f32(vfmaq_f32(vacc1x1, vaf, vb1f), vas, vb1s);
+      vacc4x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc4x0, vb0f, vaf, 0), vb0s, vas, 0);
+      vacc4x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc4x1, vb1f, vaf, 0), vb1s, vas, 0);
+      vacc5x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc5x0, vb0f, vaf, 1), vb0s, vas, 1);
+      vacc5x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc5x1, vb1f, vaf, 1), vb1s, vas, 1);
+      vacc6x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc6x0, vb0f, vaf, 2), vb0s, vas, 2);
+      vacc6x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc6x1, vb1f, vaf, 2), vb1s, vas, 2);
+      vacc7x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc7x0, vb0f, vaf, 3), vb0s, vas, 3);
+      vacc7x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc7x1, vb1f, vaf, 3), vb1s, vas, 3);
     }
     {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 4));
+      const uint32x4_t va = vld1q_u32((const uint32_t*) (const void*) (a + 16));
       const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
       const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc2x0 = vfmaq_f32(vfmaq_f32(vacc2x0, vaf, vb0f), vas, vb0s);
-      vacc2x1 = vfmaq_f32(vfmaq_f32(vacc2x1, vaf, vb1f), vas, vb1s);
-    }
-    {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 6));
-      const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
-      const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc3x0 = vfmaq_f32(vfmaq_f32(vacc3x0, vaf, vb0f), vas, vb0s);
-      vacc3x1 = vfmaq_f32(vfmaq_f32(vacc3x1, vaf, vb1f), vas, vb1s);
-    }
-    {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 8));
-      const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
-      const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc4x0 = vfmaq_f32(vfmaq_f32(vacc4x0, vaf, vb0f), vas, vb0s);
-      vacc4x1 = vfmaq_f32(vfmaq_f32(vacc4x1, vaf, vb1f), vas, vb1s);
-    }
-    {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 10));
-      const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
-      const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc5x0 = vfmaq_f32(vfmaq_f32(vacc5x0, vaf, vb0f), vas, vb0s);
-      vacc5x1 = vfmaq_f32(vfmaq_f32(vacc5x1, vaf, vb1f), vas, vb1s);
-    }
-    {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 12));
-      const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
-      const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc6x0 = vfmaq_f32(vfmaq_f32(vacc6x0, vaf, vb0f), vas, vb0s);
-      vacc6x1 = vfmaq_f32(vfmaq_f32(vacc6x1, vaf, vb1f), vas, vb1s);
-    }
-    {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 14));
-      const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
-      const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc7x0 = vfmaq_f32(vfmaq_f32(vacc7x0, vaf, vb0f), vas, vb0s);
-      vacc7x1 = vfmaq_f32(vfmaq_f32(vacc7x1, vaf, vb1f), vas, vb1s);
-    }
-    {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 16));
-      const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
-      const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc8x0 = vfmaq_f32(vfmaq_f32(vacc8x0, vaf, vb0f), vas, vb0s);
-      vacc8x1 = vfmaq_f32(vfmaq_f32(vacc8x1, vaf, vb1f), vas, vb1s);
-    }
-    {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 18));
-      const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
-      const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc9x0 = vfmaq_f32(vfmaq_f32(vacc9x0, vaf, vb0f), vas, vb0s);
-      vacc9x1 = vfmaq_f32(vfmaq_f32(vacc9x1, vaf, vb1f), vas, vb1s);
-    }
-    {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 20));
-      const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
-      const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc10x0 = vfmaq_f32(vfmaq_f32(vacc10x0, vaf, vb0f), vas, vb0s);
-      vacc10x1 = vfmaq_f32(vfmaq_f32(vacc10x1, vaf, vb1f), vas, vb1s);
-    }
-    {
-      const uint32x4_t va = vdupq_n_u32((uint32_t) tg_pair_bits(a + 22));
-      const float32x4_t vaf = vreinterpretq_f32_u32(vshlq_n_u32(va, 16));
-      const float32x4_t vas = vreinterpretq_f32_u32(vandq_u32(va, vdupq_n_u32(0xFFFF0000u)));
-      vacc11x0 = vfmaq_f32(vfmaq_f32(vacc11x0, vaf, vb0f), vas, vb0s);
-      vacc11x1 = vfmaq_f32(vfmaq_f32(vacc11x1, vaf, vb1f), vas, vb1s);
+      vacc8x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc8x0, vb0f, vaf, 0), vb0s, vas, 0);
+      vacc8x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc8x1, vb1f, vaf, 0), vb1s, vas, 0);
+      vacc9x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc9x0, vb0f, vaf, 1), vb0s, vas, 1);
+      vacc9x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc9x1, vb1f, vaf, 1), vb1s, vas, 1);
+      vacc10x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc10x0, vb0f, vaf, 2), vb0s, vas, 2);
+      vacc10x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc10x1, vb1f, vaf, 2), vb1s, vas, 2);
+      vacc11x0 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc11x0, vb0f, vaf, 3), vb0s, vas, 3);
+      vacc11x1 = vfmaq_laneq_f32(vfmaq_laneq_f32(vacc11x1, vb1f, vaf, 3), vb1s, vas, 3);
     }
     a += 24;
     b += 16;

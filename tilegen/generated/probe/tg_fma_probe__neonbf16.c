@@ -168,3 +168,90 @@ double tg_f64_fma_probe__neonbf16(int64_t iters)
   return (double) (vaddvq_f64(vacc0));
 }
 
+static inline int32_t tg_pair_bits(const uint16_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+double tg_bf16_fma_probe__neonbf16(int64_t iters)
+{
+  static const uint16_t pair[2] = {0x3F80u, 0x3380u};  /* 1.0 and 2^-24 as bfloat16 */
+  const bfloat16x8_t vb = vreinterpretq_bf16_u32(vdupq_n_u32((uint32_t) tg_pair_bits(pair)));
+  const bfloat16x8_t vc = vreinterpretq_bf16_u32(vdupq_n_u32((uint32_t) tg_pair_bits(pair)));
+  float32x4_t vacc0 = vdupq_n_f32((float) 1);
+  float32x4_t vacc1 = vdupq_n_f32((float) 2);
+  float32x4_t vacc2 = vdupq_n_f32((float) 3);
+  float32x4_t vacc3 = vdupq_n_f32((float) 4);
+  float32x4_t vacc4 = vdupq_n_f32((float) 5);
+  float32x4_t vacc5 = vdupq_n_f32((float) 6);
+  float32x4_t vacc6 = vdupq_n_f32((float) 7);
+  float32x4_t vacc7 = vdupq_n_f32((float) 8);
+  float32x4_t vacc8 = vdupq_n_f32((float) 9);
+  float32x4_t vacc9 = vdupq_n_f32((float) 10);
+  float32x4_t vacc10 = vdupq_n_f32((float) 11);
+  float32x4_t vacc11 = vdupq_n_f32((float) 12);
+  float32x4_t vacc12 = vdupq_n_f32((float) 13);
+  float32x4_t vacc13 = vdupq_n_f32((float) 14);
+  float32x4_t vacc14 = vdupq_n_f32((float) 15);
+  float32x4_t vacc15 = vdupq_n_f32((float) 16);
+  float32x4_t vacc16 = vdupq_n_f32((float) 17);
+  float32x4_t vacc17 = vdupq_n_f32((float) 18);
+  float32x4_t vacc18 = vdupq_n_f32((float) 19);
+  float32x4_t vacc19 = vdupq_n_f32((float) 20);
+  float32x4_t vacc20 = vdupq_n_f32((float) 21);
+  float32x4_t vacc21 = vdupq_n_f32((float) 22);
+  float32x4_t vacc22 = vdupq_n_f32((float) 23);
+  float32x4_t vacc23 = vdupq_n_f32((float) 24);
+  for (int64_t it = 0; it < iters; it++) {
+    vacc0 = vbfdotq_f32(vacc0, vb, vc);
+    vacc1 = vbfdotq_f32(vacc1, vb, vc);
+    vacc2 = vbfdotq_f32(vacc2, vb, vc);
+    vacc3 = vbfdotq_f32(vacc3, vb, vc);
+    vacc4 = vbfdotq_f32(vacc4, vb, vc);
+    vacc5 = vbfdotq_f32(vacc5, vb, vc);
+    vacc6 = vbfdotq_f32(vacc6, vb, vc);
+    vacc7 = vbfdotq_f32(vacc7, vb, vc);
+    vacc8 = vbfdotq_f32(vacc8, vb, vc);
+    vacc9 = vbfdotq_f32(vacc9, vb, vc);
+    vacc10 = vbfdotq_f32(vacc10, vb, vc);
+    vacc11 = vbfdotq_f32(vacc11, vb, vc);
+    vacc12 = vbfdotq_f32(vacc12, vb, vc);
+    vacc13 = vbfdotq_f32(vacc13, vb, vc);
+    vacc14 = vbfdotq_f32(vacc14, vb, vc);
+    vacc15 = vbfdotq_f32(vacc15, vb, vc);
+    vacc16 = vbfdotq_f32(vacc16, vb, vc);
+    vacc17 = vbfdotq_f32(vacc17, vb, vc);
+    vacc18 = vbfdotq_f32(vacc18, vb, vc);
+    vacc19 = vbfdotq_f32(vacc19, vb, vc);
+    vacc20 = vbfdotq_f32(vacc20, vb, vc);
+    vacc21 = vbfdotq_f32(vacc21, vb, vc);
+    vacc22 = vbfdotq_f32(vacc22, vb, vc);
+    vacc23 = vbfdotq_f32(vacc23, vb, vc);
+  }
+  vacc0 = vaddq_f32(vacc0, vacc1);
+  vacc0 = vaddq_f32(vacc0, vacc2);
+  vacc0 = vaddq_f32(vacc0, vacc3);
+  vacc0 = vaddq_f32(vacc0, vacc4);
+  vacc0 = vaddq_f32(vacc0, vacc5);
+  vacc0 = vaddq_f32(vacc0, vacc6);
+  vacc0 = vaddq_f32(vacc0, vacc7);
+  vacc0 = vaddq_f32(vacc0, vacc8);
+  vacc0 = vaddq_f32(vacc0, vacc9);
+  vacc0 = vaddq_f32(vacc0, vacc10);
+  vacc0 = vaddq_f32(vacc0, vacc11);
+  vacc0 = vaddq_f32(vacc0, vacc12);
+  vacc0 = vaddq_f32(vacc0, vacc13);
+  vacc0 = vaddq_f32(vacc0, vacc14);
+  vacc0 = vaddq_f32(vacc0, vacc15);
+  vacc0 = vaddq_f32(vacc0, vacc16);
+  vacc0 = vaddq_f32(vacc0, vacc17);
+  vacc0 = vaddq_f32(vacc0, vacc18);
+  vacc0 = vaddq_f32(vacc0, vacc19);
+  vacc0 = vaddq_f32(vacc0, vacc20);
+  vacc0 = vaddq_f32(vacc0, vacc21);
+  vacc0 = vaddq_f32(vacc0, vacc22);
+  vacc0 = vaddq_f32(vacc0, vacc23);
+  return (double) (vaddvq_f32(vacc0));
+}
+

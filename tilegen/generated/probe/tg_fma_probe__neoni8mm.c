@@ -168,3 +168,92 @@ double tg_f64_fma_probe__neoni8mm(int64_t iters)
   return (double) (vaddvq_f64(vacc0));
 }
 
+static inline int32_t tg_quad_bits(const int8_t* p) {
+  int32_t v;
+  __builtin_memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+double tg_s8_fma_probe__neoni8mm(int64_t iters)
+{
+  /* a different start per chain: equal chains would be computed once */
+  static const int8_t quads[100] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 1, 2, 3 };
+  const int32x4_t vb = vdupq_n_s32(tg_quad_bits(quads + 96));
+  int32x4_t vacc0 = vdupq_n_s32(tg_quad_bits(quads + 0));
+  int32x4_t vacc1 = vdupq_n_s32(tg_quad_bits(quads + 4));
+  int32x4_t vacc2 = vdupq_n_s32(tg_quad_bits(quads + 8));
+  int32x4_t vacc3 = vdupq_n_s32(tg_quad_bits(quads + 12));
+  int32x4_t vacc4 = vdupq_n_s32(tg_quad_bits(quads + 16));
+  int32x4_t vacc5 = vdupq_n_s32(tg_quad_bits(quads + 20));
+  int32x4_t vacc6 = vdupq_n_s32(tg_quad_bits(quads + 24));
+  int32x4_t vacc7 = vdupq_n_s32(tg_quad_bits(quads + 28));
+  int32x4_t vacc8 = vdupq_n_s32(tg_quad_bits(quads + 32));
+  int32x4_t vacc9 = vdupq_n_s32(tg_quad_bits(quads + 36));
+  int32x4_t vacc10 = vdupq_n_s32(tg_quad_bits(quads + 40));
+  int32x4_t vacc11 = vdupq_n_s32(tg_quad_bits(quads + 44));
+  int32x4_t vacc12 = vdupq_n_s32(tg_quad_bits(quads + 48));
+  int32x4_t vacc13 = vdupq_n_s32(tg_quad_bits(quads + 52));
+  int32x4_t vacc14 = vdupq_n_s32(tg_quad_bits(quads + 56));
+  int32x4_t vacc15 = vdupq_n_s32(tg_quad_bits(quads + 60));
+  int32x4_t vacc16 = vdupq_n_s32(tg_quad_bits(quads + 64));
+  int32x4_t vacc17 = vdupq_n_s32(tg_quad_bits(quads + 68));
+  int32x4_t vacc18 = vdupq_n_s32(tg_quad_bits(quads + 72));
+  int32x4_t vacc19 = vdupq_n_s32(tg_quad_bits(quads + 76));
+  int32x4_t vacc20 = vdupq_n_s32(tg_quad_bits(quads + 80));
+  int32x4_t vacc21 = vdupq_n_s32(tg_quad_bits(quads + 84));
+  int32x4_t vacc22 = vdupq_n_s32(tg_quad_bits(quads + 88));
+  int32x4_t vacc23 = vdupq_n_s32(tg_quad_bits(quads + 92));
+  for (int64_t it = 0; it < iters; it++) {
+    vacc0 = vdotq_s32(vacc0, vreinterpretq_s8_s32(vacc0), vreinterpretq_s8_s32(vb));
+    vacc1 = vdotq_s32(vacc1, vreinterpretq_s8_s32(vacc1), vreinterpretq_s8_s32(vb));
+    vacc2 = vdotq_s32(vacc2, vreinterpretq_s8_s32(vacc2), vreinterpretq_s8_s32(vb));
+    vacc3 = vdotq_s32(vacc3, vreinterpretq_s8_s32(vacc3), vreinterpretq_s8_s32(vb));
+    vacc4 = vdotq_s32(vacc4, vreinterpretq_s8_s32(vacc4), vreinterpretq_s8_s32(vb));
+    vacc5 = vdotq_s32(vacc5, vreinterpretq_s8_s32(vacc5), vreinterpretq_s8_s32(vb));
+    vacc6 = vdotq_s32(vacc6, vreinterpretq_s8_s32(vacc6), vreinterpretq_s8_s32(vb));
+    vacc7 = vdotq_s32(vacc7, vreinterpretq_s8_s32(vacc7), vreinterpretq_s8_s32(vb));
+    vacc8 = vdotq_s32(vacc8, vreinterpretq_s8_s32(vacc8), vreinterpretq_s8_s32(vb));
+    vacc9 = vdotq_s32(vacc9, vreinterpretq_s8_s32(vacc9), vreinterpretq_s8_s32(vb));
+    vacc10 = vdotq_s32(vacc10, vreinterpretq_s8_s32(vacc10), vreinterpretq_s8_s32(vb));
+    vacc11 = vdotq_s32(vacc11, vreinterpretq_s8_s32(vacc11), vreinterpretq_s8_s32(vb));
+    vacc12 = vdotq_s32(vacc12, vreinterpretq_s8_s32(vacc12), vreinterpretq_s8_s32(vb));
+    vacc13 = vdotq_s32(vacc13, vreinterpretq_s8_s32(vacc13), vreinterpretq_s8_s32(vb));
+    vacc14 = vdotq_s32(vacc14, vreinterpretq_s8_s32(vacc14), vreinterpretq_s8_s32(vb));
+    vacc15 = vdotq_s32(vacc15, vreinterpretq_s8_s32(vacc15), vreinterpretq_s8_s32(vb));
+    vacc16 = vdotq_s32(vacc16, vreinterpretq_s8_s32(vacc16), vreinterpretq_s8_s32(vb));
+    vacc17 = vdotq_s32(vacc17, vreinterpretq_s8_s32(vacc17), vreinterpretq_s8_s32(vb));
+    vacc18 = vdotq_s32(vacc18, vreinterpretq_s8_s32(vacc18), vreinterpretq_s8_s32(vb));
+    vacc19 = vdotq_s32(vacc19, vreinterpretq_s8_s32(vacc19), vreinterpretq_s8_s32(vb));
+    vacc20 = vdotq_s32(vacc20, vreinterpretq_s8_s32(vacc20), vreinterpretq_s8_s32(vb));
+    vacc21 = vdotq_s32(vacc21, vreinterpretq_s8_s32(vacc21), vreinterpretq_s8_s32(vb));
+    vacc22 = vdotq_s32(vacc22, vreinterpretq_s8_s32(vacc22), vreinterpretq_s8_s32(vb));
+    vacc23 = vdotq_s32(vacc23, vreinterpretq_s8_s32(vacc23), vreinterpretq_s8_s32(vb));
+  }
+  vacc0 = vaddq_s32(vacc0, vacc1);
+  vacc0 = vaddq_s32(vacc0, vacc2);
+  vacc0 = vaddq_s32(vacc0, vacc3);
+  vacc0 = vaddq_s32(vacc0, vacc4);
+  vacc0 = vaddq_s32(vacc0, vacc5);
+  vacc0 = vaddq_s32(vacc0, vacc6);
+  vacc0 = vaddq_s32(vacc0, vacc7);
+  vacc0 = vaddq_s32(vacc0, vacc8);
+  vacc0 = vaddq_s32(vacc0, vacc9);
+  vacc0 = vaddq_s32(vacc0, vacc10);
+  vacc0 = vaddq_s32(vacc0, vacc11);
+  vacc0 = vaddq_s32(vacc0, vacc12);
+  vacc0 = vaddq_s32(vacc0, vacc13);
+  vacc0 = vaddq_s32(vacc0, vacc14);
+  vacc0 = vaddq_s32(vacc0, vacc15);
+  vacc0 = vaddq_s32(vacc0, vacc16);
+  vacc0 = vaddq_s32(vacc0, vacc17);
+  vacc0 = vaddq_s32(vacc0, vacc18);
+  vacc0 = vaddq_s32(vacc0, vacc19);
+  vacc0 = vaddq_s32(vacc0, vacc20);
+  vacc0 = vaddq_s32(vacc0, vacc21);
+  vacc0 = vaddq_s32(vacc0, vacc22);
+  vacc0 = vaddq_s32(vacc0, vacc23);
+  int32_t t[4];
+  vst1q_s32((int32_t*) (t), vacc0);
+  return (double) t[0];
+}
+

@@ -53,6 +53,7 @@ class GemmPlan(RowsPlan):
     params_type: str
     kloop: str = "c"           # "c" or "asm" (inline assembly, registers fixed below)
     ksplit: int = 1            # accumulator sets the unrolled k steps rotate through (see below)
+    a_by_lane: bool = False    # A's values of `lanes` rows in one load, each row by lane
 
     def acc(self, i: int, j: int, u: int) -> str:
         """The accumulator of tile element (i, j) that unrolled k step u adds into."""
@@ -171,6 +172,15 @@ class Gemm(OpFamily):
         lanes = self.lanes(spec)
         return f"MR*NR/{lanes} + NR/{lanes} + 1"
 
+    def a_by_lane(self, spec) -> bool:
+        """Packed A holds a k step's MR values contiguous: where the ISA has an FMA by lane
+        (v.fma_lane) and MR is a multiple of the lanes, one load takes `lanes` rows' values
+        and each row's FMAs pick its lane, instead of a broadcast load per row. One such vector
+        is live at a time, as the broadcast was: the register budget is the same."""
+        v = get_isa(spec.isa).vec(spec.dtype)
+        return (bool(v.fma_lane_) and spec.kloop == "c" and spec.a_layout == "packed"
+                and spec.mr % v.lanes == 0)
+
     def k_split(self, spec) -> int:
         """Accumulator sets for the intrinsics k loop: small tiles (one row, say) would wait on
         each accumulator's previous FMA, so their unrolled k steps add into separate sets,
@@ -192,7 +202,7 @@ class Gemm(OpFamily):
             epilogue=spec.epilogue, prefetch=spec.prefetch, a_layout=spec.a_layout,
             row_bases=bases, row_addr=rows, isa=isa, v=v, budget=self.register_budget(spec),
             params_type=f"tg_{spec.dtype}_gemm_params", kloop=spec.kloop,
-            ksplit=self.k_split(spec),
+            ksplit=self.k_split(spec), a_by_lane=self.a_by_lane(spec),
         )
 
     def c_declaration(self, spec) -> str:

@@ -1,12 +1,12 @@
 /* int8 GEMM: tilegen_gemm_s8 and tilegen_gemm_u8s8 run here. A is int8 or uint8, B int8, C
    int32, the sums exact (wrapping modulo 2^32 past 2^31, as NumPy's integer matmul). The driver
-   packs A and B into quad panels (the kernels' KR = 4: gemms8.py) -- A with its top bits flipped
-   where the kernel reads its bytes with the other signedness, and 128 x B's column sums after
-   each panel to take that back (run) -- blocks k by KC and columns by NC (from the core's
-   caches, as the float GEMM does) and threads as the bfloat16 driver does: B's block packed in
-   parallel and the row panels split, or for a few rows B streamed through L2 per thread. One
-   row of A with row-major B takes the GEMV kernel instead (gemvs8.py): B read in place, the
-   columns split between threads. */
+   packs A and B into panels of k groups of the kernel's KR (quads; SMMLA's octets: gemms8.py)
+   -- A with its top bits flipped where the kernel reads its bytes with the other signedness,
+   and 128 x B's column sums after each panel to take that back (run) -- blocks k by KC and
+   columns by NC (from the core's caches, as the float GEMM does) and threads as the bfloat16
+   driver does: B's block packed in parallel and the row panels split, or for a few rows B
+   streamed through L2 per thread. One row of A with row-major B takes the GEMV kernel instead
+   (gemvs8.py): B read in place, the columns split between threads. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +19,7 @@
 
 #define TG_S8_PARALLEL_MIN_OPS 4.0e6  /* below this a product runs on one thread */
 #define TG_S8_STREAM_PANELS 4         /* up to this many row panels, B is streamed */
-#define TG_S8_STREAM_KC 512           /* its k block: a multiple of 4; short (few rows) */
+#define TG_S8_STREAM_KC 512           /* its k block: a multiple of every KR; short (few rows) */
 
 /* ---- dispatch ---- */
 
@@ -50,11 +50,11 @@ static void publish(const tg_gemm_s8_config* c) {
   tg_dispatch_report("gemm", NULL, "s8", c->isa, c->name);
 }
 
-#define TG_PICK(ISA, MR, NR, PROD, OFFSET, FN, NAME)                                        \
+#define TG_PICK(ISA, MR, NR, KR, PROD, OFFSET, FN, NAME)                                    \
   if ((ISA) == isa && ((PROD) || want != NULL) && c->fn == NULL &&                          \
       (want == NULL || strcmp(NAME, want) == 0)) {                                          \
-    c->isa = (ISA); c->fn = FN; c->mr = (MR); c->nr = (NR); c->a_offset = (OFFSET);          \
-    c->name = NAME;                                                                         \
+    c->isa = (ISA); c->fn = FN; c->mr = (MR); c->nr = (NR); c->kr = (KR);                   \
+    c->a_offset = (OFFSET); c->name = NAME;                                                 \
   }
 
 static void pick(tg_gemm_s8_config* c, int isa, const char* want) {
@@ -105,7 +105,7 @@ int tilegen_x_set_gemm_s8_kernel(const char* name) {
 const char* tilegen_x_gemm_s8_kernel_name(int i) {
   const int isa = tg_gemm_s8_cfg()->isa;
   const char* out = NULL;
-#define TG_NTH(ISA, MR, NR, PROD, OFFSET, FN, NAME) if ((ISA) == isa && i-- == 0) out = NAME;
+#define TG_NTH(ISA, MR, NR, KR, PROD, OFFSET, FN, NAME) if ((ISA) == isa && i-- == 0) out = NAME;
   TG_FOREACH_GEMMS8_UKERNEL_s8(TG_NTH)
 #undef TG_NTH
   return out;
@@ -115,70 +115,77 @@ const char* tilegen_x_gemm_s8_kernel(void) { return tg_gemm_s8_cfg()->name; }
 
 /* ---- packing ---- */
 
-/* A's rows [i0, i0 + MR) x k [k0, k0 + kc) into quad panel order: per k quad, MR quads, each
-   byte XOR 0x80 (A + 128 as unsigned) when `offset`. Padding is 0 before the offset: past k it
-   meets B's zero padding, and rows past m are never stored. */
+/* A's rows [i0, i0 + MR) x k [k0, k0 + kc) into panel order: per k group, MR groups of kr
+   bytes (row i's at kr i: for SMMLA's kr = 8 that pairs the rows in 16 bytes), each byte XOR
+   0x80 (A + 128 as unsigned) when `offset`. Padding is 0 before the offset: past k it meets
+   B's zero padding, and rows past m are never stored. */
 static void pack_a(const int8_t* a, int64_t rs_a, int64_t cs_a, int64_t i0, int64_t m,
-                   int64_t k0, int64_t kc, int mr, int offset, int8_t* dst) {
-  const int64_t rows = m - i0 < mr ? m - i0 : mr, kq = (kc + 3) / 4;
+                   int64_t k0, int64_t kc, int mr, int kr, int offset, int8_t* dst) {
+  const int64_t rows = m - i0 < mr ? m - i0 : mr, kq = (kc + kr - 1) / kr;
   const uint8_t flip = offset ? 0x80u : 0;
-  for (int64_t p = 0; p < kq; p++, dst += 4 * mr) {
-    const int64_t k = k0 + 4 * p, have = kc - 4 * p < 4 ? kc - 4 * p : 4;
+  for (int64_t p = 0; p < kq; p++, dst += kr * mr) {
+    const int64_t k = k0 + kr * p, have = kc - kr * p < kr ? kc - kr * p : kr;
     for (int64_t i = 0; i < mr; i++) {
       const int8_t* row = a + (i0 + i) * rs_a + k * cs_a;
-      if (i < rows && have == 4 && cs_a == 1) {
-        uint32_t v;
-        memcpy(&v, row, 4);
-        v ^= flip * 0x01010101u;
-        memcpy(dst + 4 * i, &v, 4);
+      if (i < rows && have == kr && cs_a == 1) {
+        for (int h = 0; h < kr; h += 4) {
+          uint32_t v;
+          memcpy(&v, row + h, 4);
+          v ^= flip * 0x01010101u;
+          memcpy(dst + kr * i + h, &v, 4);
+        }
         continue;
       }
-      for (int64_t h = 0; h < 4; h++)
-        dst[4 * i + h] = (int8_t) ((uint8_t) (i < rows && h < have ? row[h * cs_a] : 0) ^ flip);
+      for (int64_t h = 0; h < kr; h++)
+        dst[kr * i + h] = (int8_t) ((uint8_t) (i < rows && h < have ? row[h * cs_a] : 0) ^ flip);
     }
   }
 }
 
 /* Four rows of B, nr columns, into quads (one 32-bit word per column, the first row in the
-   low byte), and their column sums added into `sums`: separate arrays (restrict) and words, so
-   that GCC vectorizes it. */
+   low byte; column j's at d32[j * step]: step kr / 4, a quad of each column's group), and
+   their column sums added into `sums`: separate arrays (restrict) and words, so that GCC
+   vectorizes it. */
 __attribute__((optimize("tree-vectorize")))
 static void quads_of_rows(const int8_t* restrict r0, const int8_t* restrict r1,
                           const int8_t* restrict r2, const int8_t* restrict r3, int64_t nr,
-                          uint32_t* restrict d32, uint32_t* restrict sums) {
+                          int64_t step, uint32_t* restrict d32, uint32_t* restrict sums) {
   for (int64_t j = 0; j < nr; j++) {
-    d32[j] = (uint32_t) (uint8_t) r0[j] | (uint32_t) (uint8_t) r1[j] << 8 |
-             (uint32_t) (uint8_t) r2[j] << 16 | (uint32_t) (uint8_t) r3[j] << 24;
+    d32[j * step] = (uint32_t) (uint8_t) r0[j] | (uint32_t) (uint8_t) r1[j] << 8 |
+                    (uint32_t) (uint8_t) r2[j] << 16 | (uint32_t) (uint8_t) r3[j] << 24;
     sums[j] += (uint32_t) (r0[j] + r1[j] + r2[j] + r3[j]);
   }
 }
 
 /* B's k [k0, k0 + kc) x the NR-wide column panels [q0, q1) of the columns from j0 (nc of them)
-   into quad panels, one after another from dst: per k quad NR quads, then NR int32 corrections,
+   into panels, one after another from dst: per k group NR groups of kr (column j's at kr j),
+   then NR int32 corrections,
    `corr` x each column's sum (+128 where A was offset for unsigned bytes, -128 for uint8 A on
-   signed ones, else 0; wrapping, as the kernels' sums do). k quads are the outer loop so that
+   signed ones, else 0; wrapping, as the kernels' sums do). k groups are the outer loop so that
    row-major B is read along its rows. */
 static void pack_b(const int8_t* b, int64_t rs_b, int64_t cs_b, int64_t k0, int64_t kc,
-                   int64_t j0, int64_t nc, int nr, int64_t q0, int64_t q1, int32_t corr,
+                   int64_t j0, int64_t nc, int nr, int kr, int64_t q0, int64_t q1, int32_t corr,
                    int8_t* dst) {
-  const int64_t kq = (kc + 3) / 4, panel = 4 * nr * kq + 4 * nr;
-  for (int64_t q = q0; q < q1; q++) memset(dst + (q - q0) * panel + 4 * nr * kq, 0, 4 * (size_t) nr);
+  const int64_t kq = (kc + kr - 1) / kr, panel = kr * nr * kq + 4 * nr;
+  for (int64_t q = q0; q < q1; q++) memset(dst + (q - q0) * panel + kr * nr * kq, 0, 4 * (size_t) nr);
   for (int64_t p = 0; p < kq; p++) {
-    const int64_t k = k0 + 4 * p, have = kc - 4 * p < 4 ? kc - 4 * p : 4;
+    const int64_t k = k0 + kr * p, have = kc - kr * p < kr ? kc - kr * p : kr;
     for (int64_t q = q0; q < q1; q++) {
       const int64_t jp = q * nr, cols = nc - jp < nr ? nc - jp : nr;
       const int8_t* r = b + k * rs_b + (j0 + jp) * cs_b;
-      int8_t* d = dst + (q - q0) * panel + p * 4 * nr;
-      uint32_t* sums = (uint32_t*) (dst + (q - q0) * panel + 4 * nr * kq);
-      if (cols == nr && have == 4 && cs_b == 1) {  /* row-major B */
-        quads_of_rows(r, r + rs_b, r + 2 * rs_b, r + 3 * rs_b, nr, (uint32_t*) d, sums);
+      int8_t* d = dst + (q - q0) * panel + p * kr * nr;
+      uint32_t* sums = (uint32_t*) (dst + (q - q0) * panel + kr * nr * kq);
+      if (cols == nr && have == kr && cs_b == 1) {  /* row-major B: kr / 4 quads a column */
+        for (int h = 0; h < kr; h += 4)
+          quads_of_rows(r + h * rs_b, r + (h + 1) * rs_b, r + (h + 2) * rs_b,
+                        r + (h + 3) * rs_b, nr, kr / 4, (uint32_t*) d + h / 4, sums);
         continue;
       }
       for (int64_t j = 0; j < nr; j++) {
         uint32_t s = 0;
-        for (int64_t h = 0; h < 4; h++) {
+        for (int64_t h = 0; h < kr; h++) {
           const int8_t v = j < cols && h < have ? r[h * rs_b + j * cs_b] : 0;
-          d[4 * j + h] = v;
+          d[kr * j + h] = v;
           s += (uint32_t) v;
         }
         sums[j] += s;
@@ -186,7 +193,7 @@ static void pack_b(const int8_t* b, int64_t rs_b, int64_t cs_b, int64_t k0, int6
     }
   }
   for (int64_t q = q0; q < q1; q++) {
-    uint32_t* sums = (uint32_t*) (dst + (q - q0) * panel + 4 * nr * kq);
+    uint32_t* sums = (uint32_t*) (dst + (q - q0) * panel + kr * nr * kq);
     for (int64_t j = 0; j < nr; j++) sums[j] *= (uint32_t) corr;
   }
 }
@@ -199,11 +206,11 @@ static tg_gemm_s8_config for_rows(const tg_gemm_s8_config* cfg, int64_t m) {
   tg_gemm_s8_config best = *cfg;
   if (m >= 4 * (int64_t) cfg->mr) return best;
   int64_t best_rows = (m + cfg->mr - 1) / cfg->mr * cfg->mr;
-#define TG_ROWS(ISA, MR, NR, PROD, OFFSET, FN, NAME)                       \
+#define TG_ROWS(ISA, MR, NR, KR, PROD, OFFSET, FN, NAME)                   \
   if ((ISA) == cfg->isa && (m + (MR) - 1) / (MR) * (MR) < best_rows) {     \
     best_rows = (m + (MR) - 1) / (MR) * (MR);                              \
-    best.fn = FN; best.mr = (MR); best.nr = (NR); best.a_offset = (OFFSET); \
-    best.name = NAME;                                                      \
+    best.fn = FN; best.mr = (MR); best.nr = (NR); best.kr = (KR);          \
+    best.a_offset = (OFFSET); best.name = NAME;                            \
   }
   TG_FOREACH_GEMMS8_UKERNEL_s8(TG_ROWS)
 #undef TG_ROWS
@@ -229,19 +236,23 @@ typedef struct {
   atomic_int failed;
 } block_job;
 
-static int64_t a_panel_bytes(int mr, int64_t kc) { return 4 * mr * ((kc + 3) / 4); }
-static int64_t b_panel_bytes(int nr, int64_t kc) { return 4 * nr * ((kc + 3) / 4) + 4 * nr; }
+static int64_t a_panel_bytes(const tg_gemm_s8_config* c, int64_t kc) {
+  return (int64_t) c->kr * c->mr * ((kc + c->kr - 1) / c->kr);
+}
+static int64_t b_panel_bytes(const tg_gemm_s8_config* c, int64_t kc) {
+  return (int64_t) c->kr * c->nr * ((kc + c->kr - 1) / c->kr) + 4 * c->nr;
+}
 
 static void multiply(const block_job* j, int64_t kc, int64_t j0, int64_t nc, const int8_t* pa,
                      int64_t p0, int64_t p1, const int8_t* pb, int64_t q0, int64_t q1, int acc) {
   const int mr = j->cfg->mr, nr = j->cfg->nr;
-  const int64_t kq = (kc + 3) / 4;
+  const int64_t kq = (kc + j->cfg->kr - 1) / j->cfg->kr;
   for (int64_t pi = p0; pi < p1; pi++) {
     const int64_t i0 = pi * mr, rows = j->m - i0 < mr ? j->m - i0 : mr;
     for (int64_t q = q0; q < q1; q++) {
       const int64_t jp = q * nr, cols = nc - jp < nr ? nc - jp : nr;
-      j->cfg->fn(rows, cols, kq, pa + (pi - p0) * a_panel_bytes(mr, kc),
-                 pb + (q - q0) * b_panel_bytes(nr, kc),
+      j->cfg->fn(rows, cols, kq, pa + (pi - p0) * a_panel_bytes(j->cfg, kc),
+                 pb + (q - q0) * b_panel_bytes(j->cfg, kc),
                  j->c + i0 * j->rs_c + (j0 + jp) * j->cs_c, j->rs_c, j->cs_c, acc);
     }
   }
@@ -250,29 +261,29 @@ static void multiply(const block_job* j, int64_t kc, int64_t j0, int64_t nc, con
 static void pack_task(void* ctx, int task, int ntasks) {
   block_job* j = ctx;
   const int64_t q0 = j->col_panels * task / ntasks, q1 = j->col_panels * (task + 1) / ntasks;
-  pack_b(j->b, j->rs_b, j->cs_b, j->k0, j->kc, j->j0, j->nc, j->cfg->nr, q0, q1, j->corr,
-         j->pb + q0 * b_panel_bytes(j->cfg->nr, j->kc));
+  pack_b(j->b, j->rs_b, j->cs_b, j->k0, j->kc, j->j0, j->nc, j->cfg->nr, j->cfg->kr, q0, q1,
+         j->corr, j->pb + q0 * b_panel_bytes(j->cfg, j->kc));
 }
 
 static void rows_task(void* ctx, int task, int ntasks) {
   block_job* j = ctx;
   const int mr = j->cfg->mr;
-  int8_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) a_panel_bytes(mr, j->kc));
+  int8_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) a_panel_bytes(j->cfg, j->kc));
   if (pa == NULL) {
     atomic_store(&j->failed, 1);
     return;
   }
   for (int64_t pi = j->panels * task / ntasks; pi < j->panels * (task + 1) / ntasks; pi++) {
-    pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, j->k0, j->kc, mr, j->flip, pa);
+    pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, j->k0, j->kc, mr, j->cfg->kr, j->flip, pa);
     multiply(j, j->kc, j->j0, j->nc, pa, pi, pi + 1, j->pb, 0, j->col_panels, j->accumulate);
   }
 }
 
 static void stream_task(void* ctx, int task, int ntasks) {
   block_job* j = ctx;
-  const int mr = j->cfg->mr, nr = j->cfg->nr;
-  int8_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) (j->panels * a_panel_bytes(mr, j->stream_kc)));
-  int8_t* pb = tg_workspace(TG_WS_GEMM_LP_B, (size_t) (j->stream_w * b_panel_bytes(nr, j->stream_kc)));
+  const int mr = j->cfg->mr, nr = j->cfg->nr, kr = j->cfg->kr;
+  int8_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) (j->panels * a_panel_bytes(j->cfg, j->stream_kc)));
+  int8_t* pb = tg_workspace(TG_WS_GEMM_LP_B, (size_t) (j->stream_w * b_panel_bytes(j->cfg, j->stream_kc)));
   if (pa == NULL || pb == NULL) {
     atomic_store(&j->failed, 1);
     return;
@@ -281,11 +292,11 @@ static void stream_task(void* ctx, int task, int ntasks) {
   for (int64_t k0 = 0; k0 < j->k; k0 += j->stream_kc) {
     const int64_t kc = j->k - k0 < j->stream_kc ? j->k - k0 : j->stream_kc;
     for (int64_t pi = 0; pi < j->panels; pi++)
-      pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, k0, kc, mr, j->flip,
-             pa + pi * a_panel_bytes(mr, kc));
+      pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, k0, kc, mr, kr, j->flip,
+             pa + pi * a_panel_bytes(j->cfg, kc));
     for (int64_t g = q0; g < q1; g += j->stream_w) {
       const int64_t g1 = q1 - g < j->stream_w ? q1 : g + j->stream_w;
-      pack_b(j->b, j->rs_b, j->cs_b, k0, kc, 0, j->n, nr, g, g1, j->corr, pb);
+      pack_b(j->b, j->rs_b, j->cs_b, k0, kc, 0, j->n, nr, kr, g, g1, j->corr, pb);
       multiply(j, kc, 0, j->n, pa, 0, j->panels, pb, g, g1, k0 == 0 ? j->accumulate0 : 1);
     }
   }
@@ -358,7 +369,7 @@ static int run(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a, i
   atomic_init(&j.failed, 0);
   if (panels <= TG_S8_STREAM_PANELS) {
     j.stream_kc = k < TG_S8_STREAM_KC ? k : TG_S8_STREAM_KC;
-    const int64_t w = tg_caches()->l2 / 2 / b_panel_bytes(cfg.nr, j.stream_kc);
+    const int64_t w = tg_caches()->l2 / 2 / b_panel_bytes(&cfg, j.stream_kc);
     j.stream_w = w < 1 ? 1 : w;
     j.col_panels = (n + cfg.nr - 1) / cfg.nr;
     tg_parallel_run(threads < j.col_panels ? threads : (int) j.col_panels, stream_task, &j);
@@ -367,7 +378,7 @@ static int run(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a, i
   const int64_t kc_max = k < cfg.kc ? k : cfg.kc;
   const int64_t nc_max = n < cfg.nc ? n : cfg.nc;
   j.pb = tg_workspace(TG_WS_GEMM_LP_B,
-                      (size_t) ((nc_max + cfg.nr - 1) / cfg.nr * b_panel_bytes(cfg.nr, kc_max)));
+                      (size_t) ((nc_max + cfg.nr - 1) / cfg.nr * b_panel_bytes(&cfg, kc_max)));
   if (j.pb == NULL) return 1;
   for (int64_t j0 = 0; j0 < n; j0 += cfg.nc) {
     const int64_t nc = n - j0 < cfg.nc ? n - j0 : cfg.nc;

@@ -4,7 +4,11 @@ packed in pairs along k -- a panel of A holds, per k pair, MR pairs (A[i, k], A[
 panel of B, per k pair, NR pairs (B[k, j], B[k+1, j]) -- which is the operand layout of a pair
 dot product (VDPBF16PS: the avx512bf16 tier). ISAs without one widen each pair's values to
 float32 (a bfloat16 is a float32's high half) and take two FMAs. The ISA table's DotOps spell
-both (dsl/isa/base.py). The driver (gemm_bf16.c) packs, blocks and threads.
+both (dsl/isa/base.py). Where the table has a lane-indexed form -- of the dot product (BFDOT
+on neonbf16) or, widened, of the FMA (NEON's by-element FMLA) -- one load takes `lanes` rows'
+A pairs and each row picks its lane, instead of one broadcast per row (for the dot product MR
+must be a multiple of the pair vector width; widened tiles of other MR keep the broadcast). The
+driver (gemm_bf16.c) packs, blocks and threads.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ class GemmBf16Plan(Plan):
     nv: int                    # pair vectors per k pair of the B panel (NR / lanes)
     unroll: int
     tail: str                  # how C's edge columns are stored: "mask" or a temporary
+    a_by_lane: bool            # A's pairs loaded `lanes` rows at a time, each row by lane
     d: DotOps                  # the pair spellings
     v: VecOps                  # the float32 accumulators' spellings
 
@@ -54,20 +59,28 @@ class GemmBf16(OpFamily):
         if spec.kr != 2:
             raise ValueError(f"kr: bfloat16 GEMM kernels take k in pairs (KR=2), got {spec.kr}")
         self.check_multiple("nr", spec.nr, spec, "NR")
+        if get_isa(spec.isa).dot(spec.dtype).lane_indexed:  # A loaded `lanes` rows at a time
+            self.check_multiple("mr", spec.mr, spec, "MR")
 
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
         d = isa.dot(spec.dtype)
         nv = spec.nr // d.lanes
+        if d.lane_indexed:  # the B pair vectors, A's pair vectors (lanes rows each)
+            return RegisterBudget(spec.mr * nv, nv, spec.mr // d.lanes, isa.num_vregs,
+                                  input_name="B pair", broadcast_name="A pair vectors")
         if d.native:  # the B pair vectors, one broadcast A pair
             return RegisterBudget(spec.mr * nv, nv, 1, isa.num_vregs, input_name="B pair",
                                   broadcast_name="A pair")
-        # Widened: B's first and second values, A's pair and its two widened values.
+        # Widened: B's first and second values, A's pair (or, by lane, `lanes` rows' pairs,
+        # one group of rows at a time) and its two widened values.
         return RegisterBudget(spec.mr * nv, 2 * nv, 3, isa.num_vregs, input_name="B widened",
                               broadcast_name="A pair + widened")
 
     def budget_rule(self, spec) -> str:
         d = get_isa(spec.isa).dot(spec.dtype)
+        if d.lane_indexed:
+            return "MR*NR/lanes + NR/lanes + MR/lanes"
         return "MR*NR/lanes + NR/lanes + 1" if d.native else "MR*NR/lanes + 2*NR/lanes + 3"
 
     def lower(self, spec) -> GemmBf16Plan:
@@ -77,7 +90,8 @@ class GemmBf16(OpFamily):
         return GemmBf16Plan(name=spec.name, dtype=spec.dtype, mr=spec.mr, nr=spec.nr,
                             lanes=d.lanes, isa=isa, budget=self.register_budget(spec),
                             nv=spec.nr // d.lanes, unroll=spec.unroll,
-                            tail="mask" if v.mask_type else "temp", d=d, v=v)
+                            tail="mask" if v.mask_type else "temp", a_by_lane=a_by_lane(spec),
+                            d=d, v=v)
 
     def c_declaration(self, spec) -> str:
         return (f"void {spec.name}(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, "
@@ -95,6 +109,17 @@ class GemmBf16(OpFamily):
         """The tile's rows and columns (n % NR also fixes the masked or temporary column
         vectors); the k pairs run one at a time (no unrolled remainder)."""
         return {"m": s.mr, "n": s.nr}
+
+
+def a_by_lane(spec) -> bool:
+    """Whether the kernel loads A's pairs `lanes` rows at a time and takes each row by lane:
+    where its ISA has the lane-indexed form of the instruction it multiplies with (a dot
+    product's requires MR a multiple of the lanes; widened tiles of other MR broadcast)."""
+    isa = get_isa(spec.isa)
+    d = isa.dot(spec.dtype)
+    if d.native:
+        return d.lane_indexed
+    return bool(isa.vec("f32").fma_lane_) and spec.mr % d.lanes == 0
 
 
 FAMILY = GemmBf16()

@@ -3,9 +3,13 @@
 dtype s8), KR = 4: A and B are packed in quads along k -- a panel of A holds, per k quad, MR
 quads (A[i, k..k+3]); a panel of B, per k quad, NR quads (B[k..k+3, j]) and after the last quad
 NR int32 column sums -- the operand layout of a four-way dot product (VPDPBUSD: the avx512vnni
-tier). VPDPBUSD multiplies unsigned by signed bytes, so for it the driver packs A + 128 (its
-bytes with the top bit flipped) and the kernel subtracts 128 x B's column sums. ISAs without
-it sign-extend each byte to int32 and multiply. The ISA table's QuadOps spell both
+tier; SDOT: neondot). SMMLA (neoni8mm, QuadOps.mmla) multiplies two rows of 8 k values by two
+columns of 8: its kernels have KR = 8, the same layout with groups of 8 (per k group, row i's
+8 bytes at 8 i: rows, and B's columns, paired in 16-byte vectors). VPDPBUSD multiplies unsigned by signed bytes (QuadOps.a_offset), so for
+it the driver packs A + 128 (its bytes with the top bit flipped) and the kernel subtracts 128 x
+B's column sums; SDOT multiplies signed by signed, and its indexed form (QuadOps.dot_lane) takes
+four rows' A quads from one 16-byte load, so MR is a multiple of 4 there. ISAs without a dot
+product sign-extend each byte to int32 and multiply. The ISA table's QuadOps spell all three
 (dsl/isa/base.py). The driver (gemm_s8.c) packs, blocks and threads.
 """
 from __future__ import annotations
@@ -22,6 +26,12 @@ from tilegen.dsl.lowering import Plan
 class GemmS8Plan(Plan):
     nv: int                    # quad vectors per k quad of the B panel (NR / lanes)
     q: QuadOps                 # the quad spellings
+    kr: int                    # k values per group: 4, or 8 for SMMLA (kr_of)
+
+
+def kr_of(q: QuadOps) -> int:
+    """The k group of an ISA's int8 GEMM kernels: SMMLA's 8 where the table has it, else 4."""
+    return 8 if q.mmla_ else 4
 
 
 class GemmS8(OpFamily):
@@ -31,7 +41,8 @@ class GemmS8(OpFamily):
     vector_dim = "n"
     dtypes = ("s8",)
     c_select = "tg_gemm_s8_select"
-    c_row_doc = "X(isa id, MR, NR, production, A offset by 128 (VPDPBUSD), kernel, \"name\")"
+    c_row_doc = ("X(isa id, MR, NR, KR (k values per packed group: 4, SMMLA's 8), production, "
+                 "A offset by 128 (QuadOps.a_offset: VPDPBUSD), kernel, \"name\")")
     example_dims = (("m", 256), ("n", 256), ("k", 256))
 
     def python_call(self, spec, kernel):
@@ -50,14 +61,31 @@ class GemmS8(OpFamily):
         return {} if token == "gemm" else None
 
     def check(self, spec) -> None:
-        if spec.kr != 4:
-            raise ValueError(f"kr: int8 GEMM kernels take k in quads (KR=4), got {spec.kr}")
+        q = get_isa(spec.isa).quad(spec.dtype)
+        if spec.kr != kr_of(q):
+            raise ValueError(f"kr: {spec.isa}'s int8 GEMM kernels take k in groups of "
+                             f"KR={kr_of(q)}, got {spec.kr}")
         self.check_multiple("nr", spec.nr, spec, "NR")
+        if q.mmla_:
+            if spec.mr % 2:
+                raise ValueError(f"mr: SMMLA takes A's rows in pairs; MR={spec.mr} is odd")
+        elif q.dot_lane_ and spec.mr % q.lanes:
+            raise ValueError(f"mr: {spec.isa}'s indexed dot product takes A's rows {q.lanes} at a "
+                             f"time from one vector; MR={spec.mr} is not a multiple of {q.lanes}")
 
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
         q = isa.quad(spec.dtype)
         nv = spec.nr // q.lanes
+        if q.mmla_:
+            # 2x2 tiles (MR*NR/4 values: as many vectors), B's column pairs and A's row pairs,
+            # all live at once: GCC 12 hoists every A load of the k step (8x12c8's 24 + 6 + 4
+            # spilled in the loop).
+            return RegisterBudget(spec.mr * nv, spec.nr // 2, spec.mr // 2, isa.num_vregs,
+                                  input_name="B column pair", broadcast_name="A row pair")
+        if q.dot_lane_:  # the B quad vectors, A's quads of all MR rows (four rows a vector)
+            return RegisterBudget(spec.mr * nv, nv, -(-spec.mr // q.lanes), isa.num_vregs,
+                                  input_name="B quad", broadcast_name="A quad vector")
         if q.native:  # the B quad vectors, one broadcast A quad
             return RegisterBudget(spec.mr * nv, nv, 1, isa.num_vregs, input_name="B quad",
                                   broadcast_name="A quad")
@@ -67,6 +95,10 @@ class GemmS8(OpFamily):
 
     def budget_rule(self, spec) -> str:
         q = get_isa(spec.isa).quad(spec.dtype)
+        if q.mmla_:
+            return "MR*NR/lanes + NR/2 + MR/2"
+        if q.dot_lane_:
+            return "MR*NR/lanes + NR/lanes + MR/lanes"
         return "MR*NR/lanes + NR/lanes + 1" if q.native else "MR*NR/lanes + NR/lanes + 3"
 
     def lower(self, spec) -> GemmS8Plan:
@@ -74,7 +106,7 @@ class GemmS8(OpFamily):
         q = isa.quad(spec.dtype)
         return GemmS8Plan(name=spec.name, dtype=spec.dtype, mr=spec.mr, nr=spec.nr,
                           lanes=q.lanes, isa=isa, budget=self.register_budget(spec),
-                          nv=spec.nr // q.lanes, q=q)
+                          nv=spec.nr // q.lanes, q=q, kr=kr_of(q))
 
     def c_declaration(self, spec) -> str:
         return (f"void {spec.name}(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, "
@@ -82,16 +114,16 @@ class GemmS8(OpFamily):
 
     def c_row(self, entry) -> str:
         s = entry.spec
-        native = int(get_isa(s.isa).quad(s.dtype).native)
-        return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {int(entry.production)}, {native}, "
+        offset = int(get_isa(s.isa).quad(s.dtype).a_offset)
+        return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {s.kr}, {int(entry.production)}, {offset}, "
                 f"{s.name}, \"{s.name}\"")
 
     def tester_defines(self, s) -> Dict[str, object]:
-        return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s),
-                "TG_A_OFFSET": int(get_isa(s.isa).quad(s.dtype).native)}
+        return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KR": s.kr, "TG_LANES": self.lanes(s),
+                "TG_A_OFFSET": int(get_isa(s.isa).quad(s.dtype).a_offset)}
 
     def tester_coverage(self, s) -> Dict[str, int]:
-        """The tile's rows and columns; the k quads run one at a time (no unrolled
+        """The tile's rows and columns; the k groups run one at a time (no unrolled
         remainder)."""
         return {"m": s.mr, "n": s.nr}
 
@@ -105,9 +137,9 @@ DRIVE = "tg_dsl_gemms8_drive"
 
 
 def _python_driver(spec) -> str:
-    """C's loop over the MR x NR tiles of C, A and B quad-packed by the caller (panel i of A at
-    a + i * 4 * MR * kq, panel j of B -- its quads, then NR int32 corrections -- at
-    b + j * (4 * NR * kq + 4 * NR))."""
+    """C's loop over the MR x NR tiles of C, A and B packed by the caller in kq groups of KR
+    (panel i of A at a + i * KR * MR * kq, panel j of B -- its groups, then NR int32
+    corrections -- at b + j * (KR * NR * kq + 4 * NR))."""
     return f"""#include <stdint.h>
 
 {GemmS8().c_declaration(spec)}
@@ -119,8 +151,8 @@ __attribute__((visibility("default"))) void {DRIVE}(
     const int64_t mi = m - i0 < {spec.mr} ? m - i0 : {spec.mr};
     for (int64_t j0 = 0; j0 < n; j0 += {spec.nr}) {{
       const int64_t nj = n - j0 < {spec.nr} ? n - j0 : {spec.nr};
-      {spec.name}(mi, nj, kq, a + (i0 / {spec.mr}) * 4 * {spec.mr} * kq,
-                  b + (j0 / {spec.nr}) * (4 * {spec.nr} * kq + 4 * {spec.nr}),
+      {spec.name}(mi, nj, kq, a + (i0 / {spec.mr}) * {spec.kr} * {spec.mr} * kq,
+                  b + (j0 / {spec.nr}) * ({spec.kr} * {spec.nr} * kq + 4 * {spec.nr}),
                   c + i0 * rs_c + j0, rs_c, 1, accumulate);
     }}
   }}
@@ -128,17 +160,18 @@ __attribute__((visibility("default"))) void {DRIVE}(
 """
 
 
-def quad_panels(x, rows: int, kq: int, across: bool):
+def quad_panels(x, rows: int, kq: int, across: bool, kr: int = 4):
     """x's values in zero-padded panels of `rows` rows (A's) or columns (across: B's), each
-    holding per k quad `rows` quads (x[., 4q .. 4q + 3]): shape (panels, kq, rows, 4)."""
+    holding per k group `rows` groups of kr (x[., kr q .. kr q + kr - 1]): shape
+    (panels, kq, rows, kr)."""
     import numpy as np
 
     if across:
         x = x.T
     blocks = -(-x.shape[0] // rows)
-    padded = np.zeros((blocks * rows, 4 * kq), dtype=x.dtype)
+    padded = np.zeros((blocks * rows, kr * kq), dtype=x.dtype)
     padded[:x.shape[0], :x.shape[1]] = x
-    return np.ascontiguousarray(padded.reshape(blocks, rows, kq, 4).transpose(0, 2, 1, 3))
+    return np.ascontiguousarray(padded.reshape(blocks, rows, kq, kr).transpose(0, 2, 1, 3))
 
 
 def _python_call(spec, kernel):
@@ -151,7 +184,7 @@ def _python_call(spec, kernel):
     i64, vp = ctypes.c_int64, ctypes.c_void_p
     drive = kernel.symbol(DRIVE, None, i64, i64, i64, vp, vp, vp, i64, ctypes.c_int)
     # VPDPBUSD kernels multiply A + 128 (unsigned) and take back 128 x B's column sums.
-    offset = get_isa(spec.isa).quad(spec.dtype).native
+    offset = get_isa(spec.isa).quad(spec.dtype).a_offset
 
     def prepare(a, b, c=None):
         """Checks and packs; the returned function runs the kernel loop and returns C."""
@@ -163,11 +196,11 @@ def _python_call(spec, kernel):
                np.array(jit.check_array("c", c, "i32", 2, shape=(m, n)), order="C"))
         if m == 0 or n == 0:
             return lambda: out
-        kq = -(-k // 4)
-        pa = quad_panels(a, spec.mr, kq, False)
+        kq = -(-k // spec.kr)
+        pa = quad_panels(a, spec.mr, kq, False, spec.kr)
         if offset:
             pa = (pa.view(np.uint8) ^ 0x80).view(np.int8)
-        quads = quad_panels(b, spec.nr, kq, True)
+        quads = quad_panels(b, spec.nr, kq, True, spec.kr)
         blocks = quads.shape[0]
         sums = quads.astype(np.int32).sum(axis=(1, 3))  # (panels, NR)
         corr = (sums * 128 if offset else np.zeros_like(sums)).astype(np.int32)
@@ -184,7 +217,8 @@ def _python_call(spec, kernel):
     doc = (
         f"{spec.name}: C = A @ B (+ C when c is given) in int32 (exact, wrapping past 2^31 as "
         f"NumPy's integer matmul) for a (M, K) and b (K, N) int8 arrays, c (M, N) int32 (not "
-        f"modified: a new array is returned). A and B are quad-packed, then a C loop calls the "
+        f"modified: a new array is returned). A and B are packed in groups of {spec.kr} along k, "
+        f"then a C loop calls the "
         f"micro-kernel on each {spec.mr}x{spec.nr} tile.")
     return jit.prepared_call(prepare, doc)
 

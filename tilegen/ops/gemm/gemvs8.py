@@ -5,8 +5,8 @@ row of A instead of packing B. Tile 1xNRcKR: each pass sweeps KR rows of B (KR m
 across the columns, NR per step (a multiple of the vector width), y staying in L1; columns past
 the last full step take a scalar loop.
 
-With a four-way dot product (QuadOps.dot, VPDPBUSD: unsigned x signed bytes) four rows are
-interleaved into quad vectors (QuadOps.rows4) and y is kept in rows4's column order between
+Where the table spells rows4 for its four-way dot product (QuadOps.dot with a_offset, VPDPBUSD:
+unsigned x signed bytes) four rows are interleaved into quad vectors (QuadOps.rows4) and y is kept in rows4's column order between
 passes (QuadOps.order4 there and back, once each). uint8 x is the unsigned operand as it is;
 for int8 x, B + 128 is (its bytes' top bits flipped) and x the signed one, and 128 x sum(x) is
 taken back once -- a scalar, so no column sums of B are needed. ISAs without it take rows in
@@ -28,6 +28,15 @@ class GemvS8Plan(Plan):
     kr: int                    # rows of B per pass
     nv: int                    # int32 vectors of y per step (NR / lanes)
     q: QuadOps                 # the quad spellings
+    quads: bool                # rows interleaved into quads for q.dot (else widened)
+
+
+def _quads(q: QuadOps) -> bool:
+    """The rows4 / dot form: needs the unsigned x signed dot (the template's B + 128 for int8 x)."""
+    if q.rows4_ and not q.a_offset:
+        raise ValueError("gemvs8: rows4 is written for a dot whose first operand is unsigned "
+                         "(a_offset)")
+    return bool(q.rows4_)
 
 
 class GemvS8(OpFamily):
@@ -44,7 +53,7 @@ class GemvS8(OpFamily):
         if spec.mr != 1:
             raise ValueError(f"mr: int8 GEMV kernels compute one row (MR=1), got MR={spec.mr}")
         q = get_isa(spec.isa).quad(spec.dtype)
-        if q.native:
+        if _quads(q):
             if spec.kr % 4:
                 raise ValueError(f"kr: the {spec.isa} int8 GEMV takes rows in quads (KR a "
                                  f"multiple of 4), got KR={spec.kr}")
@@ -61,7 +70,7 @@ class GemvS8(OpFamily):
         isa = get_isa(spec.isa)
         q = isa.quad(spec.dtype)
         nv = spec.nr // q.lanes
-        if q.native:  # 4 row vectors + 4 quad vectors; KR/4 x quads and the flip constant
+        if _quads(q):  # 4 row vectors + 4 quad vectors; KR/4 x quads and the flip constant
             return RegisterBudget(nv, 8, spec.kr // 4 + 1, isa.num_vregs,
                                   input_name="B rows + quads", broadcast_name="x quad")
         return RegisterBudget(nv, 1, spec.kr, isa.num_vregs, input_name="B load",
@@ -69,14 +78,14 @@ class GemvS8(OpFamily):
 
     def budget_rule(self, spec) -> str:
         q = get_isa(spec.isa).quad(spec.dtype)
-        return "NR/lanes + 8 + KR/4 + 1" if q.native else "NR/lanes + 1 + KR"
+        return "NR/lanes + 8 + KR/4 + 1" if _quads(q) else "NR/lanes + 1 + KR"
 
     def lower(self, spec) -> GemvS8Plan:
         isa = get_isa(spec.isa)
         q = isa.quad(spec.dtype)
         return GemvS8Plan(name=spec.name, dtype=spec.dtype, mr=spec.mr, nr=spec.nr,
                           lanes=q.lanes, isa=isa, budget=self.register_budget(spec),
-                          kr=spec.kr, nv=spec.nr // q.lanes, q=q)
+                          kr=spec.kr, nv=spec.nr // q.lanes, q=q, quads=_quads(q))
 
     def c_declaration(self, spec) -> str:
         return (f"void {spec.name}(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, "

@@ -1,6 +1,7 @@
 /*
  * The int8 GEMM's dispatch table (gemm_s8.c): the kernel of the best usable ISA that has one
- * (the avx512vnni tier's four-way dot products, else a widening kernel), from the generated
+ * (avx512vnni's or neondot's four-way dot products, neoni8mm's SMMLA, else a widening kernel),
+ * from the generated
  * TG_FOREACH_GEMMS8_UKERNEL_s8 list, published immutable (dispatch.h); `tilegen tune` may pick
  * another registered kernel of that ISA. One row of A takes the GEMV kernel (gemvs8) instead.
  */
@@ -16,8 +17,9 @@ typedef struct tg_gemm_s8_config {
   int isa;
   tg_s8_gemm_ukernel_fn fn;
   int mr, nr;
+  int kr;                     /* k values per packed group: 4, or 8 (SMMLA) */
   int a_offset;               /* the kernel takes A + 128 (VPDPBUSD's unsigned operand) */
-  int64_t kc, nc;             /* k values per packed block (a multiple of 4), columns per B block */
+  int64_t kc, nc;             /* k values per packed block (a multiple of kr), columns per B block */
   const char* name;
   /* One row of A with row-major B (m == 1): the GEMV that reads B in place, the first
      production gemvs8 kernel of the best usable ISA that has one (NULL: none). */

@@ -12,11 +12,12 @@ i + 16), so four vectors hold a block. Per block and lane the integer sum s = su
     q4_0:  d (dx s - 8 sx)          (values (c - 8) d)
     q4_1:  d dx s + m sx            (values c d + m)
     q4_z:  d (dx s - z sx)          (values (c - z) d: group-wise int4's zero points z)
-    q8_0:  d (dx s - 128 sx)        (VPDPBUSD: the driver stores c + 128, unsigned)
-           d dx s                   (elsewhere: signed codes, bytes sign-extended)
+    q8_0:  d (dx s - 128 sx)        (VPDPBUSD, QuadOps.a_offset: the driver stores c + 128)
+           d dx s                   (elsewhere: signed codes, bytes sign-extended or SDOT)
 
-accumulated in float32. The dot product takes the codes as the unsigned operand and the
-activations as the signed one (QuadOps.dot); without it, both widen (QuadOps.byte, mla).
+accumulated in float32. The dot product takes the codes as its first operand (unsigned for
+VPDPBUSD) and the activations as the signed one (QuadOps.dot); without it, both widen
+(QuadOps.byte, mla).
 
 4-bit codes: where the registers allow (`split`), the high nibbles' products go into sums of
 their own, added once per block: one chain of 8 dependent dot products per vector becomes two
@@ -47,9 +48,10 @@ class QgemvPlan(Plan):
     v: VecOps                  # float32 spellings (scales, accumulators)
 
 
-def code_offset(fmt: str, native: bool) -> int:
-    """What the kernel takes away from each code (times sx): the driver's layout agrees."""
-    return {"q4_0": 8, "q4_1": 0, "q8_0": 128 if native else 0, "q4_z": 0}[fmt]
+def code_offset(fmt: str, a_offset: bool) -> int:
+    """What the kernel takes away from each code (times sx): the driver's layout agrees.
+    `a_offset`: the dot product reads the codes unsigned (QuadOps.a_offset)."""
+    return {"q4_0": 8, "q4_1": 0, "q8_0": 128 if a_offset else 0, "q4_z": 0}[fmt]
 
 
 class Qgemv(OpFamily):
@@ -112,7 +114,7 @@ class Qgemv(OpFamily):
         return QgemvPlan(name=spec.name, dtype=spec.dtype, mr=spec.mr, nr=spec.nr,
                          lanes=q.lanes, isa=isa, budget=budget, fmt=spec.fmt, nv=nv,
                          nibbles=f.nibbles, second=f.second,
-                         offset=code_offset(spec.fmt, q.native), split=split, q=q,
+                         offset=code_offset(spec.fmt, q.a_offset), split=split, q=q,
                          v=isa.vec("f32"))
 
     def c_declaration(self, spec) -> str:
@@ -123,7 +125,7 @@ class Qgemv(OpFamily):
         s = entry.spec
         q = get_isa(s.isa).quad(s.dtype)
         return (f"TG_ISA_{s.isa.upper()}, {KERNEL_FORMATS[s.fmt].index}, {s.mr}, {s.nr}, "
-                f"{int(entry.production)}, {code_offset(s.fmt, q.native)}, {s.name}, "
+                f"{int(entry.production)}, {code_offset(s.fmt, q.a_offset)}, {s.name}, "
                 f"\"{s.name}\"")
 
     def validate_registry(self, entries, where: str) -> None:
@@ -155,7 +157,7 @@ class Qgemv(OpFamily):
     def tester_defines(self, s) -> Dict[str, object]:
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s),
                 "TG_FORMAT": KERNEL_FORMATS[s.fmt].index,
-                "TG_OFFSET": code_offset(s.fmt, get_isa(s.isa).quad(s.dtype).native)}
+                "TG_OFFSET": code_offset(s.fmt, get_isa(s.isa).quad(s.dtype).a_offset)}
 
     def tester_coverage(self, s) -> Dict[str, int]:
         """Activation rows and panel rows; k runs in whole blocks (no remainder)."""
@@ -216,7 +218,7 @@ def quantize_rows(x, rows: int):
     return codes, xs
 
 
-def pack_panels(w, spec, native: bool):
+def pack_panels(w, spec, a_offset: bool):
     """GGUF blocks (N, K/32 * bytes per block) into the kernel's panels of NR rows: per block
     the NR half scales, (q4_1) the NR half minimums, then the codes in quads."""
     import numpy as np
@@ -236,7 +238,7 @@ def pack_panels(w, spec, native: bool):
         parts.append(panels[..., 2:4].reshape(*panels.shape[:2], 2 * spec.nr))
     codes = panels[..., head:]
     quads = codes.shape[-1] // 4  # nibbles: byte 4t + h holds values 4t + h and 16 + 4t + h
-    if not f.nibbles and native:
+    if not f.nibbles and a_offset:
         codes = codes ^ 0x80  # VPDPBUSD reads them unsigned: c + 128
     parts.append(codes.reshape(*panels.shape[:3], quads, 4).transpose(0, 1, 3, 2, 4)
                  .reshape(*panels.shape[:2], -1))
@@ -266,7 +268,7 @@ def _python_call(spec, kernel):
 
     i64, vp = ctypes.c_int64, ctypes.c_void_p
     drive = kernel.symbol(DRIVE, None, i64, i64, i64, vp, i64, vp, i64, vp, vp, i64)
-    native = get_isa(spec.isa).quad(spec.dtype).native
+    a_offset = get_isa(spec.isa).quad(spec.dtype).a_offset
     grouped = spec.fmt not in FORMATS  # q4_z: the int4-g32/64/128 formats run on it
     stored = sorted(f.name for f in FORMATS.values() if f.kernel == spec.fmt)
 
@@ -289,7 +291,7 @@ def _python_call(spec, kernel):
         if m == 0 or n == 0:
             return lambda: out
         codes, xs = quantize_rows(np.ascontiguousarray(x), spec.mr)
-        panels = pack_panels(split_groups(w, f) if grouped else w, spec, native)
+        panels = pack_panels(split_groups(w, f) if grouped else w, spec, a_offset)
 
         def run():
             drive(m, n, k // BLOCK, codes.ctypes.data, k, xs.ctypes.data, xs.shape[1],

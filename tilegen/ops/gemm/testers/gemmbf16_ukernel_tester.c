@@ -3,9 +3,12 @@
  * panels, for every m <= MR and n <= NR (every row and column remainder), k pairs 0-3 and 17,
  * row and column strides of C (column stride 1 and a prime), beta 0 (NaN in C: never read),
  * 1 and 0.5, alpha 1 and -0.5. Integer-valued inputs make every sum exact in float32, so the
- * result must match bit for bit; a random case is checked within a K-scaled bound. A, B and C
- * each end (or, alternately, start) at a PROT_NONE page; every element of C's buffer outside
- * the tile holds a sentinel that must survive.
+ * result must match bit for bit; a random case is checked within the worst-case bound of 2 kp + 2
+ * float32 roundings (each pair's two, alpha's and beta's), each off by less than 2^-23 of its
+ * result: true for round to nearest (FMA, VDPBF16PS) and for BFDOT's round to odd. (Its inputs,
+ * at least 2^-52 in size, give no subnormal product, which BFDOT and VDPBF16PS flush to zero.)
+ * A, B and C each end (or, alternately, start) at a PROT_NONE page; every element of C's buffer
+ * outside the tile holds a sentinel that must survive.
  *
  * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_LANES=..
  * -DTG_ISA_ID=TG_ISA_<NAME> (-DTG_T=uint16_t); prints the COVER lines (ukernel_tester.h) and
@@ -86,7 +89,7 @@ static void run_case(int m, int n, int kp, int64_t cs_c, double alpha, double be
       double want = alpha * acc;
       if (beta != 0) want += beta * (double) c0[q];
       const double scale = fabs(alpha) * mag + (beta != 0 ? fabs(beta * c0[q]) : 0) + 1e-30;
-      const double tol = exact ? 0 : 1e-5 * sqrt(2.0 * kp + 1) * scale;
+      const double tol = exact ? 0 : (pow(1 + 0x1p-23, 2.0 * kp + 2) - 1) * scale;
       if (!(fabs((double) c[q] - want) <= tol)) {
         if (++failed <= 20)
           fprintf(stderr, "FAIL m=%d n=%d kp=%d cs_c=%ld alpha=%g beta=%g exact=%d at (%ld,%ld): got %.9g want %.9g\n",

@@ -1,17 +1,19 @@
 /*
- * int8 GEMM micro-kernel tester: C (int32) = A B (+ C when accumulating) from quad-packed
- * panels, for every m <= MR and n <= NR (every row and column remainder), k quads 0-3 and 17,
+ * int8 GEMM micro-kernel tester: C (int32) = A B (+ C when accumulating) from panels packed in
+ * groups of KR k values (quads, or SMMLA's octets: per group, row i's KR bytes at KR i), for
+ * every m <= MR and n <= NR (every row and column remainder), k groups 0-3 and 17,
  * row and column strides of C (column stride 1 and a prime), accumulate 0 (C's old values must
  * not show) and 1. Values cover all of int8, and cases of all -128 or all 127 (the largest
  * products; VPDPBUSD's A + 128 reaches 255), and one deep case near 2^31 (K = 2^16 of
- * -128 x -128 = 2^30, then past 2^31: the sums must wrap as int32). A kernel whose row says
+ * -128 x -128 = 2^30, then K = 160000, past 2^31: the sums must wrap as int32). A kernel whose row says
  * so takes A + 128 and B's column sums times 128 after the quads, as the driver packs them;
  * the others take arbitrary corrections there, which they must subtract.
  * The reference is an int64 sum wrapped to int32, so the result must match exactly. A, B and C
  * each end (or, alternately, start) at a PROT_NONE page; every element of C's buffer outside
  * the tile holds a sentinel that must survive.
  *
- * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_LANES=.. -DTG_A_OFFSET=0|1
+ * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_KR=4|8 -DTG_LANES=..
+ * -DTG_A_OFFSET=0|1
  * -DTG_ISA_ID=TG_ISA_<NAME>; prints the COVER lines (ukernel_tester.h) and
  * "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77 (77: the CPU lacks the ISA).
  */
@@ -37,15 +39,15 @@ static int8_t value(enum fill f, int which) {
 static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fill fill) {
   region ra, rb, rc;
   guard_alternate();
-  const size_t b_bytes = (size_t) (4 * TG_NR * kq) + 4 * TG_NR;  /* quads, then column sums */
-  int8_t* a = (int8_t*) guarded_bytes((size_t) (4 * TG_MR * kq) + 1, guard_front, &ra);
+  const size_t b_bytes = (size_t) (TG_KR * TG_NR * kq) + 4 * TG_NR;  /* groups, then sums */
+  int8_t* a = (int8_t*) guarded_bytes((size_t) (TG_KR * TG_MR * kq) + 1, guard_front, &ra);
   int8_t* b = (int8_t*) guarded_bytes(b_bytes, guard_front, &rb);
-  int8_t* av = malloc((size_t) (4 * TG_MR * kq) + 1);  /* A's true values */
+  int8_t* av = malloc((size_t) (TG_KR * TG_MR * kq) + 1);  /* A's true values */
   /* Packed panels: rows/columns past m/n are the driver's zero padding. */
   for (int p = 0; p < kq; p++)
     for (int i = 0; i < TG_MR; i++)
-      for (int h = 0; h < 4; h++) {
-        const int e = (p * TG_MR + i) * 4 + h;
+      for (int h = 0; h < TG_KR; h++) {
+        const int e = (p * TG_MR + i) * TG_KR + h;
         av[e] = i < m ? value(fill, (i + h) & 1) : 0;
         a[e] = TG_A_OFFSET ? (int8_t) ((uint8_t) av[e] ^ 0x80u) : av[e];
       }
@@ -53,9 +55,9 @@ static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fi
   for (int j = 0; j < TG_NR; j++) sums[j] = 0;
   for (int p = 0; p < kq; p++)
     for (int j = 0; j < TG_NR; j++)
-      for (int h = 0; h < 4; h++) {
+      for (int h = 0; h < TG_KR; h++) {
         const int8_t v = j < n ? value(fill, (j + p) & 1) : 0;
-        b[(p * TG_NR + j) * 4 + h] = v;
+        b[(p * TG_NR + j) * TG_KR + h] = v;
         sums[j] += v;
       }
   /* The corrections: 128 x the column sums for a kernel reading A + 128, else any value (the
@@ -64,7 +66,7 @@ static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fi
   for (int j = 0; j < TG_NR; j++) {
     comps[j] = TG_A_OFFSET ? (int32_t) ((uint32_t) sums[j] * 128u)
                            : (int32_t) (uniform() * 2e6) - 1000000;
-    memcpy(b + 4 * TG_NR * kq + 4 * j, &comps[j], 4);
+    memcpy(b + TG_KR * TG_NR * kq + 4 * j, &comps[j], 4);
   }
   const int64_t rs_c = next_prime((int64_t) (n * cs_c + 1));
   const size_t c_count = (size_t) ((m - 1) * rs_c + (n - 1) * cs_c + 1);
@@ -86,8 +88,8 @@ static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fi
       const int64_t j = rest / cs_c;
       int64_t acc = (int64_t) (accumulate ? c0[q] : 0) - (TG_A_OFFSET ? 0 : (int64_t) comps[j]);
       for (int p = 0; p < kq; p++)
-        for (int h = 0; h < 4; h++)
-          acc += (int64_t) av[(p * TG_MR + i) * 4 + h] * b[(p * TG_NR + j) * 4 + h];
+        for (int h = 0; h < TG_KR; h++)
+          acc += (int64_t) av[(p * TG_MR + i) * TG_KR + h] * b[(p * TG_NR + j) * TG_KR + h];
       const int32_t want = (int32_t) (uint32_t) (uint64_t) acc;  /* wrapped, as int32 sums */
       if (c[q] != want) {
         if (++failed <= 20)
@@ -117,9 +119,9 @@ int main(void) {
           for (int acc = 0; acc < 2; acc++) run_case(m, n, kqs[q], s ? 3 : 1, acc, RANDOM);
   for (int f = ALL_MIN; f <= MIXED_EXTREMES; f++)
     for (int m = 1; m <= TG_MR; m += TG_MR > 4 ? 3 : 1) run_case(m, TG_NR, 5, 1, 1, (enum fill) f);
-  run_case(TG_MR, TG_NR, 16384, 1, 0, ALL_MIN);  /* 2^30 per element: exact */
-  run_case(TG_MR, TG_NR, 16384, 1, 1, ALL_MIN);  /* + C's old value: may wrap */
-  run_case(TG_MR, TG_NR, 40000, 1, 0, ALL_MIN);  /* past 2^31: wraps */
+  run_case(TG_MR, TG_NR, 65536 / TG_KR, 1, 0, ALL_MIN);  /* 2^30 per element: exact */
+  run_case(TG_MR, TG_NR, 65536 / TG_KR, 1, 1, ALL_MIN);  /* + C's old value: may wrap */
+  run_case(TG_MR, TG_NR, 160000 / TG_KR, 1, 0, ALL_MIN);  /* past 2^31: wraps */
   cover_report();
   printf("KERNEL %s CASES %ld FAILED %ld\n", STR(TG_UKERNEL), cases, failed);
   return failed ? 1 : 0;
