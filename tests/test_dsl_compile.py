@@ -139,6 +139,27 @@ def test_gemms8_exact_and_wrapping(isa):
     np.testing.assert_array_equal(k(a, b, c), (want + c).astype(np.int32))  # wraps as int32
 
 
+@pytest.mark.parametrize("isa", [isa_param("scalar"), isa_param("avx2"), isa_param("avx512vnni")])
+def test_gemvs8_int8_and_uint8_x(isa):
+    """y = x B from row-major B read in place: int8 x (VNNI: B + 128, then 128 sum(x) back),
+    uint8 x, y += x B; n past a step with a remainder, k not a multiple of 4, strided rows."""
+    q = get_isa(isa).quad("s8")  # columns per step: 4 quad vectors, a pair, or one vector
+    step = q.lanes * (4 if q.rows4_ else 2 if q.madd2_ else 1)
+    k = dsl.compile(op("gemvs8", "s8").tile(m=1, n=step, k=8).target(isa))
+    wide = RNG.integers(-128, 128, (19, 2 * step + 9)).astype(np.int8)
+    b = wide[:, 2:2 * step + 5]
+    b[0] = -128
+    x = RNG.integers(-128, 128, 19).astype(np.int8)
+    x[:2] = -128
+    u = RNG.integers(0, 256, 19).astype(np.uint8)
+    u[0] = 255
+    y = RNG.integers(-2 ** 31, 2 ** 31, b.shape[1]).astype(np.int32)
+    for v in (x, u):
+        want = v.astype(np.int64) @ b.astype(np.int64)
+        np.testing.assert_array_equal(k(b, v), want.astype(np.int32))
+        np.testing.assert_array_equal(k(b, v, y), (want + y).astype(np.int32))  # wraps
+
+
 @pytest.mark.parametrize("isa, fmt, tile", [
     ("scalar", "q4_0", (1, 2)), ("scalar", "q4_1", (1, 2)), ("scalar", "q8_0", (1, 2)),
     ("avx2", "q4_0", (2, 8)), ("avx512vnni", "q8_0", (2, 32)), ("avx512vnni", "q4_1", (2, 32)),
@@ -575,7 +596,7 @@ def test_gemmf16_sums_in_half():
 
 BENCH_DIMS = {"conv": (5, 6, 3, 5), "dwconv": (5, 6, 3), "filter": (37,), "attention": (9, 4, 3),
               "attndecode": (4, 2, 9, 5), "qgemv": (2, 3, 64), "gemmf16": (5, 3, 9),
-              "gemvbf16": (9, 13)}
+              "gemvbf16": (9, 13), "gemvs8": (9, 13)}
 
 
 @pytest.mark.parametrize("name", [
@@ -586,6 +607,7 @@ BENCH_DIMS = {"conv": (5, 6, 3, 5), "dwconv": (5, 6, 3), "filter": (37,), "atten
         ("hsum", "1x4"), ("tof32", "1x8"), ("fround", "1x8"), ("sharpen", "1x8"))),
     "tg_s8_q4zgemv_ukernel_1x2__scalar", "tg_f16_gemm_ukernel_2x2__scalar",
     "tg_bf16_gemv_ukernel_1x4c4__scalar", "tg_bf16_gemv_ukernel_2x1c2__scalar",
+    "tg_s8_gemvs8_ukernel_1x4c4__scalar",
 ])
 def test_bench_problems_match_numpy(name):
     """Each new family's bench problem (python_example, what `emit --bench` checks and times)

@@ -617,6 +617,14 @@ typedef void (*tg_bf16_gemv_ukernel_fn)(int64_t mn, int64_t k, const uint16_t* a
                                         const uint16_t* x, float* y, int64_t inc_y,
                                         float alpha, float beta);
 
+/* ======== gemvs8 ======== */
+/* y[j] (int32, j < n) = sum_{r<k} x[r] * b[r*rs_b + j], plus y[j] when accumulate is nonzero
+   (else y is not read): b int8 with its rows contiguous, x k bytes, int8 or (x_unsigned) uint8.
+   Sums wrap modulo 2^32. */
+typedef void (*tg_s8_gemv_ukernel_fn)(int64_t n, int64_t k, const int8_t* b, int64_t rs_b,
+                                      const int8_t* x, int x_unsigned, int32_t* y,
+                                      int accumulate);
+
 /* ======== qgemv ======== */
 /* Y (m <= MR rows, n <= NR columns, float32, element (i, j) at y[i*ldy + j]) = X W^T over nb
    blocks of 32: x holds MR rows (ldx bytes apart; rows past m are the driver's zero padding) of
@@ -849,6 +857,9 @@ void tg_bf16_gemv_ukernel_4x1c32__avx2(int64_t, int64_t, const uint16_t*, int64_
 void tg_bf16_gemv_ukernel_1x64c8__avx512bf16(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_bf16_gemv_ukernel_1x64c8__avx512(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_bf16_gemv_ukernel_1x32c8__avx2(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_s8_gemvs8_ukernel_1x64c8__avx512vnni(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
+void tg_s8_gemvs8_ukernel_1x64c8__avx512(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
+void tg_s8_gemvs8_ukernel_1x32c8__avx2(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
 void tg_s8_q40gemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
@@ -981,6 +992,7 @@ void tg_f32_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const float*, int64_t, c
 void tg_f64_gemv_ukernel_1x8c8__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_bf16_gemv_ukernel_4x1c16__neon(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_bf16_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_s8_gemvs8_ukernel_1x16c8__neon(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
 void tg_s8_q40gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
@@ -1062,6 +1074,7 @@ void tg_f32_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const float*, int64_t, 
 void tg_f64_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_bf16_gemv_ukernel_2x1c2__scalar(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_bf16_gemv_ukernel_1x4c4__scalar(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_s8_gemvs8_ukernel_1x4c4__scalar(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
 void tg_s8_q40gemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q4zgemv_ukernel_1x1__scalar(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
@@ -1590,6 +1603,24 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_IF_BUILT_X86_64(TG_GEMVBF16_UKERNELS_bf16_X86_64(X)) \
   TG_IF_BUILT_AARCH64(TG_GEMVBF16_UKERNELS_bf16_AARCH64(X)) \
   TG_GEMVBF16_UKERNELS_bf16_ANY(X)
+
+/* TG_GEMVS8_UKERNELS_<dtype>_<ARCH>(X): every gemvs8 kernel of that dtype built
+   for that architecture, registry order. X(isa id, NR, KR, production, kernel, "name") */
+#define TG_GEMVS8_UKERNELS_s8_X86_64(X) \
+  X(TG_ISA_AVX512VNNI, 64, 8, 1, tg_s8_gemvs8_ukernel_1x64c8__avx512vnni, "tg_s8_gemvs8_ukernel_1x64c8__avx512vnni") \
+  X(TG_ISA_AVX512, 64, 8, 1, tg_s8_gemvs8_ukernel_1x64c8__avx512, "tg_s8_gemvs8_ukernel_1x64c8__avx512") \
+  X(TG_ISA_AVX2, 32, 8, 1, tg_s8_gemvs8_ukernel_1x32c8__avx2, "tg_s8_gemvs8_ukernel_1x32c8__avx2") \
+
+#define TG_GEMVS8_UKERNELS_s8_AARCH64(X) \
+  X(TG_ISA_NEON, 16, 8, 1, tg_s8_gemvs8_ukernel_1x16c8__neon, "tg_s8_gemvs8_ukernel_1x16c8__neon") \
+
+#define TG_GEMVS8_UKERNELS_s8_ANY(X) \
+  X(TG_ISA_SCALAR, 4, 4, 1, tg_s8_gemvs8_ukernel_1x4c4__scalar, "tg_s8_gemvs8_ukernel_1x4c4__scalar") \
+
+#define TG_FOREACH_GEMVS8_UKERNEL_s8(X) \
+  TG_IF_BUILT_X86_64(TG_GEMVS8_UKERNELS_s8_X86_64(X)) \
+  TG_IF_BUILT_AARCH64(TG_GEMVS8_UKERNELS_s8_AARCH64(X)) \
+  TG_GEMVS8_UKERNELS_s8_ANY(X)
 
 /* TG_QGEMV_UKERNELS_<dtype>_<ARCH>(X): every qgemv kernel of that dtype built
    for that architecture, registry order. X(isa id, format (0 q4_0, 1 q4_1, 2 q8_0), MR, NR, production, code offset, kernel, "name") */

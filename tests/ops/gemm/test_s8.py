@@ -2,7 +2,8 @@
 answers -- int8 (wrapping) by default, dtype=int32/int16/int64 as asked -- against an int64
 reference, including the extreme values (-128, 127) and K up to 2^16 (every int32 sum exact)
 and past 2^17 (sums wrap as NumPy's int32 sums wrap); every registered kernel, few rows on two
-threads, strides, stacks and 1-D operands; the C API's results and its argument checks."""
+threads, strides, stacks and 1-D operands; one row of A (the GEMV that reads B in place); the C
+API's results and its argument checks."""
 import numpy as np
 import pytest
 from conftest import on_a_worker
@@ -119,6 +120,56 @@ def test_two_threads_give_the_exact_product(m):
     assert np.array_equal(on_a_worker(lambda: tg.matmul(a, b, dtype=np.int32)), ref(a, b))
 
 
+# ---- one row of A: the GEMV kernel (gemvs8) reads row-major B in place ----
+
+@pytest.mark.parametrize("k,n", [(1, 1), (3, 5), (7, 63), (33, 64), (65, 65), (101, 130),
+                                 (515, 200), (1027, 1031)])
+def test_one_row(k, n):
+    """Every k remainder of the kernels' passes (k odd, not a multiple of 4) and n not a
+    multiple of any vector width; int8 and uint8 x, the extremes, both result types."""
+    rng = np.random.default_rng(k * 7 + n)
+    x, b = i8(rng, k), i8(rng, (k, n))
+    x[: min(k, 2)], b[0] = -128, -128
+    b[-1, ::2] = 127
+    for lhs in (x, x[None]):  # 1-D and (1, k)
+        got = tg.matmul(lhs, b, dtype=np.int32)
+        assert got.dtype == np.int32 and np.array_equal(got, ref(lhs, b))
+        got, want = tg.matmul(lhs, b), np.matmul(lhs, b)  # NumPy's wrapping int8 result
+        assert got.dtype == want.dtype == np.int8 and np.array_equal(got, want)
+    u = rng.integers(0, 256, k, dtype=np.uint8)
+    u[: min(k, 3)] = 255
+    assert np.array_equal(tg.matmul(u, b, dtype=np.int32), ref(u, b))
+    wide = i8(rng, (k, n + 13))  # B's rows further apart than n; x strided
+    bs, xs = wide[:, 5:5 + n], i8(rng, 2 * k)[::2]
+    assert np.array_equal(tg.matmul(xs, bs, dtype=np.int32), ref(xs, bs))
+    assert np.array_equal(tg.matmul(x, b[::-1], dtype=np.int32), ref(x, b[::-1]))  # rs_b < 0
+    assert np.array_equal(tg.matmul(x, b[:, ::2], dtype=np.int32), ref(x, b[:, ::2]))  # packed
+
+
+@pytest.mark.parametrize("fill", [-128, 127])
+def test_one_row_deep_k_wraps(fill):
+    k = (1 << 17) + 5  # past 2^31: the sums wrap as NumPy's int32 sums do
+    x = np.full(k, fill, np.int8)
+    b = np.full((k, 70), -128, np.int8)
+    b[::7] = 127
+    assert np.array_equal(tg.matmul(x, b, dtype=np.int32), np.matmul(x, b, dtype=np.int32))
+    u = np.full(k, 255, np.uint8)
+    assert np.array_equal(tg.matmul(u, b, dtype=np.int32), ref(u, b))
+
+
+def test_one_row_two_threads_give_one_threads_bits():
+    """Two threads split the columns (n not a multiple of the kernel's step)."""
+    rng = np.random.default_rng(11)
+    x, b = i8(rng, 3001), i8(rng, (3001, 1999))
+    u = rng.integers(0, 256, 3001, dtype=np.uint8)
+    tg.set_num_threads(1)
+    one = tg.matmul(x, b, dtype=np.int32), tg.matmul(u, b, dtype=np.int32)
+    tg.set_num_threads(2)
+    two = on_a_worker(lambda: (tg.matmul(x, b, dtype=np.int32), tg.matmul(u, b, dtype=np.int32)))
+    assert np.array_equal(one[0], ref(x, b)) and np.array_equal(one[1], ref(u, b))
+    assert np.array_equal(two[0], one[0]) and np.array_equal(two[1], one[1])
+
+
 def test_kernel_is_reported():
     info = tg.runtime_info()["kernels"]["gemm"]["s8"]
     assert info["kernel"] == _gemm.s8_kernel() and info["kernel"].startswith("tg_s8_gemm_")
@@ -166,6 +217,27 @@ int main(void) {
       if (c[i * 3 + j] != s) return 9;
     }
   if (tilegen_gemm_u8s8(2, 3, 5, NULL, 5, 1, b, 3, 1, 0, c, 3, 1) != -4) return 10;
+  /* One row of A (the GEMV): y = x B and y += x B, int8 and uint8 x read with a stride, B's
+     rows 140 apart; n = 131 (past two steps of every kernel, then a remainder); k = 11. */
+  static int8_t bb[11 * 140], xs[22];
+  static int32_t y[131], y0[131], w[131];
+  for (int i = 0; i < 11 * 140; i++) bb[i] = (int8_t) (i * 41 + 7);
+  for (int i = 0; i < 22; i++) xs[i] = (int8_t) (i % 4 == 0 ? -128 : i * 29 - 90);
+  for (int u = 0; u < 2; u++)
+    for (int acc = 0; acc < 2; acc++) {
+      for (int j = 0; j < 131; j++) {
+        y[j] = y0[j] = (int32_t) (j * 1000003u + 17u);
+        int64_t s = acc ? y0[j] : 0;
+        for (int p = 0; p < 11; p++)
+          s += (int64_t) (u ? (int) (uint8_t) xs[2 * p] : (int) xs[2 * p]) * bb[p * 140 + j];
+        w[j] = (int32_t) (uint32_t) (uint64_t) s;
+      }
+      const int r = u ? tilegen_gemm_u8s8(1, 131, 11, (const uint8_t*) xs, 22, 2, bb, 140, 1, acc, y, 131, 1)
+                      : tilegen_gemm_s8(1, 131, 11, xs, 22, 2, bb, 140, 1, acc, y, 131, 1);
+      if (r != 0) return 11;
+      for (int j = 0; j < 131; j++)
+        if (y[j] != w[j]) { printf("gemv u %d acc %d bad %d: %d %d\n", u, acc, j, y[j], w[j]); return 12; }
+    }
   printf("OK\n");
   return 0;
 }

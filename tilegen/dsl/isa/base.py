@@ -360,6 +360,22 @@ class QuadOps(_Spellings):
       sdot(acc, a, b)  acc + the quad sums of a's bytes times b's, both signed, b never -128
                        (|a| times b's sign moved onto it, then as dot7)
       tofloat(x)       the int32 lanes as the ISA's float32 vector (``vec("f32")``)
+
+    The int8 GEMV's (gemvs8: B read in place, rows of B along the lanes):
+      set1(x)          the int32 value x in every lane
+      load8(p)         `lanes` int8 values at p, sign-extended to the int32 lanes (in order)
+      flip(x)          every byte of x with its top bit flipped (x + 128 as unsigned bytes)
+      rows4(q0, q1, q2, q3, r0, r1, r2, r3)   a block statement (with `dot`): byte vectors r0..r3
+                       (4 * lanes columns of four consecutive rows) interleaved into the four
+                       quad vectors q0..q3 of their columns, in the ISA's own column order
+      order4(v0, v1, v2, v3)   a block statement (with `dot`): int32 vectors permuted in place
+                       between rows4's column order and the natural one (its own inverse)
+      pair(x0, x1)     (without `dot`; optional) the int16 pair x0, x1 (values -128..255) as a
+                       `pair_vtype` value for madd2
+      madd2(acc0, acc1, p0, p1, xx)   a block statement: acc0 and acc1 (the int32 vectors of
+                       columns 0..lanes-1 and lanes..2*lanes-1) += p0[j] * x0 + p1[j] * x1 for
+                       the 2 * lanes int8 values at p0 and p1 (two rows of B), xx = pair(x0, x1)
+                       (PMADDWD on interleaved rows; SMLAL by lane)
     """
 
     ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"),
@@ -367,7 +383,11 @@ class QuadOps(_Spellings):
             "cat_lo": ("x", "y"), "cat_hi": ("x", "y"), "byte": ("x", "t"),
             "mla": ("acc", "a", "b"), "zero": (), "add": ("a", "b"), "sub": ("a", "b"),
             "store": ("p", "x"), "lo4": ("x",), "hi4": ("x",), "tofloat": ("x",),
-            "dot7": ("acc", "a", "b"), "sdot": ("acc", "a", "b")}
+            "dot7": ("acc", "a", "b"), "sdot": ("acc", "a", "b"), "set1": ("x",),
+            "load8": ("p",), "flip": ("x",),
+            "rows4": ("q0", "q1", "q2", "q3", "r0", "r1", "r2", "r3"),
+            "order4": ("v0", "v1", "v2", "v3"), "pair": ("x0", "x1"),
+            "madd2": ("acc0", "acc1", "p0", "p1", "xx")}
 
     vtype: str
     lanes: int
@@ -389,6 +409,14 @@ class QuadOps(_Spellings):
     tofloat_: str = ""
     dot7_: str = ""
     sdot_: str = ""
+    set1_: str = ""
+    load8_: str = ""
+    flip_: str = ""
+    rows4_: str = ""
+    order4_: str = ""
+    pair_: str = ""
+    madd2_: str = ""
+    pair_vtype: str = ""
     helpers: str = ""
     # `dot` reads its first operand's bytes unsigned (VPDPBUSD): the one fact behind every
     # "offset by 128" -- signed data packed for that operand goes in + 128 (and uint8 data

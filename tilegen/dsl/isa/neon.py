@@ -116,7 +116,20 @@ S8 = QuadOps(
     mla_="vmlaq_s32({acc}, {a}, {b})",
     lo4_="vreinterpretq_s32_u8(vandq_u8(vreinterpretq_u8_s32({x}), vdupq_n_u8(0x0F)))",
     hi4_="vreinterpretq_s32_u8(vshrq_n_u8(vreinterpretq_u8_s32({x}), 4))",
-    tofloat_="vcvtq_f32_s32({x})", helpers=QUAD_HELPER)
+    tofloat_="vcvtq_f32_s32({x})", set1_="vdupq_n_s32({x})",
+    # Four bytes (one 32-bit load: no read past them) widened twice.
+    load8_=("vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32("
+            "vdup_n_s32(tg_quad_bits((const int8_t*) ({p})))))))"),
+    # Two rows widened to int16, each multiplied by its lane of the x pair (SMLAL by lane).
+    pair_vtype="int16x4_t",
+    pair_="vcreate_s16((uint64_t) (uint16_t) ({x0}) | (uint64_t) (uint16_t) ({x1}) << 16)",
+    madd2_=("{{ const int16x8_t tg_a = vmovl_s8(vld1_s8((const int8_t*) ({p0}))), "
+            "tg_b = vmovl_s8(vld1_s8((const int8_t*) ({p1}))); "
+            "{acc0} = vmlal_lane_s16(vmlal_lane_s16({acc0}, vget_low_s16(tg_a), {xx}, 0), "
+            "vget_low_s16(tg_b), {xx}, 1); "
+            "{acc1} = vmlal_lane_s16(vmlal_lane_s16({acc1}, vget_high_s16(tg_a), {xx}, 0), "
+            "vget_high_s16(tg_b), {xx}, 1); }}"),
+    helpers=QUAD_HELPER)
 
 
 ISA = Isa(

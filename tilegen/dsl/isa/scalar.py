@@ -96,7 +96,8 @@ S8 = QuadOps(
     mla_="((int32_t) ((uint32_t) ({acc}) + (uint32_t) (({a}) * ({b}))))",
     lo4_="((int32_t) ((uint32_t) ({x}) & 0x0F0F0F0Fu))",
     hi4_="((int32_t) (((uint32_t) ({x}) >> 4) & 0x0F0F0F0Fu))",
-    tofloat_="((float) ({x}))", helpers=QUAD_HELPER)
+    tofloat_="((float) ({x}))", set1_="((int32_t) ({x}))",
+    load8_="((int32_t) *(const int8_t*) ({p}))", helpers=QUAD_HELPER)
 
 
 # The reference of half-precision accumulation: a half value held in a double (exact), and each

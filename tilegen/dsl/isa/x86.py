@@ -274,6 +274,24 @@ _AVX2_HALF = (
     "}\n")
 
 
+# Four rows of 64 bytes to quads: byte then 16-bit unpacks interleave within 128-bit lanes, so
+# q_i's lane l holds columns 16l + 4i .. 16l + 4i + 3; the natural order is the 4 x 4
+# transpose of those 128-bit lanes (an involution), two rounds of VSHUFI32X4. Statements (a
+# block each), so that only the kernels that use them carry them.
+_S8_ROWS4_512 = (
+    "{{ const __m512i tg_t0 = _mm512_unpacklo_epi8({r0}, {r1}), "
+    "tg_t1 = _mm512_unpackhi_epi8({r0}, {r1}), tg_t2 = _mm512_unpacklo_epi8({r2}, {r3}), "
+    "tg_t3 = _mm512_unpackhi_epi8({r2}, {r3}); "
+    "{q0} = _mm512_unpacklo_epi16(tg_t0, tg_t2); {q1} = _mm512_unpackhi_epi16(tg_t0, tg_t2); "
+    "{q2} = _mm512_unpacklo_epi16(tg_t1, tg_t3); {q3} = _mm512_unpackhi_epi16(tg_t1, tg_t3); }}")
+_S8_ORDER4_512 = (
+    "{{ const __m512i tg_a = _mm512_shuffle_i32x4({v0}, {v1}, 0x44), "
+    "tg_b = _mm512_shuffle_i32x4({v2}, {v3}, 0x44), tg_c = _mm512_shuffle_i32x4({v0}, {v1}, 0xEE), "
+    "tg_d = _mm512_shuffle_i32x4({v2}, {v3}, 0xEE); "
+    "{v0} = _mm512_shuffle_i32x4(tg_a, tg_b, 0x88); {v1} = _mm512_shuffle_i32x4(tg_a, tg_b, 0xDD); "
+    "{v2} = _mm512_shuffle_i32x4(tg_c, tg_d, 0x88); {v3} = _mm512_shuffle_i32x4(tg_c, tg_d, 0xDD); }}")
+
+
 def s8_ops(bits: int, native: bool = False) -> QuadOps:
     """int8 quads on 256/512-bit vectors: AVX512-VNNI's VPDPBUSD, or (without it) each quad's
     bytes sign-extended to int32 (shift left, arithmetic shift right) and multiplied."""
@@ -294,12 +312,28 @@ def s8_ops(bits: int, native: bool = False) -> QuadOps:
                + (f"{w}_mask_sub_epi8({{b}}, {w}_movepi8_mask({{a}}), {w}_setzero_si512(), {{b}})"
                   if bits == 512 else f"{w}_sign_epi8({{b}}, {{a}})")
                + f"), {w}_set1_epi16(1)))"),
+        set1_=f"{w}_set1_epi32({{x}})",
+        load8_=(f"_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*) ({{p}})))" if bits == 512
+                else f"_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) ({{p}})))"),
         helpers=QUAD_HELPER)
     if native:
         common["helpers"] += TIED_DOT.format(
             name="tg_dpbusd", acc="__m512i", op="__m512i", insn="vpdpbusd",
             intrinsic="_mm512_dpbusd_epi32(acc, a, b)")
-        return QuadOps(dot_="tg_dpbusd({acc}, {a}, {b})", a_offset=True, **common)
+        return QuadOps(dot_="tg_dpbusd({acc}, {a}, {b})", a_offset=True,
+                       flip_="_mm512_xor_si512({x}, _mm512_set1_epi8((char) 0x80))",
+                       rows4_=_S8_ROWS4_512, order4_=_S8_ORDER4_512, **common)
+    if bits == 256:  # two rows' bytes interleaved, widened to int16 pairs, one VPMADDWD
+        common.update(
+            pair_vtype="__m256i",
+            pair_="_mm256_set1_epi32((int32_t) ((uint32_t) (uint16_t) ({x0}) | "
+                  "(uint32_t) (uint16_t) ({x1}) << 16))",
+            madd2_=("{{ const __m128i tg_a = _mm_loadu_si128((const __m128i*) ({p0})), "
+                    "tg_b = _mm_loadu_si128((const __m128i*) ({p1})); "
+                    "{acc0} = _mm256_add_epi32({acc0}, _mm256_madd_epi16("
+                    "_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(tg_a, tg_b)), {xx})); "
+                    "{acc1} = _mm256_add_epi32({acc1}, _mm256_madd_epi16("
+                    "_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(tg_a, tg_b)), {xx})); }}"))
     return QuadOps(
         byte_=f"{w}_srai_epi32({w}_slli_epi32({{x}}, 24 - 8 * ({{t}})), 24)",
         mla_=f"{w}_add_epi32({{acc}}, {w}_mullo_epi32({{a}}, {{b}}))", **common)

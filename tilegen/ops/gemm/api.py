@@ -81,7 +81,7 @@ def _each_matrix(product, a2: np.ndarray, b2: np.ndarray, c: np.ndarray) -> None
     """product(a, b, c) for each matrix of (..., m, k) @ (..., k, n) -> c (..., m, n), batch
     dims broadcast (the low-precision kernels have no batched C call)."""
     batch = c.shape[:-2]
-    if not batch:  # one matrix: no broadcast views (~10 us a call, a decode step's scale)
+    if not batch and a2.ndim == b2.ndim == 2:  # one matrix: no broadcast views (~10 us a call)
         product(a2, b2, c)
         return
     a3 = np.broadcast_to(a2, batch + a2.shape[-2:])

@@ -5,7 +5,8 @@
    and 128 x B's column sums after each panel to take that back (run) -- blocks k by KC and
    columns by NC (from the core's caches, as the float GEMM does) and threads as the bfloat16
    driver does: B's block packed in parallel and the row panels split, or for a few rows B
-   streamed through L2 per thread. */
+   streamed through L2 per thread. One row of A with row-major B takes the GEMV kernel instead
+   (gemvs8.py): B read in place, the columns split between threads. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,16 +63,27 @@ static void pick(tg_gemm_s8_config* c, int isa, const char* want) {
   if (c->fn != NULL) blocking(c);
 }
 
+#define TG_PICK_GEMV(ISA, NR, KR, PROD, FN, NAME)                     \
+  if ((ISA) == isa && (PROD) && c.gemv == NULL) {                     \
+    c.gemv = FN; c.gemv_nr = (NR); c.gemv_name = NAME;                \
+  }
+
 void tg_gemm_s8_select(void) {
   int order[TG_ISA_COUNT];
   const int n = tg_isa_candidates(order);
   tg_gemm_s8_config c;
   memset(&c, 0, sizeof(c));
   for (int i = 0; i < n && c.fn == NULL; i++) pick(&c, order[i], NULL);
+  /* The GEMV's own best ISA: a tier may have GEMM kernels and no GEMV of its own. */
+  for (int i = 0; i < n && c.gemv == NULL; i++) {
+    const int isa = order[i];
+    TG_FOREACH_GEMVS8_UKERNEL_s8(TG_PICK_GEMV)
+  }
   publish(&c);
   if (tg_dispatch_verbose())
-    fprintf(stderr, "tilegen: s8 gemm: %s, %s (KC %lld, NC %lld)\n", tg_isa_name_of(c.isa),
-            c.name, (long long) c.kc, (long long) c.nc);
+    fprintf(stderr, "tilegen: s8 gemm: %s, %s (KC %lld, NC %lld); m == 1: %s\n",
+            tg_isa_name_of(c.isa), c.name, (long long) c.kc, (long long) c.nc,
+            c.gemv_name != NULL ? c.gemv_name : "(blocked)");
 }
 
 const tg_gemm_s8_config* tg_gemm_s8_cfg(void) {
@@ -290,13 +302,60 @@ static void stream_task(void* ctx, int task, int ntasks) {
   }
 }
 
+/* ---- one row of A: the GEMV, B read in place ---- */
+
+typedef struct {
+  const tg_gemm_s8_config* cfg;
+  int64_t n, k, rs_b;
+  const int8_t* b;
+  const int8_t* x;
+  int x_unsigned, accumulate;
+  int32_t* y;
+  int64_t steps;              /* ceil(n / gemv_nr) */
+} gemv_job;
+
+/* A contiguous share of the columns, whole steps of the kernel (the last share ends at n). */
+static void gemv_task(void* ctx, int task, int ntasks) {
+  const gemv_job* g = ctx;
+  const int64_t nr = g->cfg->gemv_nr;
+  const int64_t j0 = g->steps * task / ntasks * nr;
+  int64_t j1 = g->steps * (task + 1) / ntasks * nr;
+  if (j1 > g->n) j1 = g->n;
+  if (j1 > j0)
+    g->cfg->gemv(j1 - j0, g->k, g->b + j0, g->rs_b, g->x, g->x_unsigned, g->y + j0,
+                 g->accumulate);
+}
+
+/* y (1 x n, contiguous) = x B (+ y), B row-major (cs_b == 1): no packing, B streamed once. */
+static int gemv_run(const tg_gemm_s8_config* cfg, int64_t n, int64_t k, const int8_t* a,
+                    int64_t cs_a, int a_unsigned, const int8_t* b, int64_t rs_b, int accumulate,
+                    int32_t* c) {
+  int8_t* copy = NULL;
+  if (cs_a != 1 && k > 1) {  /* the kernel reads x contiguous */
+    copy = malloc((size_t) k);
+    if (copy == NULL) return 1;
+    for (int64_t r = 0; r < k; r++) copy[r] = a[r * cs_a];
+    a = copy;
+  }
+  gemv_job g = {cfg, n, k, rs_b, b, a, a_unsigned, accumulate, c,
+                (n + cfg->gemv_nr - 1) / cfg->gemv_nr};
+  const double ops = 2.0 * (double) n * (double) k;
+  const int threads = ops < TG_S8_PARALLEL_MIN_OPS ? 1 : tg_threads_max();
+  tg_parallel_run(threads < g.steps ? threads : (int) g.steps, gemv_task, &g);
+  free(copy);
+  return 0;
+}
+
 /* a_unsigned: A's bytes are uint8. A kernel reads A's bytes unsigned (offset, VPDPBUSD) or
    signed; where that differs from A's type, A is packed with its top bits flipped -- int8 A as
    A + 128, uint8 A as A - 128 -- and 128 x B's column sums are taken back (+128 or -128). */
 static int run(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a, int64_t cs_a,
                int a_unsigned, const int8_t* b, int64_t rs_b, int64_t cs_b, int accumulate,
                int32_t* c, int64_t rs_c, int64_t cs_c) {
-  const tg_gemm_s8_config cfg = for_rows(tg_gemm_s8_cfg(), m);
+  const tg_gemm_s8_config* selected = tg_gemm_s8_cfg();
+  if (m == 1 && cs_b == 1 && cs_c == 1 && selected->gemv != NULL)
+    return gemv_run(selected, n, k, a, cs_a, a_unsigned, b, rs_b, accumulate, c);
+  const tg_gemm_s8_config cfg = for_rows(selected, m);
   const int64_t panels = (m + cfg.mr - 1) / cfg.mr;
   const double ops = 2.0 * (double) m * (double) n * (double) k;
   const int threads = ops < TG_S8_PARALLEL_MIN_OPS ? 1 : tg_threads_max();

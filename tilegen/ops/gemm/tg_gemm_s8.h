@@ -3,7 +3,7 @@
  * (avx512vnni's or neondot's four-way dot products, neoni8mm's SMMLA, else a widening kernel),
  * from the generated
  * TG_FOREACH_GEMMS8_UKERNEL_s8 list, published immutable (dispatch.h); `tilegen tune` may pick
- * another registered kernel of that ISA.
+ * another registered kernel of that ISA. One row of A takes the GEMV kernel (gemvs8) instead.
  */
 #ifndef TG_GEMM_S8_H
 #define TG_GEMM_S8_H
@@ -21,6 +21,11 @@ typedef struct tg_gemm_s8_config {
   int a_offset;               /* the kernel takes A + 128 (VPDPBUSD's unsigned operand) */
   int64_t kc, nc;             /* k values per packed block (a multiple of kr), columns per B block */
   const char* name;
+  /* One row of A with row-major B (m == 1): the GEMV that reads B in place, the first
+     production gemvs8 kernel of the best usable ISA that has one (NULL: none). */
+  tg_s8_gemv_ukernel_fn gemv;
+  int gemv_nr;                /* its columns per step: threads split the columns by these */
+  const char* gemv_name;
 } tg_gemm_s8_config;
 
 const tg_gemm_s8_config* tg_gemm_s8_cfg(void);
