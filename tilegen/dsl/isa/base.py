@@ -361,7 +361,7 @@ class QuadOps(_Spellings):
                        (|a| times b's sign moved onto it, then as dot7)
       tofloat(x)       the int32 lanes as the ISA's float32 vector (``vec("f32")``)
 
-    The int8 GEMV's (gemvs8: B read in place, rows of B along the lanes):
+    Rows read in place (a matrix's rows along the lanes, the vector's values broadcast):
       set1(x)          the int32 value x in every lane
       load8(p)         `lanes` int8 values at p, sign-extended to the int32 lanes (in order)
       flip(x)          every byte of x with its top bit flipped (x + 128 as unsigned bytes)
