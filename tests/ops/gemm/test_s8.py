@@ -304,3 +304,25 @@ def test_gemm_int32_result_refuses_what_is_not_exact():
         tg.gemm(a, b, out=np.empty((5, 3), np.int32))
     # Without an int32 result, gemm computes in float64 as documented.
     assert tg.gemm(a, b).dtype == np.float64
+
+
+@pytest.mark.parametrize("m", [2, 3, 4])
+@pytest.mark.parametrize("a_dtype", [np.int8, np.uint8])
+def test_few_rows_take_a_gemv_each(m, a_dtype):
+    """Up to four rows of A with row-major B run the GEMV once per row (B read in place): exact
+    for strided rows of A, odd k, n off the vector width, on 1 and 2 threads alike."""
+    rng = np.random.default_rng(m)
+    k, n = 1031, 1100
+    info = np.iinfo(a_dtype)
+    a = rng.integers(info.min, info.max + 1, (m, 2 * k)).astype(a_dtype)[:, ::2]
+    b = i8(rng, (k, n))
+    want = a.astype(np.int64) @ b.astype(np.int64)
+    saved = tg.get_num_threads()
+    try:
+        for threads in (1, 2):
+            tg.set_num_threads(threads)
+            assert np.array_equal(tg.matmul(a, b, dtype=np.int32), want), threads
+    finally:
+        tg.set_num_threads(saved)
+    c = rng.integers(-1000, 1000, (m, n)).astype(np.int32)
+    assert np.array_equal(tg.gemm(a, b, c, beta=1, out_dtype=np.int32), want + c)

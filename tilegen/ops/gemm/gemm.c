@@ -20,7 +20,6 @@
 #define TG_PEEL_L2_BYTES(cfg) ((cfg)->l2)  /* ... and a vector's matrix up to L2's size (beyond,
                                               the reads are memory-bound and split loads cost nothing) */
 #define TG_PARALLEL_MIN_FLOPS 4.0e6   /* below this a product runs on one thread */
-#define TG_GEMV_PARALLEL_MIN_BYTES 1.0e6 /* matrix-vector products: threads from this size */
 #define TG_GEMV_PEEL_MIN_K 128        /* ... realigned (rows read from their first full line) */
 #define TG_AXPY_Y_BYTES(cfg) ((cfg)->l1d / 2)  /* y = x B: the part of y one sweep of B's rows updates
                                                 (Zen 3, 4096^2: L1/2 +10-25% over L1/3: longer row streams) */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tg_activation.h"
+#include "tg_gemm.h"
 #include "tg_gemm_bf16.h"
 #include "tg_threads.h"
 #include "tg_workspace.h"
@@ -357,11 +358,11 @@ static int run_gemv(const tg_gemm_bf16_config* cfg, int dot, int64_t n, int64_t 
   }
   gemv_job g = {dot ? cfg->gemv_dot : cfg->gemv, b, dot ? cs_b : rs_b, k, n, 0, n,
                 xt ? xt : a, yt ? yt : c, yt ? 1 : cs_c, dot ? cfg->gemv_mr : 0, alpha, beta};
-  const double flops = 2.0 * (double) n * (double) k;
+  const double bytes = 2.0 * (double) n * (double) k;
   const int nr = dot ? cfg->gemv_mr : cfg->gemv_nr;
   if (!dot && rs_b % 32 == 0) g.head = (int64_t) ((64 - (uintptr_t) b % 64) % 64) / 2;
   if (g.head > n) g.head = n;
-  int threads = flops < TG_BF16_PARALLEL_MIN_FLOPS ? 1 : tg_threads_max();
+  int threads = bytes < TG_GEMV_PARALLEL_MIN_BYTES ? 1 : tg_threads_max();
   const int64_t steps = (n - g.head + nr - 1) / nr;
   if (threads > steps) threads = steps < 1 ? 1 : (int) steps;
   g.share = steps == 0 ? nr : (steps + threads - 1) / threads * nr;

@@ -5,19 +5,24 @@
    and 128 x B's column sums after each panel to take that back (run) -- blocks k by KC and
    columns by NC (from the core's caches, as the float GEMM does) and threads as the bfloat16
    driver does: B's block packed in parallel and the row panels split, or for a few rows B
-   streamed through L2 per thread. One row of A with row-major B takes the GEMV kernel instead
-   (gemvs8.py): B read in place, the columns split between threads. */
+   streamed through L2 per thread. Up to TG_S8_GEMV_ROWS rows of A with row-major B take the GEMV
+   kernel instead (gemvs8.py), once per row: B read in place, the columns split between threads. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tg_gemm.h"
 #include "tg_gemm_s8.h"
 #include "tg_threads.h"
 #include "tg_workspace.h"
 #include "tilegen.h"
 
 #define TG_S8_PARALLEL_MIN_OPS 4.0e6  /* below this a product runs on one thread */
+/* Up to this many rows of A, one GEMV per row (B read in place, once per row) beats packing B:
+   the packed path moves B's bytes about three times (read, packed, read again) and pays for a
+   tile of at least 8 rows (AMD Zen 4, 4 x 4096 x 4096: 2.6 ms by rows, 6.4 ms packed). */
+#define TG_S8_GEMV_ROWS 4
 #define TG_S8_STREAM_PANELS 4         /* up to this many row panels, B is streamed */
 #define TG_S8_STREAM_KC 512           /* its k block: a multiple of every KR; short (few rows) */
 
@@ -81,8 +86,8 @@ void tg_gemm_s8_select(void) {
   }
   publish(&c);
   if (tg_dispatch_verbose())
-    fprintf(stderr, "tilegen: s8 gemm: %s, %s (KC %lld, NC %lld); m == 1: %s\n",
-            tg_isa_name_of(c.isa), c.name, (long long) c.kc, (long long) c.nc,
+    fprintf(stderr, "tilegen: s8 gemm: %s, %s (KC %lld, NC %lld); m <= %d: %s\n",
+            tg_isa_name_of(c.isa), c.name, (long long) c.kc, (long long) c.nc, TG_S8_GEMV_ROWS,
             c.gemv_name != NULL ? c.gemv_name : "(blocked)");
 }
 
@@ -302,7 +307,7 @@ static void stream_task(void* ctx, int task, int ntasks) {
   }
 }
 
-/* ---- one row of A: the GEMV, B read in place ---- */
+/* ---- few rows of A: a GEMV per row, B read in place ---- */
 
 typedef struct {
   const tg_gemm_s8_config* cfg;
@@ -312,6 +317,7 @@ typedef struct {
   int x_unsigned, accumulate;
   int32_t* y;
   int64_t steps;              /* ceil(n / gemv_nr) */
+  int64_t rows, rs_x, rs_y;   /* rows of A (each its own GEMV), their strides */
 } gemv_job;
 
 /* A contiguous share of the columns, whole steps of the kernel (the last share ends at n). */
@@ -321,26 +327,29 @@ static void gemv_task(void* ctx, int task, int ntasks) {
   const int64_t j0 = g->steps * task / ntasks * nr;
   int64_t j1 = g->steps * (task + 1) / ntasks * nr;
   if (j1 > g->n) j1 = g->n;
-  if (j1 > j0)
-    g->cfg->gemv(j1 - j0, g->k, g->b + j0, g->rs_b, g->x, g->x_unsigned, g->y + j0,
-                 g->accumulate);
+  for (int64_t i = 0; i < g->rows && j1 > j0; i++)
+    g->cfg->gemv(j1 - j0, g->k, g->b + j0, g->rs_b, g->x + i * g->rs_x, g->x_unsigned,
+                 g->y + i * g->rs_y + j0, g->accumulate);
 }
 
-/* y (1 x n, contiguous) = x B (+ y), B row-major (cs_b == 1): no packing, B streamed once. */
-static int gemv_run(const tg_gemm_s8_config* cfg, int64_t n, int64_t k, const int8_t* a,
-                    int64_t cs_a, int a_unsigned, const int8_t* b, int64_t rs_b, int accumulate,
-                    int32_t* c) {
+/* C's rows (each contiguous) = A's rows times B (+ C), B row-major (cs_b == 1): no packing, B
+   streamed once per row of A. */
+static int gemv_run(const tg_gemm_s8_config* cfg, int64_t m, int64_t n, int64_t k,
+                    const int8_t* a, int64_t rs_a, int64_t cs_a, int a_unsigned, const int8_t* b,
+                    int64_t rs_b, int accumulate, int32_t* c, int64_t rs_c) {
   int8_t* copy = NULL;
   if (cs_a != 1 && k > 1) {  /* the kernel reads x contiguous */
-    copy = malloc((size_t) k);
+    copy = malloc((size_t) (m * k));
     if (copy == NULL) return 1;
-    for (int64_t r = 0; r < k; r++) copy[r] = a[r * cs_a];
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t r = 0; r < k; r++) copy[i * k + r] = a[i * rs_a + r * cs_a];
     a = copy;
+    rs_a = k;
   }
   gemv_job g = {cfg, n, k, rs_b, b, a, a_unsigned, accumulate, c,
-                (n + cfg->gemv_nr - 1) / cfg->gemv_nr};
-  const double ops = 2.0 * (double) n * (double) k;
-  const int threads = ops < TG_S8_PARALLEL_MIN_OPS ? 1 : tg_threads_max();
+                (n + cfg->gemv_nr - 1) / cfg->gemv_nr, m, rs_a, rs_c};
+  const double bytes = (double) m * (double) n * (double) k;  /* B's, once per row */
+  const int threads = bytes < TG_GEMV_PARALLEL_MIN_BYTES ? 1 : tg_threads_max();
   tg_parallel_run(threads < g.steps ? threads : (int) g.steps, gemv_task, &g);
   free(copy);
   return 0;
@@ -353,8 +362,8 @@ static int run(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a, i
                int a_unsigned, const int8_t* b, int64_t rs_b, int64_t cs_b, int accumulate,
                int32_t* c, int64_t rs_c, int64_t cs_c) {
   const tg_gemm_s8_config* selected = tg_gemm_s8_cfg();
-  if (m == 1 && cs_b == 1 && cs_c == 1 && selected->gemv != NULL)
-    return gemv_run(selected, n, k, a, cs_a, a_unsigned, b, rs_b, accumulate, c);
+  if (m <= TG_S8_GEMV_ROWS && cs_b == 1 && cs_c == 1 && selected->gemv != NULL)
+    return gemv_run(selected, m, n, k, a, rs_a, cs_a, a_unsigned, b, rs_b, accumulate, c, rs_c);
   const tg_gemm_s8_config cfg = for_rows(selected, m);
   const int64_t panels = (m + cfg.mr - 1) / cfg.mr;
   const double ops = 2.0 * (double) m * (double) n * (double) k;

@@ -6,6 +6,10 @@
 
 #include "tilegen.h"
 
+/* Matrix-vector products (every dtype's GEMV path) run on threads from this many bytes of the
+   matrix: below it a thread hand-off costs about what it saves. */
+#define TG_GEMV_PARALLEL_MIN_BYTES 1.0e6
+
 
 /* C = act(alpha*A*B + beta*C + bias) with general element strides; arguments already checked.
    bias element for column j is bias[j*bias_stride]. */
