@@ -175,22 +175,23 @@ def test_worker_env_drops_openblas_overrides_without_touching_ours(monkeypatch):
 def test_case_list_and_check():
     full = benchcases.cases("gemm")
     ids = [c.id for c in full]
-    assert len(ids) == len(set(ids)) == 34
+    assert len(ids) == len(set(ids)) == 43
     every = {c.id for op in benchcases.OPS for q in (False, True) for c in benchcases.cases(op, q)}
     assert set(benchcases.by_id()) == every and set(ids) | set(QUICK_IDS) <= every
     assert {c.group for c in full} == set(gemm_bench.GROUPS)
     assert [c.m for c in full if c.group == "small"] == [8, 16, 32, 64]
     assert all(c.alloc for c in full if c.group == "small")
     assert [c.m for c in full if c.group == "square"] == [128, 256, 512, 1024, 2048, 4096]
+    decode = [(1, 1024, 1024), (1, 4096, 4096), (4, 4096, 4096)]
     assert {(c.m, c.k, c.n) for c in full if c.group == "skinny"} == {
-        (16, 4096, 4096), (4096, 4096, 16), (4096, 16, 4096)}
+        (16, 4096, 4096), (4096, 4096, 16), (4096, 16, 4096), *decode}
     assert {c.form for c in full if c.group == "gemv"} == {"vm", "mv"}
     assert [(c.dtype, c.m) for c in full if c.group == "f64"] == [("f64", 1024), ("f64", 2048)]
     assert [(c.dtype, c.m, c.k, c.n) for c in full if c.group == "bf16"] == [
         ("bf16", 256, 256, 256), ("bf16", 1024, 1024, 1024), ("bf16", 2048, 2048, 2048),
-        ("bf16", 4096, 4096, 4096), ("bf16", 16, 4096, 4096)]
+        ("bf16", 4096, 4096, 4096), *(("bf16",) + d for d in decode), ("bf16", 16, 4096, 4096)]
     assert [(c.m, c.k, c.n) for c in full if c.group == "s8"] == [
-        (256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096),
+        (256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), *decode,
         (16, 4096, 4096)]
     assert [(c.m, c.k, c.n) for c in full if c.group == "f16"] == [
         (256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048)]
