@@ -326,8 +326,11 @@ def test_half_accumulation_through_the_sdk_under_qemu(tmp_path):
                     "-lpthread", "-lm"], check=True)
 
     def run(*cpu, **env):
+        child = cprog.clean_env(**env)
+        if "TILEGEN_ISA" not in env:  # this run's cap is the host's (scalar caps aarch64 too)
+            child.pop("TILEGEN_ISA", None)
         r = subprocess.run(["qemu-aarch64", *cpu, str(exe)], capture_output=True, text=True,
-                           timeout=600, env=cprog.clean_env(**env))
+                           timeout=600, env=child)
         assert r.returncode == 0, r.stderr
         rows = [dict(zip(line.split()[::2], line.split()[1::2]))
                 for line in r.stdout.splitlines() if line.startswith("isa ")]
