@@ -28,17 +28,9 @@ static tg_interned* interned;
 static tg_gemm_bf16_config first;
 static _Atomic(const tg_gemm_bf16_config*) current;
 
-/* Block sizes from the caches: A's MR x KC panel (2 bytes a value) in a quarter of L2, B's
-   KC x NC block in the smaller of 4 x L2 and L3 / 8 (the float GEMM's rule, blas/gemm_dispatch.c:
-   the tile does enough work per operand for A to stream from L2 and B from L3). */
+/* 2-byte values; KC even (pairs) and a multiple of 16. */
 static void blocking(tg_gemm_bf16_config* c) {
-  const tg_cpu_caches* k = tg_caches();
-  int64_t kc = k->l2 / 4 / (c->mr * 2) / 16 * 16;
-  kc = kc < 64 ? 64 : kc > 4096 ? 4096 : kc;
-  const int64_t b_max = k->l3 <= 0 ? k->l2 / 2 : k->l3 / 8 < 4 * k->l2 ? k->l3 / 8 : 4 * k->l2;
-  int64_t nc = b_max / (kc * 2) / c->nr * c->nr;
-  c->kc = kc;
-  c->nc = nc < c->nr ? c->nr : nc;
+  tg_gemm_lowp_blocking(tg_caches(), c->mr, c->nr, 2, 16, 64, 4096, &c->kc, &c->nc);
 }
 
 static void publish(const tg_gemm_bf16_config* c) {

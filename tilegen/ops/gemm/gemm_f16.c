@@ -173,16 +173,9 @@ static tg_interned* interned;
 static tg_gemm_f16_config first;
 static _Atomic(const tg_gemm_f16_config*) current;
 
-/* Block sizes from the caches, the bf16 driver's rule (gemm_bf16.c) for 2-byte values: A's
-   MR x KC panel in a quarter of L2, B's KC x NC block in the smaller of 4 x L2 and L3 / 8. */
+/* 2-byte values, as bfloat16's. */
 static void blocking(tg_gemm_f16_config* c) {
-  const tg_cpu_caches* k = tg_caches();
-  int64_t kc = k->l2 / 4 / (c->mr * 2) / 16 * 16;
-  kc = kc < 64 ? 64 : kc > 4096 ? 4096 : kc;
-  const int64_t b_max = k->l3 <= 0 ? k->l2 / 2 : k->l3 / 8 < 4 * k->l2 ? k->l3 / 8 : 4 * k->l2;
-  const int64_t nc = b_max / (kc * 2) / c->nr * c->nr;
-  c->kc = kc;
-  c->nc = nc < c->nr ? c->nr : nc;
+  tg_gemm_lowp_blocking(tg_caches(), c->mr, c->nr, 2, 16, 64, 4096, &c->kc, &c->nc);
 }
 
 /* The first production kernel of the best usable ISA with native half arithmetic (NATIVE: the

@@ -32,16 +32,9 @@ static tg_interned* interned;
 static tg_gemm_s8_config first;
 static _Atomic(const tg_gemm_s8_config*) current;
 
-/* Block sizes from the caches (1 byte a value): A's MR x KC panel in a quarter of L2, B's
-   KC x NC block in the smaller of 4 x L2 and L3 / 8 (the float GEMM's rule). */
+/* 1-byte values; KC a multiple of every kernel's KR (4 or 8). */
 static void blocking(tg_gemm_s8_config* c) {
-  const tg_cpu_caches* k = tg_caches();
-  int64_t kc = k->l2 / 4 / c->mr / 64 * 64;
-  kc = kc < 256 ? 256 : kc > 8192 ? 8192 : kc;
-  const int64_t b_max = k->l3 <= 0 ? k->l2 / 2 : k->l3 / 8 < 4 * k->l2 ? k->l3 / 8 : 4 * k->l2;
-  int64_t nc = b_max / kc / c->nr * c->nr;
-  c->kc = kc;
-  c->nc = nc < c->nr ? c->nr : nc;
+  tg_gemm_lowp_blocking(tg_caches(), c->mr, c->nr, 1, 64, 256, 8192, &c->kc, &c->nc);
 }
 
 static void publish(const tg_gemm_s8_config* c) {

@@ -4,7 +4,24 @@
 
 #include <stdint.h>
 
+#include "cpu_caches.h"
 #include "tilegen.h"
+
+/* The low-precision drivers' block sizes from the core's caches: A's MR x KC panel (`bytes` a
+   value) in a quarter of L2, KC a multiple of `step` in [kc_min, kc_max]; B's KC x NC block in
+   the smaller of 4 x L2 and L3 / 8 (the float GEMM's rule, gemm_dispatch.c), NC a multiple of
+   NR. */
+static inline void tg_gemm_lowp_blocking(const tg_cpu_caches* caches, int64_t mr, int64_t nr,
+                                         int64_t bytes, int64_t step, int64_t kc_min,
+                                         int64_t kc_max, int64_t* kc_out, int64_t* nc_out) {
+  int64_t kc = caches->l2 / 4 / (mr * bytes) / step * step;
+  kc = kc < kc_min ? kc_min : kc > kc_max ? kc_max : kc;
+  const int64_t b_max = caches->l3 <= 0 ? caches->l2 / 2
+                        : caches->l3 / 8 < 4 * caches->l2 ? caches->l3 / 8 : 4 * caches->l2;
+  const int64_t nc = b_max / (kc * bytes) / nr * nr;
+  *kc_out = kc;
+  *nc_out = nc < nr ? nr : nc;
+}
 
 /* Matrix-vector products (every dtype's GEMV path) run on threads from this many bytes of the
    matrix: below it a thread hand-off costs about what it saves. */
