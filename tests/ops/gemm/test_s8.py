@@ -302,6 +302,13 @@ def test_gemm_int32_result_refuses_what_is_not_exact():
         tg.gemm(a, b, np.ones((3, 5), np.int64), beta=1, out_dtype=np.int32)
     with pytest.raises(ValueError, match="out has shape"):
         tg.gemm(a, b, out=np.empty((5, 3), np.int32))
+    with pytest.raises(TypeError, match="out must be a numpy.ndarray"):
+        tg.gemm(a, b, out=[[0] * 5] * 3, out_dtype=np.int32)
+    with pytest.raises(TypeError, match="cannot cast the int32 result"):
+        tg.gemm(a, b, out=np.empty((3, 5), np.uint8), out_dtype=np.int32)
+    # The int32 result into a wider integer out: through a temporary, the same values.
+    wide = np.zeros((3, 5), np.int64)
+    assert tg.gemm(a, b, out=wide, out_dtype=np.int32) is wide and np.all(wide == 4)
     # Without an int32 result, gemm computes in float64 as documented.
     assert tg.gemm(a, b).dtype == np.float64
 

@@ -520,6 +520,21 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
     return out
 
 
+def _check_lowp_out(out, rd: np.dtype, m: int, n: int) -> None:
+    """The low-precision paths' checks of `out` for an (m, n) result of dtype rd."""
+    if out is None:
+        return
+    if type(out) is not np.ndarray:
+        raise TypeError(f"gemm: out must be a numpy.ndarray, got {type(out).__name__}")
+    if not np.can_cast(rd, out.dtype, casting="same_kind"):
+        raise TypeError(f"gemm: cannot cast the {rd} result to out's {out.dtype} "
+                        "(same_kind casting)")
+    if out.shape != (m, n):
+        raise ValueError(f"gemm: out has shape {out.shape}; expected {(m, n)}")
+    if not out.flags.writeable:
+        raise ValueError("gemm: out is read-only")
+
+
 def _gemm_lowp(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n, half=False):
     """gemm of two bfloat16 operands: float32 sums on the bfloat16 kernels, a float32 result,
     or bfloat16 rounded once (out_dtype, or out's dtype). half: two float16 operands with
@@ -531,16 +546,7 @@ def _gemm_lowp(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n, h
         what = "float16 inputs with accumulate='float16'" if half else "bfloat16 inputs"
         raise TypeError(f"gemm: out_dtype={rd} is not supported for {what}; allowed: "
                         f"float32, {bf}")
-    if out is not None:
-        if type(out) is not np.ndarray:
-            raise TypeError(f"gemm: out must be a numpy.ndarray, got {type(out).__name__}")
-        if not np.can_cast(rd, out.dtype, casting="same_kind"):
-            raise TypeError(f"gemm: cannot cast the {rd} result to out's {out.dtype} "
-                            "(same_kind casting)")
-        if out.shape != (m, n):
-            raise ValueError(f"gemm: out has shape {out.shape}; expected {(m, n)}")
-        if not out.flags.writeable:
-            raise ValueError("gemm: out is read-only")
+    _check_lowp_out(out, rd, m, n)
     bias_f = None if bias_v is None else _ready(bias_v.astype(np.float32, copy=False), _F32)
     use_c = C is not None and beta != 0
     direct = (out is not None and out.dtype == rd and out.flags.aligned
@@ -583,13 +589,9 @@ def _gemm_s8(A, B, C, alpha, beta, bias_v, activation, out, m, n):
             raise TypeError(f"gemm: {name} has dtype {x.dtype}; an int32 result of int8 operands "
                             "takes integer values that int32 holds (int8/16/32, uint8/16, bool)")
     i32 = np.dtype(np.int32)
-    if out is not None:
-        if out.shape != (m, n):
-            raise ValueError(f"gemm: out has shape {out.shape}; expected {(m, n)}")
-        if not out.flags.writeable:
-            raise ValueError("gemm: out is read-only")
+    _check_lowp_out(out, i32, m, n)
     use_c = C is not None and beta != 0
-    direct = (out is not None and out.flags.aligned and out.dtype.isnative
+    direct = (out is not None and out.dtype == i32 and out.flags.aligned
               and _no_self_overlap(out) and not _overlaps(out, A, B, bias_v))
     target = out if direct else np.empty((m, n), dtype=i32)
     accumulate = False
