@@ -1748,7 +1748,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_NEONDOT, 3, tg_s8_fma_probe__neondot, 768) \
   X(TG_ISA_NEONI8MM, 0, tg_f32_fma_probe__neoni8mm, 192) \
   X(TG_ISA_NEONI8MM, 1, tg_f64_fma_probe__neoni8mm, 96) \
-  X(TG_ISA_NEONI8MM, 3, tg_s8_fma_probe__neoni8mm, 768) \
+  X(TG_ISA_NEONI8MM, 3, tg_s8_fma_probe__neoni8mm, 1536) \
   X(TG_ISA_NEONBF16, 0, tg_f32_fma_probe__neonbf16, 192) \
   X(TG_ISA_NEONBF16, 1, tg_f64_fma_probe__neonbf16, 96) \
   X(TG_ISA_NEONBF16, 2, tg_bf16_fma_probe__neonbf16, 384) \
