@@ -495,6 +495,47 @@ def test_int8_gemm_on_the_aarch64_dot_product_tiers(tmp_path):
         assert not bad, f"{cpu or 'max'} {env}: {bad}"
 
 
+# ------------------------------------------------------------ quantized Linear on the dot-product tier
+
+LINEAR_CLIENT = REPO_ROOT / "tests" / "sdk" / "linear_client.c"
+LINEAR_LINE = re.compile(r"^(q4_0|q4_1|q8_0|int4-g32) (\d+) (\d+) (\d+) bad (-?\d+)$", re.M)
+
+
+def test_quantized_linear_on_the_aarch64_dot_product_tier(tmp_path):
+    """tilegen_linear_create / _run (q4_0, q4_1, q8_0, int4-g32) from an SDK of the linear op
+    for neoni8mm, neondot and neon, under qemu-aarch64 (tests/sdk/linear_client.c checks every
+    output against a double loop): with asimddp (qemu's default CPU, whose i8mm adds no qgemv
+    kernels, and a Cortex-A76) the qgemv kernels are neondot's SDOT ones, q8_0's codes packed
+    signed as stored; on a Cortex-A72 and under TILEGEN_ISA=neon the widening ones."""
+    if host_arch() == "aarch64":
+        pytest.skip("this host is aarch64: the linear op's tests run its tier natively")
+    need("cmake", "aarch64-linux-gnu-gcc", "qemu-aarch64")
+    sdk = tmp_path / "sdk"
+    r = tilegen_cli("generate", "--sdk", "--isa", "neoni8mm,neondot,neon", "--ops", "linear",
+                    "--out", sdk)
+    assert r.returncode == 0, r.stderr
+    toolchain = tmp_path / "aarch64.cmake"
+    toolchain.write_text(TOOLCHAIN)
+    build = cmake_build(sdk, tmp_path / "arm", f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
+    exe = tmp_path / "linear-arm"
+    subprocess.run(["aarch64-linux-gnu-gcc", "-std=c11", "-static", f"-I{sdk / 'include'}",
+                    str(LINEAR_CLIENT), str(build / "libtilegen.a"), "-o", str(exe),
+                    "-lpthread", "-lm"], check=True)
+    for cpu, env, isa in ((None, {}, "neondot"), ("cortex-a76", {}, "neondot"),
+                          ("cortex-a72", {}, "neon"), (None, {"TILEGEN_ISA": "neon"}, "neon")):
+        cmd = ["qemu-aarch64", *(["-cpu", cpu] if cpu else []), str(exe)]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                           env=cprog.clean_env(TILEGEN_VERBOSE="1", **env))
+        assert r.returncode == 0, r.stderr
+        for fmt in ("q4_0", "q4_1", "q8_0", "q4_z"):
+            assert re.search(rf"^tilegen: linear: {fmt} tg_s8_{fmt.replace('_', '')}gemv_"
+                             rf"ukernel_\w+__{isa} ", r.stderr, re.M), r.stderr
+        cases = LINEAR_LINE.findall(r.stdout)
+        assert len(cases) == 4 * 6, r.stdout
+        bad = [c for c in cases if c[-1] != "0"]
+        assert not bad, f"{cpu or 'max'} {env}: {bad}\n{r.stderr[-2000:]}"
+
+
 # ------------------------------------------------------------ an SDK without the host's ISAs
 
 ISA_CLIENT = r"""
