@@ -16,7 +16,7 @@ S8_DOT = replace(
     dot_lane_=("vdotq_laneq_s32({acc}, vreinterpretq_s8_s32({a}), vreinterpretq_s8_s32({b}), "
                "{t})"),
     # The int8 GEMV (B read in place): ZIP1/ZIP2 of bytes then of 16-bit pairs put four rows'
-    # columns 0-3, 4-7, 8-11, 12-15 into q0..q3 in order, so order4 has nothing to permute.
+    # columns 0-3, 4-7, 8-11, 12-15 into q0..q3 in order, so there is no order4 to undo.
     rows4_=("{{ const int8x16_t tg_r0 = vreinterpretq_s8_s32({r0}), "
             "tg_r1 = vreinterpretq_s8_s32({r1}), tg_r2 = vreinterpretq_s8_s32({r2}), "
             "tg_r3 = vreinterpretq_s8_s32({r3}); "
@@ -28,7 +28,6 @@ S8_DOT = replace(
             "{q1} = vreinterpretq_s32_s16(vzip2q_s16(tg_lo01, tg_lo23)); "
             "{q2} = vreinterpretq_s32_s16(vzip1q_s16(tg_hi01, tg_hi23)); "
             "{q3} = vreinterpretq_s32_s16(vzip2q_s16(tg_hi01, tg_hi23)); }}"),
-    order4_="/* rows4's column order is the natural one */",
     flip_="veorq_s32({x}, vdupq_n_s32((int32_t) 0x80808080u))")
 
 ISA = replace(

@@ -24,18 +24,9 @@ void tg_s8_gemvs8_ukernel_1x16c8__neondot(
     return;
   }
   const int64_t nfull = n / 16 * 16;  /* the full steps' columns */
-  /* y into the quad vectors' column order (or zeros): an involution, undone at the end. */
-  for (int64_t j = 0; j < nfull; j += 16) {
-    int32x4_t vy0 = accumulate ? vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 0)))) : vdupq_n_s32(0);
-    int32x4_t vy1 = accumulate ? vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 4)))) : vdupq_n_s32(0);
-    int32x4_t vy2 = accumulate ? vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 8)))) : vdupq_n_s32(0);
-    int32x4_t vy3 = accumulate ? vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 12)))) : vdupq_n_s32(0);
-    /* rows4's column order is the natural one */
-    vst1q_s32((int32_t*) (y + j + 0), vy0);
-    vst1q_s32((int32_t*) (y + j + 4), vy1);
-    vst1q_s32((int32_t*) (y + j + 8), vy2);
-    vst1q_s32((int32_t*) (y + j + 12), vy3);
-  }
+  /* rows4 keeps the columns in order: y as it is, or zeros */
+  if (!accumulate)
+    for (int64_t j = 0; j < nfull; j += 4) vst1q_s32((int32_t*) (y + j), vdupq_n_s32(0));
   if (x_unsigned) {
     const int32x4_t vm128 = vdupq_n_s32((int32_t) 0x80808080u);  /* -128 in every byte */
     int64_t r0 = 0;
@@ -243,18 +234,6 @@ void tg_s8_gemvs8_ukernel_1x16c8__neondot(
 
       }
     }
-  }
-  /* Column order back (nothing to correct: the steps added uint8 x's 128 x B back). */
-  for (int64_t j = 0; j < nfull; j += 16) {
-    int32x4_t vy0 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 0))));
-    int32x4_t vy1 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 4))));
-    int32x4_t vy2 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 8))));
-    int32x4_t vy3 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) ((const int8_t*) (y + j + 12))));
-    /* rows4's column order is the natural one */
-    vst1q_s32((int32_t*) (y + j + 0), vy0);
-    vst1q_s32((int32_t*) (y + j + 4), vy1);
-    vst1q_s32((int32_t*) (y + j + 8), vy2);
-    vst1q_s32((int32_t*) (y + j + 12), vy3);
   }
   /* The last n % NR columns: rows outer, B read along its rows. */
   const int64_t tail = n - nfull;
