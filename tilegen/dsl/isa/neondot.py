@@ -15,7 +15,7 @@ S8_DOT = replace(
     dot_="vdotq_s32({acc}, vreinterpretq_s8_s32({a}), vreinterpretq_s8_s32({b}))",
     dot_lane_=("vdotq_laneq_s32({acc}, vreinterpretq_s8_s32({a}), vreinterpretq_s8_s32({b}), "
                "{t})"),
-    # The int8 GEMV (B read in place): ZIP1/ZIP2 of bytes then of 16-bit pairs put four rows'
+    # Four rows read in place into quads: ZIP1/ZIP2 of bytes then of 16-bit pairs put the rows'
     # columns 0-3, 4-7, 8-11, 12-15 into q0..q3 in order, so there is no order4 to undo.
     rows4_=("{{ const int8x16_t tg_r0 = vreinterpretq_s8_s32({r0}), "
             "tg_r1 = vreinterpretq_s8_s32({r1}), tg_r2 = vreinterpretq_s8_s32({r2}), "
