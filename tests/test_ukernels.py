@@ -358,16 +358,22 @@ def test_some_aarch64_tier_needs_a_feature():
     assert {"neondot", "neoni8mm"} <= set(FEATURE_TIERS)
 
 
-@pytest.mark.parametrize("isa", FEATURE_TIERS)
-def test_feature_tier_skips_itself_without_its_feature(isa, tmp_path):
-    """One tester of each AArch64 tier that needs more than ASIMD, cross-built and run under
-    qemu-aarch64 as a Cortex-A72 (which has none of those features): the tester's own feature
-    check must exit 77 before the kernel runs (an instruction the CPU lacks would be SIGILL)."""
+# Each (tier, family) pair of those tiers: every family's tester has its own feature check.
+FEATURE_TIER_FAMILIES = sorted({(e.spec.isa, e.spec.op) for e in ENTRIES
+                                if e.spec.isa in FEATURE_TIERS})
+
+
+@pytest.mark.parametrize("isa, family", FEATURE_TIER_FAMILIES)
+def test_feature_tier_skips_itself_without_its_feature(isa, family, tmp_path):
+    """One tester of each family on each AArch64 tier that needs more than ASIMD, cross-built
+    and run under qemu-aarch64 as a Cortex-A72 (which has none of those features): the tester's
+    own feature check must exit 77 before the kernel runs (an instruction the CPU lacks would
+    be SIGILL)."""
     target = CROSS["aarch64"]
     missing = target.unavailable()
     if missing:
         pytest.skip(missing)
-    entry = next(e for e in ENTRIES if e.spec.isa == isa)
+    entry = next(e for e in ENTRIES if e.spec.isa == isa and e.spec.op == family)
     exe = tmp_path / entry.name
     for command in compile_commands(entry.spec, target, exe):
         build = subprocess.run(command, capture_output=True, text=True)

@@ -990,9 +990,20 @@ void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, co
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_1x8c8__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_bf16_gemv_ukernel_4x1c16__neonbf16(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_bf16_gemv_ukernel_4x1c16__neon(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_bf16_gemv_ukernel_1x32c8__neonbf16(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_bf16_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_s8_gemvs8_ukernel_1x16c8__neondot(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
 void tg_s8_gemvs8_ukernel_1x16c8__neon(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
+void tg_s8_q40gemv_ukernel_1x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q40gemv_ukernel_4x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_1x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_1x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_4x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_4x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_1x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_4x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
@@ -1592,7 +1603,9 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, 1, 32, 8, 1, tg_bf16_gemv_ukernel_1x32c8__avx2, "tg_bf16_gemv_ukernel_1x32c8__avx2") \
 
 #define TG_GEMVBF16_UKERNELS_bf16_AARCH64(X) \
+  X(TG_ISA_NEONBF16, 4, 1, 16, 1, tg_bf16_gemv_ukernel_4x1c16__neonbf16, "tg_bf16_gemv_ukernel_4x1c16__neonbf16") \
   X(TG_ISA_NEON, 4, 1, 16, 1, tg_bf16_gemv_ukernel_4x1c16__neon, "tg_bf16_gemv_ukernel_4x1c16__neon") \
+  X(TG_ISA_NEONBF16, 1, 32, 8, 1, tg_bf16_gemv_ukernel_1x32c8__neonbf16, "tg_bf16_gemv_ukernel_1x32c8__neonbf16") \
   X(TG_ISA_NEON, 1, 16, 8, 1, tg_bf16_gemv_ukernel_1x16c8__neon, "tg_bf16_gemv_ukernel_1x16c8__neon") \
 
 #define TG_GEMVBF16_UKERNELS_bf16_ANY(X) \
@@ -1612,6 +1625,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, 32, 8, 1, tg_s8_gemvs8_ukernel_1x32c8__avx2, "tg_s8_gemvs8_ukernel_1x32c8__avx2") \
 
 #define TG_GEMVS8_UKERNELS_s8_AARCH64(X) \
+  X(TG_ISA_NEONDOT, 16, 8, 1, tg_s8_gemvs8_ukernel_1x16c8__neondot, "tg_s8_gemvs8_ukernel_1x16c8__neondot") \
   X(TG_ISA_NEON, 16, 8, 1, tg_s8_gemvs8_ukernel_1x16c8__neon, "tg_s8_gemvs8_ukernel_1x16c8__neon") \
 
 #define TG_GEMVS8_UKERNELS_s8_ANY(X) \
@@ -1651,6 +1665,14 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__avx2, "tg_s8_q80gemv_ukernel_4x8__avx2") \
 
 #define TG_QGEMV_UKERNELS_s8_AARCH64(X) \
+  X(TG_ISA_NEONDOT, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__neondot, "tg_s8_q40gemv_ukernel_1x8__neondot") \
+  X(TG_ISA_NEONDOT, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__neondot, "tg_s8_q40gemv_ukernel_4x8__neondot") \
+  X(TG_ISA_NEONDOT, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__neondot, "tg_s8_q41gemv_ukernel_1x8__neondot") \
+  X(TG_ISA_NEONDOT, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__neondot, "tg_s8_q4zgemv_ukernel_1x8__neondot") \
+  X(TG_ISA_NEONDOT, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__neondot, "tg_s8_q41gemv_ukernel_4x8__neondot") \
+  X(TG_ISA_NEONDOT, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__neondot, "tg_s8_q4zgemv_ukernel_4x8__neondot") \
+  X(TG_ISA_NEONDOT, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__neondot, "tg_s8_q80gemv_ukernel_1x8__neondot") \
+  X(TG_ISA_NEONDOT, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__neondot, "tg_s8_q80gemv_ukernel_4x8__neondot") \
   X(TG_ISA_NEON, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__neon, "tg_s8_q40gemv_ukernel_1x8__neon") \
   X(TG_ISA_NEON, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__neon, "tg_s8_q40gemv_ukernel_4x8__neon") \
   X(TG_ISA_NEON, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__neon, "tg_s8_q41gemv_ukernel_1x8__neon") \

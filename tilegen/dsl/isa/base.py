@@ -369,7 +369,8 @@ class QuadOps(_Spellings):
                        (4 * lanes columns of four consecutive rows) interleaved into the four
                        quad vectors q0..q3 of their columns, in the ISA's own column order
       order4(v0, v1, v2, v3)   a block statement (with `dot`): int32 vectors permuted in place
-                       between rows4's column order and the natural one (its own inverse)
+                       between rows4's column order and the natural one (its own inverse;
+                       empty where rows4 keeps the natural order)
       pair(x0, x1)     (without `dot`; optional) the int16 pair x0, x1 (values -128..255) as a
                        `pair_vtype` value for madd2
       madd2(acc0, acc1, p0, p1, xx)   a block statement: acc0 and acc1 (the int32 vectors of
