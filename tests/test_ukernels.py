@@ -49,6 +49,10 @@ class Target:
     runner: Tuple[str, ...] = ()
     packages: str = ""              # Debian packages that provide cc and runner
     reason: str = ""                # why this target can never run here
+    # A stand-in (STAND_INS): the kernel built with these flags instead of its ISA's, its tester
+    # checking the features of ISA `isa` instead.
+    isa: str = ""
+    cflags: Tuple[str, ...] = ()
 
     def unavailable(self) -> Optional[str]:
         if self.reason:
@@ -72,6 +76,30 @@ CROSS = {
 NATIVE_NO_ASM = Target("native intrinsics loop", ("gcc", "-DTG_NO_ASM"), packages="gcc")
 
 
+# Stand-ins for x86 tiers that few CPUs (and no emulator here) have: the same generated C built
+# with other flags, its tester checking the features of the ISA those flags need (Target.isa);
+# the kernel's code then runs, against the tester's reference, on more CPUs than its tier's.
+#  - avxvnni: the EVEX encoding of the same 256-bit VPDPBUSD (AVX512-VNNI + VL), which the
+#    kernel's spelling macros (dsl/isa/x86.py) choose from these flags; its asm and its
+#    intrinsics spelling (TG_NO_ASM) both.
+#  - avx512fp16: GCC's AVX512-FP16 headers skipped (their include guards defined) for a software
+#    model of the intrinsics (tests/c/tg_avx512fp16_model.h, each lane a half FMA rounded once);
+#    the tester's bit-exact check of its k-order model then tests the kernel's structure, its
+#    edges and its accumulation order, not the instructions.
+_EVEX_TWIN = ISAS["avx2"].cflags + ("-mavx512vnni", "-mavx512vl")
+_FP16_MODEL = ISAS["avx512"].cflags + (
+    "-D__AVX512FP16INTRIN_H_INCLUDED", "-D__AVX512FP16VLINTRIN_H_INCLUDED",
+    "-include", "tg_avx512fp16_model.h")
+STAND_INS: Dict[str, List[Target]] = {
+    "avxvnni": [
+        Target("evex twin", ("gcc",), packages="gcc", isa="avx512vnni", cflags=_EVEX_TWIN),
+        Target("evex twin intrinsics", ("gcc", "-DTG_NO_ASM"), packages="gcc", isa="avx512vnni",
+               cflags=_EVEX_TWIN)],
+    "avx512fp16": [
+        Target("software model", ("gcc",), packages="gcc", isa="avx512", cflags=_FP16_MODEL)],
+}
+
+
 def targets(spec: KernelSpec) -> List[Target]:
     isa_arch = ISAS[spec.isa].arch
     out = [NATIVE] if isa_arch in (HOST_ARCH, "any") else []
@@ -79,6 +107,8 @@ def targets(spec: KernelSpec) -> List[Target]:
         # Sanitizers instrument C, not inline assembly: the sanitizer job (SANITIZE_FLAGS)
         # builds only the intrinsics loop of such kernels; guard pages cover the asm loop.
         out = [NATIVE_NO_ASM] if SANITIZE_FLAGS else [NATIVE, NATIVE_NO_ASM]
+    if out:
+        out += STAND_INS.get(spec.isa, [])
     out += [t for arch, t in CROSS.items() if arch != HOST_ARCH and isa_arch in (arch, "any")]
     return out or [Target("not runnable", reason=f"{isa_arch} code cannot run on this {HOST_ARCH} host")]
 
@@ -95,7 +125,7 @@ def compile_commands(spec: KernelSpec, target: Target, out: Path) -> List[List[s
     defines = {
         "TG_T": DTYPES[spec.dtype], "TG_DT": spec.dtype, "TG_UKERNEL": spec.name,
         # Every tester skips itself (exit 77) unless the CPU has all of this ISA's features.
-        "TG_ISA_ID": f"TG_ISA_{spec.isa.upper()}",
+        "TG_ISA_ID": f"TG_ISA_{(target.isa or spec.isa).upper()}",
         **family.tester_defines(spec),
     }
     # The sanitizer job's flags (cprog.SANITIZE_FLAGS) for native builds; emulated ones are static.
@@ -106,7 +136,8 @@ def compile_commands(spec: KernelSpec, target: Target, out: Path) -> List[List[s
     commands, objects = [], []
     for i, src in enumerate([kernel_path(spec), *family.tester_sources(spec)]):
         obj = out.with_name(f"{out.name}.{i}.o")
-        commands.append([*base, *isa.cflags, "-c", str(REPO_ROOT / src), "-o", str(obj)])
+        commands.append([*base, *(target.cflags or isa.cflags), "-c", str(REPO_ROOT / src),
+                         "-o", str(obj)])
         objects.append(str(obj))
     commands.append([
         *base, *(f"-D{k}={v}" for k, v in defines.items()),
@@ -140,7 +171,7 @@ def build_and_run(case, workdir: Path) -> Outcome:
     unavailable = target.unavailable()
     if unavailable:
         return Outcome(skip=unavailable)
-    if not target.runner and not HOST_ISAS.get(entry.spec.isa) and (
+    if not target.runner and not HOST_ISAS.get(target.isa or entry.spec.isa) and (
             SANITIZE or case_id(case) not in SELF_SKIP_PROBES):
         # A kernel this CPU cannot run: building it would only cost time, once the family's
         # tester has shown that it skips itself on such a CPU (the plain run builds one per
