@@ -431,3 +431,36 @@ def test_neonfp16_tester_skips_without_fp16_arithmetic(tmp_path):
     assert "KERNEL" not in old.stdout
     new = subprocess.run(["qemu-aarch64", str(exe)], capture_output=True, text=True, timeout=600)
     assert new.returncode == 0 and f"KERNEL {entry.name} CASES" in new.stdout, new.stderr
+
+
+# What the real builds of the stand-in tiers encode (their tests above run other builds of the
+# same C): per ISA, a pattern every kernel's code must hold and, per line, what none may.
+ENCODINGS = {
+    # VEX vpdpbusd on ymm; no EVEX (first opcode byte 0x62 in 64-bit code), zmm, or ymm16-31.
+    "avxvnni": (re.compile(r"\{vex\} vpdpbusd %ymm"),
+                re.compile(r"^\s*[0-9a-f]+:\s+62 |zmm|[xy]mm(1[6-9]|2[0-9]|3[01])\b")),
+    "avx512fp16": (re.compile(r"vfmadd231ph %zmm\d+,%zmm\d+,%zmm\d+"), None),
+}
+ENCODED = [e for e in ENTRIES if e.spec.isa in ENCODINGS]
+
+
+@pytest.mark.skipif(HOST_ARCH != "x86_64", reason="x86-64 builds")
+@pytest.mark.parametrize("entry", ENCODED, ids=lambda e: e.name)
+def test_stand_in_tiers_real_build_encoding(entry, tmp_path):
+    """The kernels of a tier tested through a stand-in build (STAND_INS), built with the tier's
+    own flags, hold its instructions in the encoding its CPUs run (objdump -d)."""
+    if not shutil.which("objdump"):
+        pytest.skip("objdump not found; install binutils")
+    obj = tmp_path / "k.o"
+    r = subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Werror",
+                        "-I", str(REPO_ROOT / GENERATED_RELPATH),
+                        "-I", str(REPO_ROOT / "tilegen" / "core"), *ISAS[entry.spec.isa].cflags,
+                        "-c", str(REPO_ROOT / kernel_path(entry.spec)), "-o", str(obj)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    dis = subprocess.run(["objdump", "-d", str(obj)], capture_output=True, text=True,
+                         check=True).stdout
+    need, never = ENCODINGS[entry.spec.isa]
+    assert need.search(dis), f"no {need.pattern!r} in {entry.name}"
+    bad = [line for line in dis.splitlines() if never and never.search(line)]
+    assert not bad, "\n".join(bad[:10])
