@@ -323,7 +323,8 @@ _AVXVNNI_SPELLING = (
 
 def s8_ops(bits: int, native: bool = False) -> QuadOps:
     """int8 quads on 256/512-bit vectors: VPDPBUSD (AVX512-VNNI's; on 256 bits AVX-VNNI's), or
-    (without it) each quad's bytes sign-extended to int32 (shift left, arithmetic shift right) and multiplied."""
+    (without it) each quad's bytes sign-extended to int32 (shift left, arithmetic shift right)
+    and multiplied."""
     w, si = ("_mm512", "si512") if bits == 512 else ("_mm256", "si256")
     common = dict(
         vtype="__m512i" if bits == 512 else "__m256i", lanes=bits // 32,
