@@ -33,8 +33,10 @@ void tg_cpu_detect(tg_cpu_features* out) {
     if ((ebx >> 30) & 1) rep |= TG_FEAT_AVX512BW;
     if ((ebx >> 31) & 1) rep |= TG_FEAT_AVX512VL;
     if ((ecx >> 11) & 1) rep |= TG_FEAT_AVX512_VNNI;
+    if ((edx >> 23) & 1) rep |= TG_FEAT_AVX512_FP16;
     if (max_subleaf >= 1) {
       __cpuid_count(7, 1, eax, ebx, ecx, edx);
+      if ((eax >> 4) & 1) rep |= TG_FEAT_AVX_VNNI;   /* VEX VPDPBUSD & co. on xmm/ymm */
       if ((eax >> 5) & 1) rep |= TG_FEAT_AVX512_BF16;
     }
   }
@@ -45,9 +47,10 @@ void tg_cpu_detect(tg_cpu_features* out) {
   const uint64_t xcr0 = osxsave ? read_xcr0() : 0;
   const int ymm_ok = (xcr0 & 0x6) == 0x6;
   const int zmm_ok = ymm_ok && (xcr0 & 0xE0) == 0xE0;
-  const uint32_t avx_bits = TG_FEAT_AVX | TG_FEAT_FMA | TG_FEAT_AVX2;
+  const uint32_t avx_bits = TG_FEAT_AVX | TG_FEAT_FMA | TG_FEAT_AVX2 | TG_FEAT_AVX_VNNI;
   const uint32_t avx512_bits = TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW |
-                               TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16 | TG_FEAT_AVX512_VNNI;
+                               TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16 | TG_FEAT_AVX512_VNNI |
+                               TG_FEAT_AVX512_FP16;
   uint32_t usable = rep & TG_FEAT_SSE2;
   if (ymm_ok) usable |= rep & avx_bits;
   if (zmm_ok) usable |= rep & avx512_bits;

@@ -273,6 +273,33 @@ def test_accumulate_float16_here_is_the_default_path_or_the_half_bound():
     np.testing.assert_array_equal(out, tg.gemm(a, b, out_dtype=np.float16))
 
 
+def half_fma_model(a, b):
+    """The k-order half sums: from 0, each product added and rounded once to half (the product
+    of two halves and its sum with a half are exact or rounded once in float64, and float64 ->
+    float16 rounds to nearest even: one fused half FMA, as the kernels' contract states)."""
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float16)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    for p in range(a.shape[1]):
+        acc = (acc.astype(np.float64) + np.outer(a64[:, p], b64[p])).astype(np.float16)
+    return acc
+
+
+def test_accumulate_float16_native_kernel_is_the_half_fma_model():
+    """Where a half-accumulating kernel serves (neonfp16, avx512fp16) the product is the k-order
+    half FMA model bit for bit, over edge tiles, several k blocks and threads (the result is
+    float32: the half sums widened, exactly)."""
+    kernel = _gemm.f16acc_kernel()
+    if kernel is None:
+        pytest.skip("no half-accumulating kernel on this CPU (float32 accumulation serves it)")
+    for m, k, n in [(1, 1, 1), (15, 33, 65), (37, 700, 129)]:
+        a = RNG.standard_normal((m, k)).astype(np.float16)
+        b = RNG.standard_normal((k, n)).astype(np.float16)
+        want = half_fma_model(a, b)
+        got = tg.gemm(a, b, accumulate="float16", out_dtype=np.float16)
+        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16),
+                                      err_msg=f"{kernel} {m}x{k}x{n}")
+
+
 def test_accumulate_float16_integers_are_exact():
     """Small integers: every half sum is exact (|sums| <= 2048), in either accumulation."""
     a = RNG.integers(-4, 5, (19, 40)).astype(np.float16)

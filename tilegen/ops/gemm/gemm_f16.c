@@ -8,7 +8,8 @@
    O(mk + kn) against the product's O(mnk): a few percent of a 1024^3 product.
 
    Opt-in half accumulation (tilegen_gemm_f16_ex with TILEGEN_ACCUMULATE_F16), where an ISA
-   computes in half natively (neonfp16: FMLA .8h, twice float32's FMA rate): A and B are packed
+   computes in half natively (neonfp16: FMLA .8h, avx512fp16: VFMADD231PH, twice float32's FMA
+   rate): A and B are packed
    into half panels, the gemmf16 kernels sum in half (each multiply-add rounded once to half),
    and alpha, beta, bias and the activation then apply in float32, rounded once to C's type.
    Elsewhere float32 accumulation serves it (faster there, and more accurate). */
