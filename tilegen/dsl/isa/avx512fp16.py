@@ -1,5 +1,5 @@
 """AVX-512 with AVX512-FP16 (Intel Sapphire Rapids and later Xeons): the AVX-512 table plus
-arithmetic on 32 half lanes, for the half-accumulating float16 GEMM. Its own tier (flags,
+arithmetic on 32 half lanes, for float16 products summed in half precision. Its own tier (flags,
 translation units, feature check) so that no other ISA's code carries the instructions; every
 other dtype's kernels stay avx512's (the dispatcher falls through to it).
 
