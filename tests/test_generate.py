@@ -257,3 +257,32 @@ def test_emit_says_where_its_kernel_comes_from(capsys):
     code, out, err = tilegen_cli(capsys, "emit", "--op", "gemm", "--dtype", "f32", "--isa", "avx2",
                                  "--tile", "5x16")
     assert code == 0 and "not in the registry" in out.split("*/")[0]
+
+
+def test_a_build_that_leaves_an_isa_out_names_none_of_its_kernels():
+    """-DTG_SKIP_ISA_<NAME> (setup.py's, for an ISA whose flags the compiler lacks) takes the
+    ISA's kernels out of every family's list and its probes, and its bit out of the shipped
+    set, so the baseline code links without them; the other ISAs' lists stay."""
+    gen = REPO_ROOT / GENERATED_RELPATH
+
+    def expand(isa, *defines):
+        src = ("#include \"tg_ukernels.h\"\n#define ROW(isa, ...) <isa>\n"
+               "kernels: TG_FOREACH_GEMMF16_UKERNEL_f16(ROW) TG_FOREACH_GEMMS8_UKERNEL_s8(ROW)\n"
+               "probes: TG_FOREACH_FMA_PROBE(ROW)\nshipped: TG_ISAS_SHIPPED\n"
+               f"id: TG_ISA_{isa.upper()}\nother: TG_ISA_AVX512VNNI\n")
+        cc = shutil.which("gcc") or shutil.which("cc")
+        out = subprocess.run([cc, "-E", "-P", "-x", "c", f"-I{gen}", *defines, "-"], input=src,
+                             capture_output=True, text=True, check=True).stdout
+        return {k: v.strip() for k, v in (line.split(":", 1) for line in out.splitlines()
+                                          if line.split(":")[0] in
+                                          ("kernels", "probes", "shipped", "id", "other"))}
+
+    for isa in ("avx512fp16", "avxvnni"):
+        full, cut = expand(isa), expand(isa, f"-DTG_SKIP_ISA_{isa.upper()}")
+        tag, bit = f"<{full['id']}>", f"(1u << {full['id']})"
+        if tag not in full["kernels"]:
+            pytest.skip(f"this architecture's build has no {isa} kernels")
+        assert tag in full["probes"] and bit in full["shipped"]
+        assert tag not in cut["kernels"] and tag not in cut["probes"]
+        assert bit not in cut["shipped"]
+        assert f"<{full['other']}>" in cut["kernels"]  # the others stay

@@ -156,7 +156,7 @@ def _family_header(family, entries: Sequence[Entry], extras: Sequence[ExtraFile]
     for e in entries:
         arch = ISAS[e.spec.isa].arch
         decls[arch].append(family.c_declaration(e.spec))
-        rows[e.spec.dtype][arch].append(family.c_row(e))
+        rows[e.spec.dtype][arch].append((e.spec.isa, family.c_row(e)))
     for x in extras:
         decls[ISAS[x.isa].arch] += list(x.declarations)
     return dict(name=family.name, types=types, constants=family.c_constants(),

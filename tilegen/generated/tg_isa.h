@@ -70,8 +70,73 @@
   X(TG_ISA_AVXVNNI, "avxvnni", TG_ARCH_X86_64, 24, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX_VNNI) \
   X(TG_ISA_AVX512FP16, "avx512fp16", TG_ARCH_X86_64, 36, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL | TG_FEAT_AVX512_FP16) \
 
-/* The ISAs whose kernels this build holds (an SDK ships only those it was generated for): the
-   dispatcher considers only these, and of them only the build architecture's. */
-#define TG_ISAS_SHIPPED ((1u << TG_ISA_SCALAR) | (1u << TG_ISA_AVX2) | (1u << TG_ISA_AVX512) | (1u << TG_ISA_NEON) | (1u << TG_ISA_AVX512BF16) | (1u << TG_ISA_AVX512VNNI) | (1u << TG_ISA_NEONFP16) | (1u << TG_ISA_NEONDOT) | (1u << TG_ISA_NEONI8MM) | (1u << TG_ISA_NEONBF16) | (1u << TG_ISA_AVXVNNI) | (1u << TG_ISA_AVX512FP16))
+/* TG_IF_ISA_<NAME>(x): x, or nothing in a build that left the ISA out (-DTG_SKIP_ISA_<NAME>:
+   setup.py passes it when the compiler does not take the ISA's flags, e.g. GCC 11 and
+   -mavx512fp16), so that the kernel lists, probes and dispatcher never name its kernels. */
+#ifdef TG_SKIP_ISA_SCALAR
+#define TG_IF_ISA_SCALAR(x)
+#else
+#define TG_IF_ISA_SCALAR(x) x
+#endif
+#ifdef TG_SKIP_ISA_AVX2
+#define TG_IF_ISA_AVX2(x)
+#else
+#define TG_IF_ISA_AVX2(x) x
+#endif
+#ifdef TG_SKIP_ISA_AVX512
+#define TG_IF_ISA_AVX512(x)
+#else
+#define TG_IF_ISA_AVX512(x) x
+#endif
+#ifdef TG_SKIP_ISA_NEON
+#define TG_IF_ISA_NEON(x)
+#else
+#define TG_IF_ISA_NEON(x) x
+#endif
+#ifdef TG_SKIP_ISA_AVX512BF16
+#define TG_IF_ISA_AVX512BF16(x)
+#else
+#define TG_IF_ISA_AVX512BF16(x) x
+#endif
+#ifdef TG_SKIP_ISA_AVX512VNNI
+#define TG_IF_ISA_AVX512VNNI(x)
+#else
+#define TG_IF_ISA_AVX512VNNI(x) x
+#endif
+#ifdef TG_SKIP_ISA_NEONFP16
+#define TG_IF_ISA_NEONFP16(x)
+#else
+#define TG_IF_ISA_NEONFP16(x) x
+#endif
+#ifdef TG_SKIP_ISA_NEONDOT
+#define TG_IF_ISA_NEONDOT(x)
+#else
+#define TG_IF_ISA_NEONDOT(x) x
+#endif
+#ifdef TG_SKIP_ISA_NEONI8MM
+#define TG_IF_ISA_NEONI8MM(x)
+#else
+#define TG_IF_ISA_NEONI8MM(x) x
+#endif
+#ifdef TG_SKIP_ISA_NEONBF16
+#define TG_IF_ISA_NEONBF16(x)
+#else
+#define TG_IF_ISA_NEONBF16(x) x
+#endif
+#ifdef TG_SKIP_ISA_AVXVNNI
+#define TG_IF_ISA_AVXVNNI(x)
+#else
+#define TG_IF_ISA_AVXVNNI(x) x
+#endif
+#ifdef TG_SKIP_ISA_AVX512FP16
+#define TG_IF_ISA_AVX512FP16(x)
+#else
+#define TG_IF_ISA_AVX512FP16(x) x
+#endif
+
+/* The ISAs whose kernels this build holds (an SDK ships only those it was generated for, a build
+   only those its compiler takes): the dispatcher considers only these, and of them only the
+   build architecture's. */
+#define TG_ISAS_SHIPPED (0u TG_IF_ISA_SCALAR(| (1u << TG_ISA_SCALAR)) TG_IF_ISA_AVX2(| (1u << TG_ISA_AVX2)) TG_IF_ISA_AVX512(| (1u << TG_ISA_AVX512)) TG_IF_ISA_NEON(| (1u << TG_ISA_NEON)) TG_IF_ISA_AVX512BF16(| (1u << TG_ISA_AVX512BF16)) TG_IF_ISA_AVX512VNNI(| (1u << TG_ISA_AVX512VNNI)) TG_IF_ISA_NEONFP16(| (1u << TG_ISA_NEONFP16)) TG_IF_ISA_NEONDOT(| (1u << TG_ISA_NEONDOT)) TG_IF_ISA_NEONI8MM(| (1u << TG_ISA_NEONI8MM)) TG_IF_ISA_NEONBF16(| (1u << TG_ISA_NEONBF16)) TG_IF_ISA_AVXVNNI(| (1u << TG_ISA_AVXVNNI)) TG_IF_ISA_AVX512FP16(| (1u << TG_ISA_AVX512FP16)))
 
 #endif /* TG_ISA_H */

@@ -1115,25 +1115,25 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_ATTENTION_UKERNELS_<dtype>_<ARCH>(X): every attention kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, KB, PV chunk floats, work floats, production, kernel, exp over an array, "name") */
 #define TG_ATTENTION_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 32, 12, 48, 64, 4640, 1, tg_f32_attention_ukernel_32x12__avx512, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512") \
-  X(TG_ISA_AVX512, 32, 12, 48, 64, 4640, 0, tg_f32_attention_ukernel_32x12__avx512_temp, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_temp") \
-  X(TG_ISA_AVX512, 32, 12, 96, 64, 9248, 0, tg_f32_attention_ukernel_32x12__avx512_kb96, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_kb96") \
-  X(TG_ISA_AVX512, 32, 12, 24, 64, 2336, 0, tg_f32_attention_ukernel_32x12__avx512_kb24, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_kb24") \
-  X(TG_ISA_AVX512, 48, 8, 48, 64, 5424, 0, tg_f32_attention_ukernel_48x8__avx512, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_48x8__avx512") \
-  X(TG_ISA_AVX512, 16, 24, 48, 64, 3856, 0, tg_f32_attention_ukernel_16x24__avx512, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_16x24__avx512") \
-  X(TG_ISA_AVX512, 32, 12, 48, 32, 3104, 0, tg_f32_attention_ukernel_32x12__avx512_pv8x2, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_pv8x2") \
-  X(TG_ISA_AVX2, 16, 6, 48, 16, 1552, 1, tg_f32_attention_ukernel_16x6__avx2_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_16x6__avx2_pv4x2") \
-  X(TG_ISA_AVX2, 16, 6, 96, 16, 3088, 0, tg_f32_attention_ukernel_16x6__avx2_kb96_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_16x6__avx2_kb96_pv4x2") \
-  X(TG_ISA_AVX2, 8, 12, 48, 16, 1160, 0, tg_f32_attention_ukernel_8x12__avx2_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_8x12__avx2_pv4x2") \
-  X(TG_ISA_AVX2, 24, 4, 48, 16, 1944, 0, tg_f32_attention_ukernel_24x4__avx2_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_24x4__avx2_pv4x2") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 32, 12, 48, 64, 4640, 1, tg_f32_attention_ukernel_32x12__avx512, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 32, 12, 48, 64, 4640, 0, tg_f32_attention_ukernel_32x12__avx512_temp, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_temp")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 32, 12, 96, 64, 9248, 0, tg_f32_attention_ukernel_32x12__avx512_kb96, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_kb96")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 32, 12, 24, 64, 2336, 0, tg_f32_attention_ukernel_32x12__avx512_kb24, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_kb24")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 48, 8, 48, 64, 5424, 0, tg_f32_attention_ukernel_48x8__avx512, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_48x8__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 16, 24, 48, 64, 3856, 0, tg_f32_attention_ukernel_16x24__avx512, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_16x24__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 32, 12, 48, 32, 3104, 0, tg_f32_attention_ukernel_32x12__avx512_pv8x2, tg_f32_attention_exp__avx512, "tg_f32_attention_ukernel_32x12__avx512_pv8x2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 16, 6, 48, 16, 1552, 1, tg_f32_attention_ukernel_16x6__avx2_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_16x6__avx2_pv4x2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 16, 6, 96, 16, 3088, 0, tg_f32_attention_ukernel_16x6__avx2_kb96_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_16x6__avx2_kb96_pv4x2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 8, 12, 48, 16, 1160, 0, tg_f32_attention_ukernel_8x12__avx2_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_8x12__avx2_pv4x2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 24, 4, 48, 16, 1944, 0, tg_f32_attention_ukernel_24x4__avx2_pv4x2, tg_f32_attention_exp__avx2, "tg_f32_attention_ukernel_24x4__avx2_pv4x2")) \
 
 #define TG_ATTENTION_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 16, 6, 48, 16, 1552, 1, tg_f32_attention_ukernel_16x6__neon, tg_f32_attention_exp__neon, "tg_f32_attention_ukernel_16x6__neon") \
-  X(TG_ISA_NEON, 16, 6, 96, 16, 3088, 0, tg_f32_attention_ukernel_16x6__neon_kb96, tg_f32_attention_exp__neon, "tg_f32_attention_ukernel_16x6__neon_kb96") \
-  X(TG_ISA_NEON, 8, 12, 48, 16, 1160, 0, tg_f32_attention_ukernel_8x12__neon, tg_f32_attention_exp__neon, "tg_f32_attention_ukernel_8x12__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 16, 6, 48, 16, 1552, 1, tg_f32_attention_ukernel_16x6__neon, tg_f32_attention_exp__neon, "tg_f32_attention_ukernel_16x6__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 16, 6, 96, 16, 3088, 0, tg_f32_attention_ukernel_16x6__neon_kb96, tg_f32_attention_exp__neon, "tg_f32_attention_ukernel_16x6__neon_kb96")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 12, 48, 16, 1160, 0, tg_f32_attention_ukernel_8x12__neon, tg_f32_attention_exp__neon, "tg_f32_attention_ukernel_8x12__neon")) \
 
 #define TG_ATTENTION_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 2, 16, 2, 100, 1, tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2, tg_f32_attention_exp__scalar, "tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 4, 2, 16, 2, 100, 1, tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2, tg_f32_attention_exp__scalar, "tg_f32_attention_ukernel_4x2__scalar_kb16_pv4x2")) \
 
 #define TG_FOREACH_ATTENTION_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_ATTENTION_UKERNELS_f32_X86_64(X)) \
@@ -1143,19 +1143,19 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_ATTNDECODE_UKERNELS_<dtype>_<ARCH>(X): every attndecode kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, PV chunk floats, work floats per call, work floats per slice, prefetch distance, production, kernel, "name") */
 #define TG_ATTNDECODE_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__avx512_pfl2, "tg_f32_attndecode_ukernel_4x64__avx512_pfl2") \
-  X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 4, 0, tg_f32_attndecode_ukernel_4x64__avx512, "tg_f32_attndecode_ukernel_4x64__avx512") \
-  X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_nopf, "tg_f32_attndecode_ukernel_4x64__avx512_nopf") \
-  X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_temp, "tg_f32_attndecode_ukernel_4x64__avx512_temp") \
-  X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__avx2_pv2_pfl2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2_pfl2") \
-  X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 8, 0, tg_f32_attndecode_ukernel_4x64__avx2_pv2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2") \
-  X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx2_pv2_nopf, "tg_f32_attndecode_ukernel_4x64__avx2_pv2_nopf") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__avx512_pfl2, "tg_f32_attndecode_ukernel_4x64__avx512_pfl2")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 4, 0, tg_f32_attndecode_ukernel_4x64__avx512, "tg_f32_attndecode_ukernel_4x64__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_nopf, "tg_f32_attndecode_ukernel_4x64__avx512_nopf")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 64, 64, 272, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx512_temp, "tg_f32_attndecode_ukernel_4x64__avx512_temp")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__avx2_pv2_pfl2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2_pfl2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 8, 0, tg_f32_attndecode_ukernel_4x64__avx2_pv2, "tg_f32_attndecode_ukernel_4x64__avx2_pv2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 64, 16, 80, 260, 0, 0, tg_f32_attndecode_ukernel_4x64__avx2_pv2_nopf, "tg_f32_attndecode_ukernel_4x64__avx2_pv2_nopf")) \
 
 #define TG_ATTNDECODE_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 4, 64, 16, 80, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__neon, "tg_f32_attndecode_ukernel_4x64__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 4, 64, 16, 80, 260, 8, 1, tg_f32_attndecode_ukernel_4x64__neon, "tg_f32_attndecode_ukernel_4x64__neon")) \
 
 #define TG_ATTNDECODE_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 16, 2, 24, 68, 0, 1, tg_f32_attndecode_ukernel_4x16__scalar_pv2, "tg_f32_attndecode_ukernel_4x16__scalar_pv2") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 4, 16, 2, 24, 68, 0, 1, tg_f32_attndecode_ukernel_4x16__scalar_pv2, "tg_f32_attndecode_ukernel_4x16__scalar_pv2")) \
 
 #define TG_FOREACH_ATTNDECODE_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_ATTNDECODE_UKERNELS_f32_X86_64(X)) \
@@ -1165,14 +1165,14 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_BLASAXPY_UKERNELS_<dtype>_<ARCH>(X): every blasaxpy kernel of that dtype built
    for that architecture, registry order. X(isa id, NR, production, kernel, "name") */
 #define TG_BLASAXPY_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 64, 1, tg_f32_blasaxpy_ukernel_1x64__avx512, "tg_f32_blasaxpy_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX2, 32, 1, tg_f32_blasaxpy_ukernel_1x32__avx2, "tg_f32_blasaxpy_ukernel_1x32__avx2") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 64, 1, tg_f32_blasaxpy_ukernel_1x64__avx512, "tg_f32_blasaxpy_ukernel_1x64__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 32, 1, tg_f32_blasaxpy_ukernel_1x32__avx2, "tg_f32_blasaxpy_ukernel_1x32__avx2")) \
 
 #define TG_BLASAXPY_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 16, 1, tg_f32_blasaxpy_ukernel_1x16__neon, "tg_f32_blasaxpy_ukernel_1x16__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 16, 1, tg_f32_blasaxpy_ukernel_1x16__neon, "tg_f32_blasaxpy_ukernel_1x16__neon")) \
 
 #define TG_BLASAXPY_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 1, tg_f32_blasaxpy_ukernel_1x4__scalar, "tg_f32_blasaxpy_ukernel_1x4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 4, 1, tg_f32_blasaxpy_ukernel_1x4__scalar, "tg_f32_blasaxpy_ukernel_1x4__scalar")) \
 
 #define TG_FOREACH_BLASAXPY_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_BLASAXPY_UKERNELS_f32_X86_64(X)) \
@@ -1180,14 +1180,14 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_BLASAXPY_UKERNELS_f32_ANY(X)
 
 #define TG_BLASAXPY_UKERNELS_f64_X86_64(X) \
-  X(TG_ISA_AVX512, 32, 1, tg_f64_blasaxpy_ukernel_1x32__avx512, "tg_f64_blasaxpy_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX2, 16, 1, tg_f64_blasaxpy_ukernel_1x16__avx2, "tg_f64_blasaxpy_ukernel_1x16__avx2") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 32, 1, tg_f64_blasaxpy_ukernel_1x32__avx512, "tg_f64_blasaxpy_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 16, 1, tg_f64_blasaxpy_ukernel_1x16__avx2, "tg_f64_blasaxpy_ukernel_1x16__avx2")) \
 
 #define TG_BLASAXPY_UKERNELS_f64_AARCH64(X) \
-  X(TG_ISA_NEON, 8, 1, tg_f64_blasaxpy_ukernel_1x8__neon, "tg_f64_blasaxpy_ukernel_1x8__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 1, tg_f64_blasaxpy_ukernel_1x8__neon, "tg_f64_blasaxpy_ukernel_1x8__neon")) \
 
 #define TG_BLASAXPY_UKERNELS_f64_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 1, tg_f64_blasaxpy_ukernel_1x4__scalar, "tg_f64_blasaxpy_ukernel_1x4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 4, 1, tg_f64_blasaxpy_ukernel_1x4__scalar, "tg_f64_blasaxpy_ukernel_1x4__scalar")) \
 
 #define TG_FOREACH_BLASAXPY_UKERNEL_f64(X) \
   TG_IF_BUILT_X86_64(TG_BLASAXPY_UKERNELS_f64_X86_64(X)) \
@@ -1197,14 +1197,14 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_BLASDOT_UKERNELS_<dtype>_<ARCH>(X): every blasdot kernel of that dtype built
    for that architecture, registry order. X(isa id, NR, production, kernel, "name") */
 #define TG_BLASDOT_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 64, 1, tg_f32_blasdot_ukernel_1x64__avx512, "tg_f32_blasdot_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX2, 32, 1, tg_f32_blasdot_ukernel_1x32__avx2, "tg_f32_blasdot_ukernel_1x32__avx2") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 64, 1, tg_f32_blasdot_ukernel_1x64__avx512, "tg_f32_blasdot_ukernel_1x64__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 32, 1, tg_f32_blasdot_ukernel_1x32__avx2, "tg_f32_blasdot_ukernel_1x32__avx2")) \
 
 #define TG_BLASDOT_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 16, 1, tg_f32_blasdot_ukernel_1x16__neon, "tg_f32_blasdot_ukernel_1x16__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 16, 1, tg_f32_blasdot_ukernel_1x16__neon, "tg_f32_blasdot_ukernel_1x16__neon")) \
 
 #define TG_BLASDOT_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 1, tg_f32_blasdot_ukernel_1x4__scalar, "tg_f32_blasdot_ukernel_1x4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 4, 1, tg_f32_blasdot_ukernel_1x4__scalar, "tg_f32_blasdot_ukernel_1x4__scalar")) \
 
 #define TG_FOREACH_BLASDOT_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_BLASDOT_UKERNELS_f32_X86_64(X)) \
@@ -1212,14 +1212,14 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_BLASDOT_UKERNELS_f32_ANY(X)
 
 #define TG_BLASDOT_UKERNELS_f64_X86_64(X) \
-  X(TG_ISA_AVX512, 32, 1, tg_f64_blasdot_ukernel_1x32__avx512, "tg_f64_blasdot_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX2, 16, 1, tg_f64_blasdot_ukernel_1x16__avx2, "tg_f64_blasdot_ukernel_1x16__avx2") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 32, 1, tg_f64_blasdot_ukernel_1x32__avx512, "tg_f64_blasdot_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 16, 1, tg_f64_blasdot_ukernel_1x16__avx2, "tg_f64_blasdot_ukernel_1x16__avx2")) \
 
 #define TG_BLASDOT_UKERNELS_f64_AARCH64(X) \
-  X(TG_ISA_NEON, 8, 1, tg_f64_blasdot_ukernel_1x8__neon, "tg_f64_blasdot_ukernel_1x8__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 1, tg_f64_blasdot_ukernel_1x8__neon, "tg_f64_blasdot_ukernel_1x8__neon")) \
 
 #define TG_BLASDOT_UKERNELS_f64_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 1, tg_f64_blasdot_ukernel_1x4__scalar, "tg_f64_blasdot_ukernel_1x4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 4, 1, tg_f64_blasdot_ukernel_1x4__scalar, "tg_f64_blasdot_ukernel_1x4__scalar")) \
 
 #define TG_FOREACH_BLASDOT_UKERNEL_f64(X) \
   TG_IF_BUILT_X86_64(TG_BLASDOT_UKERNELS_f64_X86_64(X)) \
@@ -1229,61 +1229,61 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_CONV_UKERNELS_<dtype>_<ARCH>(X): every conv kernel of that dtype built
    for that architecture, registry order. X(isa id, KH, KW, stride, fixed input channels (0: any), layout (0 nhwc, 1 nchw), MR, NR, pixels per vector (channel-first tiles short of NR compute only the vectors that hold their pixels), production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
 #define TG_CONV_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 14, 32, 16, 1, tg_f32_conv1x1s1_ukernel_14x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 8, 32, 16, 1, tg_f32_conv1x1s1_ukernel_8x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_8x32__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 4, 32, 16, 1, tg_f32_conv1x1s1_ukernel_4x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 1, 32, 16, 1, tg_f32_conv1x1s1_ukernel_1x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 14, 32, 16, 1, tg_f32_conv3x3s1_ukernel_14x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 8, 32, 16, 1, tg_f32_conv3x3s1_ukernel_8x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_8x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 4, 32, 16, 1, tg_f32_conv3x3s1_ukernel_4x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 32, 16, 1, tg_f32_conv3x3s1_ukernel_1x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 14, 32, 16, 1, tg_f32_conv3x3s2_ukernel_14x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_14x32c3__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 4, 32, 16, 1, tg_f32_conv3x3s2_ukernel_4x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_4x32c3__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 8, 48, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 4, 48, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 1, 48, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 8, 48, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 4, 48, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 1, 48, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 6, 16, 8, 1, tg_f32_conv1x1s1_ukernel_6x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_6x16__avx2") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 4, 16, 8, 1, tg_f32_conv1x1s1_ukernel_4x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_4x16__avx2") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 2, 16, 8, 1, tg_f32_conv1x1s1_ukernel_2x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_2x16__avx2") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 1, 16, 8, 1, tg_f32_conv1x1s1_ukernel_1x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_1x16__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 6, 16, 8, 1, tg_f32_conv3x3s1_ukernel_6x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_6x16__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 4, 16, 8, 1, tg_f32_conv3x3s1_ukernel_4x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_4x16__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 16, 8, 1, tg_f32_conv3x3s1_ukernel_1x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_1x16__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 6, 16, 8, 1, tg_f32_conv3x3s2_ukernel_6x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_6x16c3__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 2, 16, 8, 1, tg_f32_conv3x3s2_ukernel_2x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_2x16c3__avx2") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 4, 24, 8, 1, NULL, tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 2, 24, 8, 1, NULL, tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 1, 24, 8, 1, NULL, tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 4, 24, 8, 1, NULL, tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 2, 24, 8, 1, NULL, tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 1, 24, 8, 1, NULL, tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 14, 32, 16, 1, tg_f32_conv1x1s1_ukernel_14x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_14x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 8, 32, 16, 1, tg_f32_conv1x1s1_ukernel_8x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_8x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 4, 32, 16, 1, tg_f32_conv1x1s1_ukernel_4x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_4x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 1, 1, 0, 0, 1, 32, 16, 1, tg_f32_conv1x1s1_ukernel_1x32__avx512, NULL, "tg_f32_conv1x1s1_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 14, 32, 16, 1, tg_f32_conv3x3s1_ukernel_14x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_14x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 8, 32, 16, 1, tg_f32_conv3x3s1_ukernel_8x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_8x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 4, 32, 16, 1, tg_f32_conv3x3s1_ukernel_4x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_4x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 32, 16, 1, tg_f32_conv3x3s1_ukernel_1x32__avx512, NULL, "tg_f32_conv3x3s1_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 14, 32, 16, 1, tg_f32_conv3x3s2_ukernel_14x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_14x32c3__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 2, 3, 0, 4, 32, 16, 1, tg_f32_conv3x3s2_ukernel_4x32c3__avx512, NULL, "tg_f32_conv3x3s2_ukernel_4x32c3__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 8, 48, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_8x48__avx512_nchw")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 4, 48, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_4x48__avx512_nchw")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 1, 1, 0, 1, 1, 48, 16, 1, NULL, tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw, "tg_f32_conv1x1s1_ukernel_1x48__avx512_nchw")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 8, 48, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_8x48__avx512_nchw")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 4, 48, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_4x48__avx512_nchw")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 1, 48, 16, 1, NULL, tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw, "tg_f32_conv3x3s1_ukernel_1x48__avx512_nchw")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 6, 16, 8, 1, tg_f32_conv1x1s1_ukernel_6x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_6x16__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 4, 16, 8, 1, tg_f32_conv1x1s1_ukernel_4x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_4x16__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 2, 16, 8, 1, tg_f32_conv1x1s1_ukernel_2x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_2x16__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 1, 1, 0, 0, 1, 16, 8, 1, tg_f32_conv1x1s1_ukernel_1x16__avx2, NULL, "tg_f32_conv1x1s1_ukernel_1x16__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 6, 16, 8, 1, tg_f32_conv3x3s1_ukernel_6x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_6x16__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 4, 16, 8, 1, tg_f32_conv3x3s1_ukernel_4x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_4x16__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 16, 8, 1, tg_f32_conv3x3s1_ukernel_1x16__avx2, NULL, "tg_f32_conv3x3s1_ukernel_1x16__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 6, 16, 8, 1, tg_f32_conv3x3s2_ukernel_6x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_6x16c3__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 2, 3, 0, 2, 16, 8, 1, tg_f32_conv3x3s2_ukernel_2x16c3__avx2, NULL, "tg_f32_conv3x3s2_ukernel_2x16c3__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 4, 24, 8, 1, NULL, tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_4x24__avx2_nchw")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 2, 24, 8, 1, NULL, tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_2x24__avx2_nchw")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 1, 1, 0, 1, 1, 24, 8, 1, NULL, tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw, "tg_f32_conv1x1s1_ukernel_1x24__avx2_nchw")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 4, 24, 8, 1, NULL, tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_4x24__avx2_nchw")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 2, 24, 8, 1, NULL, tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_2x24__avx2_nchw")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 1, 24, 8, 1, NULL, tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_conv3x3s1_ukernel_1x24__avx2_nchw")) \
 
 #define TG_CONV_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 8, 12, 4, 1, tg_f32_conv1x1s1_ukernel_8x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_8x12__neon") \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 4, 12, 4, 1, tg_f32_conv1x1s1_ukernel_4x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_4x12__neon") \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 0, 1, 12, 4, 1, tg_f32_conv1x1s1_ukernel_1x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_1x12__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 8, 12, 4, 1, tg_f32_conv3x3s1_ukernel_8x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_8x12__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 4, 12, 4, 1, tg_f32_conv3x3s1_ukernel_4x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_4x12__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 12, 4, 1, tg_f32_conv3x3s1_ukernel_1x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_1x12__neon") \
-  X(TG_ISA_NEON, 3, 3, 2, 3, 0, 8, 12, 4, 1, tg_f32_conv3x3s2_ukernel_8x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_8x12c3__neon") \
-  X(TG_ISA_NEON, 3, 3, 2, 3, 0, 2, 12, 4, 1, tg_f32_conv3x3s2_ukernel_2x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_2x12c3__neon") \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 6, 16, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_6x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_6x16__neon_nchw") \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 2, 16, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_2x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_2x16__neon_nchw") \
-  X(TG_ISA_NEON, 1, 1, 1, 0, 1, 1, 16, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_1x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_1x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 6, 16, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_6x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_6x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 2, 16, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_2x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_2x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 1, 16, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_1x16__neon_nchw") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 1, 1, 0, 0, 8, 12, 4, 1, tg_f32_conv1x1s1_ukernel_8x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_8x12__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 1, 1, 0, 0, 4, 12, 4, 1, tg_f32_conv1x1s1_ukernel_4x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_4x12__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 1, 1, 0, 0, 1, 12, 4, 1, tg_f32_conv1x1s1_ukernel_1x12__neon, NULL, "tg_f32_conv1x1s1_ukernel_1x12__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 1, 0, 0, 8, 12, 4, 1, tg_f32_conv3x3s1_ukernel_8x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_8x12__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 1, 0, 0, 4, 12, 4, 1, tg_f32_conv3x3s1_ukernel_4x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_4x12__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 12, 4, 1, tg_f32_conv3x3s1_ukernel_1x12__neon, NULL, "tg_f32_conv3x3s1_ukernel_1x12__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 2, 3, 0, 8, 12, 4, 1, tg_f32_conv3x3s2_ukernel_8x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_8x12c3__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 2, 3, 0, 2, 12, 4, 1, tg_f32_conv3x3s2_ukernel_2x12c3__neon, NULL, "tg_f32_conv3x3s2_ukernel_2x12c3__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 1, 1, 0, 1, 6, 16, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_6x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_6x16__neon_nchw")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 1, 1, 0, 1, 2, 16, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_2x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_2x16__neon_nchw")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 1, 1, 0, 1, 1, 16, 4, 1, NULL, tg_f32_conv1x1s1_ukernel_1x16__neon_nchw, "tg_f32_conv1x1s1_ukernel_1x16__neon_nchw")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 1, 0, 1, 6, 16, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_6x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_6x16__neon_nchw")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 1, 0, 1, 2, 16, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_2x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_2x16__neon_nchw")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 1, 0, 1, 1, 16, 4, 1, NULL, tg_f32_conv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_conv3x3s1_ukernel_1x16__neon_nchw")) \
 
 #define TG_CONV_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 2, 4, 1, 1, tg_f32_conv1x1s1_ukernel_2x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 1, 4, 1, 1, tg_f32_conv1x1s1_ukernel_1x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 2, 4, 1, 1, tg_f32_conv3x3s1_ukernel_2x4__scalar, NULL, "tg_f32_conv3x3s1_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 2, 3, 0, 2, 4, 1, 1, tg_f32_conv3x3s2_ukernel_2x4c3__scalar, NULL, "tg_f32_conv3x3s2_ukernel_2x4c3__scalar") \
-  X(TG_ISA_SCALAR, 1, 1, 1, 0, 1, 2, 4, 1, 1, NULL, tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw, "tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw") \
-  X(TG_ISA_SCALAR, 3, 3, 1, 0, 1, 2, 4, 1, 1, NULL, tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 2, 4, 1, 1, tg_f32_conv1x1s1_ukernel_2x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_2x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, 1, 1, 0, 0, 1, 4, 1, 1, tg_f32_conv1x1s1_ukernel_1x4__scalar, NULL, "tg_f32_conv1x1s1_ukernel_1x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 2, 4, 1, 1, tg_f32_conv3x3s1_ukernel_2x4__scalar, NULL, "tg_f32_conv3x3s1_ukernel_2x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 3, 3, 2, 3, 0, 2, 4, 1, 1, tg_f32_conv3x3s2_ukernel_2x4c3__scalar, NULL, "tg_f32_conv3x3s2_ukernel_2x4c3__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, 1, 1, 0, 1, 2, 4, 1, 1, NULL, tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw, "tg_f32_conv1x1s1_ukernel_2x4__scalar_nchw")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 3, 3, 1, 0, 1, 2, 4, 1, 1, NULL, tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_conv3x3s1_ukernel_2x4__scalar_nchw")) \
 
 #define TG_FOREACH_CONV_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_CONV_UKERNELS_f32_X86_64(X)) \
@@ -1293,69 +1293,69 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_DWCONV_UKERNELS_<dtype>_<ARCH>(X): every dwconv kernel of that dtype built
    for that architecture, registry order. X(isa id, KH, KW, stride, layout (0 nhwc, 1 nchw, 2 nchw row tiles), unit dilation only, output rows per call (at most), MR, NR, pixel step (a channels-last tile of m pixels reads round_up(m, step); channel-first: MR; row tiles: 1), production, channels-last kernel or NULL, channel-first kernel or NULL, "name") */
 #define TG_DWCONV_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 2, 16, 16, 4, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1_r2") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 2, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 2, 16, 16, 4, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1_r2, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1_r2") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 2, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1_r2, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1_r2") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512") \
-  X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 3, 3, 1, 2, 0, 1, 3, 64, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_3x64__avx512_nchw_rows, "tg_f32_dwconv3x3s1_ukernel_3x64__avx512_nchw_rows") \
-  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 4, 64, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 1, 64, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 4, 64, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw") \
-  X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 1, 64, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 2, 4, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1_r2") \
-  X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1") \
-  X(TG_ISA_AVX2, 5, 5, 1, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1") \
-  X(TG_ISA_AVX2, 5, 5, 2, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_16x8__avx2") \
-  X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 1, 4, 24, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 1, 1, 24, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 1, 4, 24, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw") \
-  X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 1, 1, 24, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 2, 16, 16, 4, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512_d1_r2")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 0, 1, 2, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512_d1_r2")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512_d1")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 2, 0, 1, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512_d1")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 2, 16, 16, 4, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1_r2, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512_d1_r2")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 5, 5, 1, 0, 1, 2, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1_r2, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512_d1_r2")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512_d1")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 5, 5, 2, 0, 1, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512_d1")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_16x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s1_ukernel_1x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_16x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 2, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv3x3s2_ukernel_1x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_16x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 5, 5, 1, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s1_ukernel_1x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 16, 16, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_16x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 5, 5, 2, 0, 0, 1, 1, 16, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x16__avx512, NULL, "tg_f32_dwconv5x5s2_ukernel_1x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 2, 0, 1, 3, 64, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_3x64__avx512_nchw_rows, "tg_f32_dwconv3x3s1_ukernel_3x64__avx512_nchw_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 4, 64, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_4x64__avx512_nchw")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 3, 1, 1, 0, 1, 1, 64, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv3x3s1_ukernel_1x64__avx512_nchw")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 4, 64, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_4x64__avx512_nchw")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 5, 5, 1, 1, 0, 1, 1, 64, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw, "tg_f32_dwconv5x5s1_ukernel_1x64__avx512_nchw")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 1, 0, 1, 2, 4, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1_r2, NULL, "tg_f32_dwconv3x3s1_ukernel_4x8__avx2_d1_r2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 2, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_4x8__avx2_d1")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 5, 5, 1, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_4x8__avx2_d1")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 5, 5, 2, 0, 1, 1, 4, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_4x8__avx2_d1")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv3x3s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_16x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv3x3s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_16x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv5x5s1_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_16x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 5, 5, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 1, 16, 8, 8, 1, tg_f32_dwconv5x5s2_ukernel_16x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_16x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 5, 5, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x8__avx2, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 1, 4, 24, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_4x24__avx2_nchw")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 3, 1, 1, 0, 1, 1, 24, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv3x3s1_ukernel_1x24__avx2_nchw")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 1, 4, 24, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_4x24__avx2_nchw")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 5, 5, 1, 1, 0, 1, 1, 24, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw, "tg_f32_dwconv5x5s1_ukernel_1x24__avx2_nchw")) \
 
 #define TG_DWCONV_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 3, 3, 2, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 5, 5, 1, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 5, 5, 2, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon") \
-  X(TG_ISA_NEON, 5, 5, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 1, 4, 16, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw") \
-  X(TG_ISA_NEON, 3, 3, 1, 1, 0, 1, 1, 16, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw") \
-  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 1, 4, 16, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw") \
-  X(TG_ISA_NEON, 5, 5, 1, 1, 0, 1, 1, 16, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 1, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon_d1")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 2, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon_d1")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 5, 5, 1, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon_d1")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 5, 5, 2, 0, 1, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon_d1")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_8x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s1_ukernel_1x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 2, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv3x3s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_8x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv3x3s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv3x3s2_ukernel_1x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 5, 5, 1, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s1_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_8x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 5, 5, 1, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s1_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s1_ukernel_1x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 5, 5, 2, 0, 0, 1, 8, 8, 4, 1, tg_f32_dwconv5x5s2_ukernel_8x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_8x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 5, 5, 2, 0, 0, 1, 1, 8, 1, 1, tg_f32_dwconv5x5s2_ukernel_1x8__neon, NULL, "tg_f32_dwconv5x5s2_ukernel_1x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 1, 1, 0, 1, 4, 16, 4, 1, NULL, tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_4x16__neon_nchw")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 3, 1, 1, 0, 1, 1, 16, 1, 1, NULL, tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv3x3s1_ukernel_1x16__neon_nchw")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 5, 5, 1, 1, 0, 1, 4, 16, 4, 1, NULL, tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_4x16__neon_nchw")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 5, 5, 1, 1, 0, 1, 1, 16, 1, 1, NULL, tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw, "tg_f32_dwconv5x5s1_ukernel_1x16__neon_nchw")) \
 
 #define TG_DWCONV_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv3x3s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s1_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 2, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv3x3s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s2_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 5, 5, 1, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv5x5s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s1_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 5, 5, 2, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv5x5s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s2_ukernel_4x4__scalar") \
-  X(TG_ISA_SCALAR, 3, 3, 1, 1, 0, 1, 2, 4, 2, 1, NULL, tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw") \
-  X(TG_ISA_SCALAR, 5, 5, 1, 1, 0, 1, 2, 4, 2, 1, NULL, tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 3, 3, 1, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv3x3s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s1_ukernel_4x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 3, 3, 2, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv3x3s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv3x3s2_ukernel_4x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 5, 5, 1, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv5x5s1_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s1_ukernel_4x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 5, 5, 2, 0, 0, 1, 4, 4, 2, 1, tg_f32_dwconv5x5s2_ukernel_4x4__scalar, NULL, "tg_f32_dwconv5x5s2_ukernel_4x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 3, 3, 1, 1, 0, 1, 2, 4, 2, 1, NULL, tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv3x3s1_ukernel_2x4__scalar_nchw")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 5, 5, 1, 1, 0, 1, 2, 4, 2, 1, NULL, tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw, "tg_f32_dwconv5x5s1_ukernel_2x4__scalar_nchw")) \
 
 #define TG_FOREACH_DWCONV_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_DWCONV_UKERNELS_f32_X86_64(X)) \
@@ -1365,42 +1365,42 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_FILTER_UKERNELS_<dtype>_<ARCH>(X): every filter kernel of that dtype built
    for that architecture, registry order. X(isa id, kind (TG_FILTER_KIND_*), MR, NR, production, kernel, "name") */
 #define TG_FILTER_UKERNELS_u8_X86_64(X) \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_VFILT, 1, 64, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x64__avx512, "tg_u8_vfilt_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_VSUM, 1, 64, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x64__avx512, "tg_u8_vsum_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_HFILT, 1, 64, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x64__avx512, "tg_u8_hfilt_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_HSUM, 1, 64, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x64__avx512, "tg_u8_hsum_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_VFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__avx2, "tg_u8_vfilt_ukernel_1x32__avx2") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_VSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__avx2, "tg_u8_vsum_ukernel_1x32__avx2") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_HFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x32__avx2, "tg_u8_hfilt_ukernel_1x32__avx2") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_HSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__avx2, "tg_u8_hsum_ukernel_1x32__avx2") \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_TOF32, 1, 64, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x64__avx512, "tg_u8_tof32_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_FROUND, 1, 64, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x64__avx512, "tg_u8_fround_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_SHARPEN, 1, 32, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x32__avx512, "tg_u8_sharpen_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_TOF32, 1, 32, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x32__avx2, "tg_u8_tof32_ukernel_1x32__avx2") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_FROUND, 1, 32, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x32__avx2, "tg_u8_fround_ukernel_1x32__avx2") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_SHARPEN, 1, 16, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x16__avx2, "tg_u8_sharpen_ukernel_1x16__avx2") \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_VUPD, 1, 64, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x64__avx512, "tg_u8_vupd_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_VUPD, 1, 32, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x32__avx2, "tg_u8_vupd_ukernel_1x32__avx2") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, TG_FILTER_KIND_VFILT, 1, 64, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x64__avx512, "tg_u8_vfilt_ukernel_1x64__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, TG_FILTER_KIND_VSUM, 1, 64, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x64__avx512, "tg_u8_vsum_ukernel_1x64__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, TG_FILTER_KIND_HFILT, 1, 64, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x64__avx512, "tg_u8_hfilt_ukernel_1x64__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, TG_FILTER_KIND_HSUM, 1, 64, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x64__avx512, "tg_u8_hsum_ukernel_1x64__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, TG_FILTER_KIND_VFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__avx2, "tg_u8_vfilt_ukernel_1x32__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, TG_FILTER_KIND_VSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__avx2, "tg_u8_vsum_ukernel_1x32__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, TG_FILTER_KIND_HFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x32__avx2, "tg_u8_hfilt_ukernel_1x32__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, TG_FILTER_KIND_HSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__avx2, "tg_u8_hsum_ukernel_1x32__avx2")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, TG_FILTER_KIND_TOF32, 1, 64, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x64__avx512, "tg_u8_tof32_ukernel_1x64__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, TG_FILTER_KIND_FROUND, 1, 64, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x64__avx512, "tg_u8_fround_ukernel_1x64__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, TG_FILTER_KIND_SHARPEN, 1, 32, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x32__avx512, "tg_u8_sharpen_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, TG_FILTER_KIND_TOF32, 1, 32, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x32__avx2, "tg_u8_tof32_ukernel_1x32__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, TG_FILTER_KIND_FROUND, 1, 32, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x32__avx2, "tg_u8_fround_ukernel_1x32__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, TG_FILTER_KIND_SHARPEN, 1, 16, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x16__avx2, "tg_u8_sharpen_ukernel_1x16__avx2")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, TG_FILTER_KIND_VUPD, 1, 64, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x64__avx512, "tg_u8_vupd_ukernel_1x64__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, TG_FILTER_KIND_VUPD, 1, 32, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x32__avx2, "tg_u8_vupd_ukernel_1x32__avx2")) \
 
 #define TG_FILTER_UKERNELS_u8_AARCH64(X) \
-  X(TG_ISA_NEON, TG_FILTER_KIND_VFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__neon, "tg_u8_vfilt_ukernel_1x32__neon") \
-  X(TG_ISA_NEON, TG_FILTER_KIND_VSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__neon, "tg_u8_vsum_ukernel_1x32__neon") \
-  X(TG_ISA_NEON, TG_FILTER_KIND_HFILT, 1, 16, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x16__neon, "tg_u8_hfilt_ukernel_1x16__neon") \
-  X(TG_ISA_NEON, TG_FILTER_KIND_HSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__neon, "tg_u8_hsum_ukernel_1x32__neon") \
-  X(TG_ISA_NEON, TG_FILTER_KIND_TOF32, 1, 16, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x16__neon, "tg_u8_tof32_ukernel_1x16__neon") \
-  X(TG_ISA_NEON, TG_FILTER_KIND_FROUND, 1, 16, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x16__neon, "tg_u8_fround_ukernel_1x16__neon") \
-  X(TG_ISA_NEON, TG_FILTER_KIND_SHARPEN, 1, 16, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x16__neon, "tg_u8_sharpen_ukernel_1x16__neon") \
-  X(TG_ISA_NEON, TG_FILTER_KIND_VUPD, 1, 32, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x32__neon, "tg_u8_vupd_ukernel_1x32__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, TG_FILTER_KIND_VFILT, 1, 32, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x32__neon, "tg_u8_vfilt_ukernel_1x32__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, TG_FILTER_KIND_VSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x32__neon, "tg_u8_vsum_ukernel_1x32__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, TG_FILTER_KIND_HFILT, 1, 16, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x16__neon, "tg_u8_hfilt_ukernel_1x16__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, TG_FILTER_KIND_HSUM, 1, 32, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x32__neon, "tg_u8_hsum_ukernel_1x32__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, TG_FILTER_KIND_TOF32, 1, 16, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x16__neon, "tg_u8_tof32_ukernel_1x16__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, TG_FILTER_KIND_FROUND, 1, 16, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x16__neon, "tg_u8_fround_ukernel_1x16__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, TG_FILTER_KIND_SHARPEN, 1, 16, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x16__neon, "tg_u8_sharpen_ukernel_1x16__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, TG_FILTER_KIND_VUPD, 1, 32, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x32__neon, "tg_u8_vupd_ukernel_1x32__neon")) \
 
 #define TG_FILTER_UKERNELS_u8_ANY(X) \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_VFILT, 1, 4, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x4__scalar, "tg_u8_vfilt_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_VSUM, 1, 4, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x4__scalar, "tg_u8_vsum_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_HFILT, 1, 2, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x2__scalar, "tg_u8_hfilt_ukernel_1x2__scalar") \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_HSUM, 1, 4, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x4__scalar, "tg_u8_hsum_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_TOF32, 1, 4, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x4__scalar, "tg_u8_tof32_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_FROUND, 1, 4, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x4__scalar, "tg_u8_fround_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_SHARPEN, 1, 4, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x4__scalar, "tg_u8_sharpen_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_VUPD, 1, 4, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x4__scalar, "tg_u8_vupd_ukernel_1x4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, TG_FILTER_KIND_VFILT, 1, 4, 1, (tg_filter_any_fn) tg_u8_vfilt_ukernel_1x4__scalar, "tg_u8_vfilt_ukernel_1x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, TG_FILTER_KIND_VSUM, 1, 4, 1, (tg_filter_any_fn) tg_u8_vsum_ukernel_1x4__scalar, "tg_u8_vsum_ukernel_1x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, TG_FILTER_KIND_HFILT, 1, 2, 1, (tg_filter_any_fn) tg_u8_hfilt_ukernel_1x2__scalar, "tg_u8_hfilt_ukernel_1x2__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, TG_FILTER_KIND_HSUM, 1, 4, 1, (tg_filter_any_fn) tg_u8_hsum_ukernel_1x4__scalar, "tg_u8_hsum_ukernel_1x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, TG_FILTER_KIND_TOF32, 1, 4, 1, (tg_filter_any_fn) tg_u8_tof32_ukernel_1x4__scalar, "tg_u8_tof32_ukernel_1x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, TG_FILTER_KIND_FROUND, 1, 4, 1, (tg_filter_any_fn) tg_u8_fround_ukernel_1x4__scalar, "tg_u8_fround_ukernel_1x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, TG_FILTER_KIND_SHARPEN, 1, 4, 1, (tg_filter_any_fn) tg_u8_sharpen_ukernel_1x4__scalar, "tg_u8_sharpen_ukernel_1x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, TG_FILTER_KIND_VUPD, 1, 4, 1, (tg_filter_any_fn) tg_u8_vupd_ukernel_1x4__scalar, "tg_u8_vupd_ukernel_1x4__scalar")) \
 
 #define TG_FOREACH_FILTER_UKERNEL_u8(X) \
   TG_IF_BUILT_X86_64(TG_FILTER_UKERNELS_u8_X86_64(X)) \
@@ -1408,14 +1408,14 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_FILTER_UKERNELS_u8_ANY(X)
 
 #define TG_FILTER_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, TG_FILTER_KIND_FILT2D, 4, 64, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x64__avx512, "tg_f32_filt2d_ukernel_4x64__avx512") \
-  X(TG_ISA_AVX2, TG_FILTER_KIND_FILT2D, 4, 16, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x16__avx2, "tg_f32_filt2d_ukernel_4x16__avx2") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, TG_FILTER_KIND_FILT2D, 4, 64, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x64__avx512, "tg_f32_filt2d_ukernel_4x64__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, TG_FILTER_KIND_FILT2D, 4, 16, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x16__avx2, "tg_f32_filt2d_ukernel_4x16__avx2")) \
 
 #define TG_FILTER_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, TG_FILTER_KIND_FILT2D, 4, 16, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x16__neon, "tg_f32_filt2d_ukernel_4x16__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, TG_FILTER_KIND_FILT2D, 4, 16, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_4x16__neon, "tg_f32_filt2d_ukernel_4x16__neon")) \
 
 #define TG_FILTER_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, TG_FILTER_KIND_FILT2D, 2, 4, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_2x4__scalar, "tg_f32_filt2d_ukernel_2x4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, TG_FILTER_KIND_FILT2D, 2, 4, 1, (tg_filter_any_fn) tg_f32_filt2d_ukernel_2x4__scalar, "tg_f32_filt2d_ukernel_2x4__scalar")) \
 
 #define TG_FOREACH_FILTER_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_FILTER_UKERNELS_f32_X86_64(X)) \
@@ -1425,42 +1425,42 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_GEMM_UKERNELS_<dtype>_<ARCH>(X): every gemm kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, unroll, epilogue flags, production, A layout (0 packed, 1 rows), kernel, packa, packr, packb, row epilogue or NULL, "name") */
 #define TG_GEMM_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, 1, tg_f32_gemm_ukernel_14x32__avx512_rows, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_14x32__avx512_rows") \
-  X(TG_ISA_AVX512, 8, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_8x32__avx512, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_8x32__avx512") \
-  X(TG_ISA_AVX512, 8, 32, 1, 0u, 1, 1, tg_f32_gemm_ukernel_8x32__avx512_rows, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_8x32__avx512_rows") \
-  X(TG_ISA_AVX512, 4, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x32__avx512, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 4, 32, 1, 0u, 1, 1, tg_f32_gemm_ukernel_4x32__avx512_rows, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_4x32__avx512_rows") \
-  X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x32__avx512, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x32__avx512_rows, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_1x32__avx512_rows") \
-  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_14x16__avx512_rows, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_14x16__avx512_rows") \
-  X(TG_ISA_AVX512, 8, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_8x16__avx512_rows, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_8x16__avx512_rows") \
-  X(TG_ISA_AVX512, 4, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_4x16__avx512_rows, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_4x16__avx512_rows") \
-  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x16__avx512_rows, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_1x16__avx512_rows") \
-  X(TG_ISA_AVX512, 14, 32, 2, TG_EPI_BIAS | TG_EPI_RELU, 0, 0, tg_f32_gemm_bias_relu_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_bias_relu_ukernel_14x32__avx512") \
-  X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 0, tg_f32_gemm_ukernel_6x16__avx2, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_6x16__avx2") \
-  X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_6x16__avx2_rows, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_6x16__avx2_rows") \
-  X(TG_ISA_AVX2, 4, 16, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x16__avx2, tg_f32_packa_4__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_4x16__avx2") \
-  X(TG_ISA_AVX2, 4, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_4x16__avx2_rows, tg_f32_packa_4__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_4x16__avx2_rows") \
-  X(TG_ISA_AVX2, 2, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_2x16__avx2, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_2x16__avx2") \
-  X(TG_ISA_AVX2, 2, 16, 1, 0u, 1, 1, tg_f32_gemm_ukernel_2x16__avx2_rows, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_2x16__avx2_rows") \
-  X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x16__avx2, tg_f32_packa_1__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_1x16__avx2") \
-  X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x16__avx2_rows, tg_f32_packa_1__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_1x16__avx2_rows") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_14x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 14, 32, 2, 0u, 1, 1, tg_f32_gemm_ukernel_14x32__avx512_rows, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_14x32__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 8, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_8x32__avx512, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_8x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 8, 32, 1, 0u, 1, 1, tg_f32_gemm_ukernel_8x32__avx512_rows, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_8x32__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 32, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x32__avx512, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_4x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 32, 1, 0u, 1, 1, tg_f32_gemm_ukernel_4x32__avx512_rows, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_4x32__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x32__avx512, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 32, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x32__avx512_rows, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_1x32__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_14x16__avx512_rows, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_14x16__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 8, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_8x16__avx512_rows, tg_f32_packa_8__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_8x16__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_4x16__avx512_rows, tg_f32_packa_4__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_4x16__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x16__avx512_rows, tg_f32_packa_1__avx512, tg_f32_packr__avx512, tg_f32_packb_16__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_ukernel_1x16__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 14, 32, 2, TG_EPI_BIAS | TG_EPI_RELU, 0, 0, tg_f32_gemm_bias_relu_ukernel_14x32__avx512, tg_f32_packa_14__avx512, tg_f32_packr__avx512, tg_f32_packb_32__avx512, tg_f32_gemm_epi__avx512, "tg_f32_gemm_bias_relu_ukernel_14x32__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 0, tg_f32_gemm_ukernel_6x16__avx2, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_6x16__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 6, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_6x16__avx2_rows, tg_f32_packa_6__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_6x16__avx2_rows")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x16__avx2, tg_f32_packa_4__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_4x16__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 2, 0u, 1, 1, tg_f32_gemm_ukernel_4x16__avx2_rows, tg_f32_packa_4__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_4x16__avx2_rows")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 2, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_2x16__avx2, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_2x16__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 2, 16, 1, 0u, 1, 1, tg_f32_gemm_ukernel_2x16__avx2_rows, tg_f32_packa_2__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_2x16__avx2_rows")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, 0, tg_f32_gemm_ukernel_1x16__avx2, tg_f32_packa_1__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_1x16__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 16, 4, 0u, 1, 1, tg_f32_gemm_ukernel_1x16__avx2_rows, tg_f32_packa_1__avx2, tg_f32_packr__avx2, tg_f32_packb_16__avx2, tg_f32_gemm_epi__avx2, "tg_f32_gemm_ukernel_1x16__avx2_rows")) \
 
 #define TG_GEMM_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 8, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_8x12__neon") \
-  X(TG_ISA_NEON, 8, 12, 1, 0u, 1, 1, tg_f32_gemm_ukernel_8x12__neon_rows, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_8x12__neon_rows") \
-  X(TG_ISA_NEON, 4, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x12__neon, tg_f32_packa_4__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_4x12__neon") \
-  X(TG_ISA_NEON, 4, 12, 1, 0u, 1, 1, tg_f32_gemm_ukernel_4x12__neon_rows, tg_f32_packa_4__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_4x12__neon_rows") \
-  X(TG_ISA_NEON, 1, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_1x12__neon, tg_f32_packa_1__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_1x12__neon") \
-  X(TG_ISA_NEON, 1, 12, 2, 0u, 1, 1, tg_f32_gemm_ukernel_1x12__neon_rows, tg_f32_packa_1__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_1x12__neon_rows") \
-  X(TG_ISA_NEON, 8, 12, 2, TG_EPI_BIAS | TG_EPI_RELU6, 0, 0, tg_f32_gemm_bias_relu6_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_bias_relu6_ukernel_8x12__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_8x12__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 12, 1, 0u, 1, 1, tg_f32_gemm_ukernel_8x12__neon_rows, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_8x12__neon_rows")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 4, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_4x12__neon, tg_f32_packa_4__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_4x12__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 4, 12, 1, 0u, 1, 1, tg_f32_gemm_ukernel_4x12__neon_rows, tg_f32_packa_4__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_4x12__neon_rows")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 12, 2, 0u, 1, 0, tg_f32_gemm_ukernel_1x12__neon, tg_f32_packa_1__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_1x12__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 12, 2, 0u, 1, 1, tg_f32_gemm_ukernel_1x12__neon_rows, tg_f32_packa_1__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_ukernel_1x12__neon_rows")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 12, 2, TG_EPI_BIAS | TG_EPI_RELU6, 0, 0, tg_f32_gemm_bias_relu6_ukernel_8x12__neon, tg_f32_packa_8__neon, tg_f32_packr__neon, tg_f32_packb_12__neon, tg_f32_gemm_epi__neon, "tg_f32_gemm_bias_relu6_ukernel_8x12__neon")) \
 
 #define TG_GEMM_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 0, tg_f32_gemm_ukernel_2x4__scalar, tg_f32_packa_2__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 1, tg_f32_gemm_ukernel_2x4__scalar_rows, tg_f32_packa_2__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_2x4__scalar_rows") \
-  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 0, tg_f32_gemm_ukernel_1x4__scalar, tg_f32_packa_1__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 1, tg_f32_gemm_ukernel_1x4__scalar_rows, tg_f32_packa_1__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_1x4__scalar_rows") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 0, tg_f32_gemm_ukernel_2x4__scalar, tg_f32_packa_2__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_2x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 1, tg_f32_gemm_ukernel_2x4__scalar_rows, tg_f32_packa_2__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_2x4__scalar_rows")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 0, tg_f32_gemm_ukernel_1x4__scalar, tg_f32_packa_1__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_1x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 1, tg_f32_gemm_ukernel_1x4__scalar_rows, tg_f32_packa_1__scalar, tg_f32_packr__scalar, tg_f32_packb_4__scalar, tg_f32_gemm_epi__scalar, "tg_f32_gemm_ukernel_1x4__scalar_rows")) \
 
 #define TG_FOREACH_GEMM_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_GEMM_UKERNELS_f32_X86_64(X)) \
@@ -1468,34 +1468,34 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_GEMM_UKERNELS_f32_ANY(X)
 
 #define TG_GEMM_UKERNELS_f64_X86_64(X) \
-  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 0, tg_f64_gemm_ukernel_14x16__avx512, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_14x16__avx512") \
-  X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 1, tg_f64_gemm_ukernel_14x16__avx512_rows, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_14x16__avx512_rows") \
-  X(TG_ISA_AVX512, 8, 16, 2, 0u, 1, 0, tg_f64_gemm_ukernel_8x16__avx512, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_8x16__avx512") \
-  X(TG_ISA_AVX512, 8, 16, 1, 0u, 1, 1, tg_f64_gemm_ukernel_8x16__avx512_rows, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_8x16__avx512_rows") \
-  X(TG_ISA_AVX512, 4, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_4x16__avx512, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_4x16__avx512") \
-  X(TG_ISA_AVX512, 4, 16, 1, 0u, 1, 1, tg_f64_gemm_ukernel_4x16__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_4x16__avx512_rows") \
-  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x16__avx512, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_1x16__avx512") \
-  X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x16__avx512_rows, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_1x16__avx512_rows") \
-  X(TG_ISA_AVX512, 14, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_14x8__avx512_rows, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_14x8__avx512_rows") \
-  X(TG_ISA_AVX512, 8, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_8x8__avx512_rows, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_8x8__avx512_rows") \
-  X(TG_ISA_AVX512, 4, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_4x8__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_4x8__avx512_rows") \
-  X(TG_ISA_AVX512, 1, 8, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x8__avx512_rows, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_1x8__avx512_rows") \
-  X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 0, tg_f64_gemm_ukernel_6x8__avx2, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_6x8__avx2") \
-  X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_6x8__avx2_rows, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_6x8__avx2_rows") \
-  X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x8__avx2, tg_f64_packa_1__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x8__avx2_rows, tg_f64_packa_1__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_1x8__avx2_rows") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 0, tg_f64_gemm_ukernel_14x16__avx512, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_14x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 14, 16, 2, 0u, 1, 1, tg_f64_gemm_ukernel_14x16__avx512_rows, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_14x16__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 8, 16, 2, 0u, 1, 0, tg_f64_gemm_ukernel_8x16__avx512, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_8x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 8, 16, 1, 0u, 1, 1, tg_f64_gemm_ukernel_8x16__avx512_rows, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_8x16__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_4x16__avx512, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_4x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 16, 1, 0u, 1, 1, tg_f64_gemm_ukernel_4x16__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_4x16__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x16__avx512, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_1x16__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 16, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x16__avx512_rows, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_16__avx512, NULL, "tg_f64_gemm_ukernel_1x16__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 14, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_14x8__avx512_rows, tg_f64_packa_14__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_14x8__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 8, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_8x8__avx512_rows, tg_f64_packa_8__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_8x8__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_4x8__avx512_rows, tg_f64_packa_4__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_4x8__avx512_rows")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 8, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x8__avx512_rows, tg_f64_packa_1__avx512, tg_f64_packr__avx512, tg_f64_packb_8__avx512, NULL, "tg_f64_gemm_ukernel_1x8__avx512_rows")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 0, tg_f64_gemm_ukernel_6x8__avx2, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_6x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 6, 8, 2, 0u, 1, 1, tg_f64_gemm_ukernel_6x8__avx2_rows, tg_f64_packa_6__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_6x8__avx2_rows")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, 0, tg_f64_gemm_ukernel_1x8__avx2, tg_f64_packa_1__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_1x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 8, 4, 0u, 1, 1, tg_f64_gemm_ukernel_1x8__avx2_rows, tg_f64_packa_1__avx2, tg_f64_packr__avx2, tg_f64_packb_8__avx2, NULL, "tg_f64_gemm_ukernel_1x8__avx2_rows")) \
 
 #define TG_GEMM_UKERNELS_f64_AARCH64(X) \
-  X(TG_ISA_NEON, 8, 6, 2, 0u, 1, 0, tg_f64_gemm_ukernel_8x6__neon, tg_f64_packa_8__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_8x6__neon") \
-  X(TG_ISA_NEON, 8, 6, 1, 0u, 1, 1, tg_f64_gemm_ukernel_8x6__neon_rows, tg_f64_packa_8__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_8x6__neon_rows") \
-  X(TG_ISA_NEON, 1, 6, 2, 0u, 1, 0, tg_f64_gemm_ukernel_1x6__neon, tg_f64_packa_1__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_1x6__neon") \
-  X(TG_ISA_NEON, 1, 6, 2, 0u, 1, 1, tg_f64_gemm_ukernel_1x6__neon_rows, tg_f64_packa_1__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_1x6__neon_rows") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 6, 2, 0u, 1, 0, tg_f64_gemm_ukernel_8x6__neon, tg_f64_packa_8__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_8x6__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 6, 1, 0u, 1, 1, tg_f64_gemm_ukernel_8x6__neon_rows, tg_f64_packa_8__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_8x6__neon_rows")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 6, 2, 0u, 1, 0, tg_f64_gemm_ukernel_1x6__neon, tg_f64_packa_1__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_1x6__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 6, 2, 0u, 1, 1, tg_f64_gemm_ukernel_1x6__neon_rows, tg_f64_packa_1__neon, tg_f64_packr__neon, tg_f64_packb_6__neon, NULL, "tg_f64_gemm_ukernel_1x6__neon_rows")) \
 
 #define TG_GEMM_UKERNELS_f64_ANY(X) \
-  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 0, tg_f64_gemm_ukernel_2x4__scalar, tg_f64_packa_2__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_2x4__scalar") \
-  X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 1, tg_f64_gemm_ukernel_2x4__scalar_rows, tg_f64_packa_2__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_2x4__scalar_rows") \
-  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 0, tg_f64_gemm_ukernel_1x4__scalar, tg_f64_packa_1__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_1x4__scalar") \
-  X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 1, tg_f64_gemm_ukernel_1x4__scalar_rows, tg_f64_packa_1__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_1x4__scalar_rows") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 0, tg_f64_gemm_ukernel_2x4__scalar, tg_f64_packa_2__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_2x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 4, 1, 0u, 1, 1, tg_f64_gemm_ukernel_2x4__scalar_rows, tg_f64_packa_2__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_2x4__scalar_rows")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 0, tg_f64_gemm_ukernel_1x4__scalar, tg_f64_packa_1__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_1x4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, 4, 1, 0u, 1, 1, tg_f64_gemm_ukernel_1x4__scalar_rows, tg_f64_packa_1__scalar, tg_f64_packr__scalar, tg_f64_packb_4__scalar, NULL, "tg_f64_gemm_ukernel_1x4__scalar_rows")) \
 
 #define TG_FOREACH_GEMM_UKERNEL_f64(X) \
   TG_IF_BUILT_X86_64(TG_GEMM_UKERNELS_f64_X86_64(X)) \
@@ -1505,20 +1505,20 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_GEMMBF16_UKERNELS_<dtype>_<ARCH>(X): every gemmbf16 kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, production, kernel, "name") */
 #define TG_GEMMBF16_UKERNELS_bf16_X86_64(X) \
-  X(TG_ISA_AVX512BF16, 14, 32, 1, tg_bf16_gemm_ukernel_14x32c2__avx512bf16, "tg_bf16_gemm_ukernel_14x32c2__avx512bf16") \
-  X(TG_ISA_AVX512BF16, 8, 32, 0, tg_bf16_gemm_ukernel_8x32c2__avx512bf16, "tg_bf16_gemm_ukernel_8x32c2__avx512bf16") \
-  X(TG_ISA_AVX512BF16, 6, 64, 0, tg_bf16_gemm_ukernel_6x64c2__avx512bf16, "tg_bf16_gemm_ukernel_6x64c2__avx512bf16") \
-  X(TG_ISA_AVX512, 12, 32, 1, tg_bf16_gemm_ukernel_12x32c2__avx512, "tg_bf16_gemm_ukernel_12x32c2__avx512") \
-  X(TG_ISA_AVX2, 4, 16, 1, tg_bf16_gemm_ukernel_4x16c2__avx2, "tg_bf16_gemm_ukernel_4x16c2__avx2") \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 14, 32, 1, tg_bf16_gemm_ukernel_14x32c2__avx512bf16, "tg_bf16_gemm_ukernel_14x32c2__avx512bf16")) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 8, 32, 0, tg_bf16_gemm_ukernel_8x32c2__avx512bf16, "tg_bf16_gemm_ukernel_8x32c2__avx512bf16")) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 6, 64, 0, tg_bf16_gemm_ukernel_6x64c2__avx512bf16, "tg_bf16_gemm_ukernel_6x64c2__avx512bf16")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 12, 32, 1, tg_bf16_gemm_ukernel_12x32c2__avx512, "tg_bf16_gemm_ukernel_12x32c2__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 1, tg_bf16_gemm_ukernel_4x16c2__avx2, "tg_bf16_gemm_ukernel_4x16c2__avx2")) \
 
 #define TG_GEMMBF16_UKERNELS_bf16_AARCH64(X) \
-  X(TG_ISA_NEONBF16, 12, 8, 1, tg_bf16_gemm_ukernel_12x8c2__neonbf16, "tg_bf16_gemm_ukernel_12x8c2__neonbf16") \
-  X(TG_ISA_NEONBF16, 8, 12, 0, tg_bf16_gemm_ukernel_8x12c2__neonbf16, "tg_bf16_gemm_ukernel_8x12c2__neonbf16") \
-  X(TG_ISA_NEONBF16, 4, 16, 0, tg_bf16_gemm_ukernel_4x16c2__neonbf16, "tg_bf16_gemm_ukernel_4x16c2__neonbf16") \
-  X(TG_ISA_NEON, 12, 8, 1, tg_bf16_gemm_ukernel_12x8c2__neon, "tg_bf16_gemm_ukernel_12x8c2__neon") \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 12, 8, 1, tg_bf16_gemm_ukernel_12x8c2__neonbf16, "tg_bf16_gemm_ukernel_12x8c2__neonbf16")) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 8, 12, 0, tg_bf16_gemm_ukernel_8x12c2__neonbf16, "tg_bf16_gemm_ukernel_8x12c2__neonbf16")) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 4, 16, 0, tg_bf16_gemm_ukernel_4x16c2__neonbf16, "tg_bf16_gemm_ukernel_4x16c2__neonbf16")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 12, 8, 1, tg_bf16_gemm_ukernel_12x8c2__neon, "tg_bf16_gemm_ukernel_12x8c2__neon")) \
 
 #define TG_GEMMBF16_UKERNELS_bf16_ANY(X) \
-  X(TG_ISA_SCALAR, 2, 2, 1, tg_bf16_gemm_ukernel_2x2c2__scalar, "tg_bf16_gemm_ukernel_2x2c2__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 2, 1, tg_bf16_gemm_ukernel_2x2c2__scalar, "tg_bf16_gemm_ukernel_2x2c2__scalar")) \
 
 #define TG_FOREACH_GEMMBF16_UKERNEL_bf16(X) \
   TG_IF_BUILT_X86_64(TG_GEMMBF16_UKERNELS_bf16_X86_64(X)) \
@@ -1528,15 +1528,15 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_GEMMF16_UKERNELS_<dtype>_<ARCH>(X): every gemmf16 kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, production, native half arithmetic, kernel, "name") */
 #define TG_GEMMF16_UKERNELS_f16_X86_64(X) \
-  X(TG_ISA_AVX512FP16, 14, 64, 1, 1, tg_f16_gemm_ukernel_14x64__avx512fp16, "tg_f16_gemm_ukernel_14x64__avx512fp16") \
+  TG_IF_ISA_AVX512FP16(X(TG_ISA_AVX512FP16, 14, 64, 1, 1, tg_f16_gemm_ukernel_14x64__avx512fp16, "tg_f16_gemm_ukernel_14x64__avx512fp16")) \
 
 #define TG_GEMMF16_UKERNELS_f16_AARCH64(X) \
-  X(TG_ISA_NEONFP16, 8, 16, 1, 1, tg_f16_gemm_ukernel_8x16__neonfp16, "tg_f16_gemm_ukernel_8x16__neonfp16") \
-  X(TG_ISA_NEONFP16, 8, 24, 0, 1, tg_f16_gemm_ukernel_8x24__neonfp16, "tg_f16_gemm_ukernel_8x24__neonfp16") \
-  X(TG_ISA_NEONFP16, 16, 8, 0, 1, tg_f16_gemm_ukernel_16x8__neonfp16, "tg_f16_gemm_ukernel_16x8__neonfp16") \
+  TG_IF_ISA_NEONFP16(X(TG_ISA_NEONFP16, 8, 16, 1, 1, tg_f16_gemm_ukernel_8x16__neonfp16, "tg_f16_gemm_ukernel_8x16__neonfp16")) \
+  TG_IF_ISA_NEONFP16(X(TG_ISA_NEONFP16, 8, 24, 0, 1, tg_f16_gemm_ukernel_8x24__neonfp16, "tg_f16_gemm_ukernel_8x24__neonfp16")) \
+  TG_IF_ISA_NEONFP16(X(TG_ISA_NEONFP16, 16, 8, 0, 1, tg_f16_gemm_ukernel_16x8__neonfp16, "tg_f16_gemm_ukernel_16x8__neonfp16")) \
 
 #define TG_GEMMF16_UKERNELS_f16_ANY(X) \
-  X(TG_ISA_SCALAR, 2, 2, 1, 0, tg_f16_gemm_ukernel_2x2__scalar, "tg_f16_gemm_ukernel_2x2__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 2, 1, 0, tg_f16_gemm_ukernel_2x2__scalar, "tg_f16_gemm_ukernel_2x2__scalar")) \
 
 #define TG_FOREACH_GEMMF16_UKERNEL_f16(X) \
   TG_IF_BUILT_X86_64(TG_GEMMF16_UKERNELS_f16_X86_64(X)) \
@@ -1546,24 +1546,24 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_GEMMS8_UKERNELS_<dtype>_<ARCH>(X): every gemms8 kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, KR (k values per packed group: 4, SMMLA's 8), production, A offset by 128 (QuadOps.a_offset: VPDPBUSD), kernel, "name") */
 #define TG_GEMMS8_UKERNELS_s8_X86_64(X) \
-  X(TG_ISA_AVX512VNNI, 14, 32, 4, 1, 1, tg_s8_gemm_ukernel_14x32c4__avx512vnni, "tg_s8_gemm_ukernel_14x32c4__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 8, 48, 4, 0, 1, tg_s8_gemm_ukernel_8x48c4__avx512vnni, "tg_s8_gemm_ukernel_8x48c4__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 12, 32, 4, 0, 1, tg_s8_gemm_ukernel_12x32c4__avx512vnni, "tg_s8_gemm_ukernel_12x32c4__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 6, 64, 4, 0, 1, tg_s8_gemm_ukernel_6x64c4__avx512vnni, "tg_s8_gemm_ukernel_6x64c4__avx512vnni") \
-  X(TG_ISA_AVXVNNI, 6, 16, 4, 1, 1, tg_s8_gemm_ukernel_6x16c4__avxvnni, "tg_s8_gemm_ukernel_6x16c4__avxvnni") \
-  X(TG_ISA_AVX512, 8, 32, 4, 1, 0, tg_s8_gemm_ukernel_8x32c4__avx512, "tg_s8_gemm_ukernel_8x32c4__avx512") \
-  X(TG_ISA_AVX2, 4, 16, 4, 1, 0, tg_s8_gemm_ukernel_4x16c4__avx2, "tg_s8_gemm_ukernel_4x16c4__avx2") \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 14, 32, 4, 1, 1, tg_s8_gemm_ukernel_14x32c4__avx512vnni, "tg_s8_gemm_ukernel_14x32c4__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 8, 48, 4, 0, 1, tg_s8_gemm_ukernel_8x48c4__avx512vnni, "tg_s8_gemm_ukernel_8x48c4__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 12, 32, 4, 0, 1, tg_s8_gemm_ukernel_12x32c4__avx512vnni, "tg_s8_gemm_ukernel_12x32c4__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 6, 64, 4, 0, 1, tg_s8_gemm_ukernel_6x64c4__avx512vnni, "tg_s8_gemm_ukernel_6x64c4__avx512vnni")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 6, 16, 4, 1, 1, tg_s8_gemm_ukernel_6x16c4__avxvnni, "tg_s8_gemm_ukernel_6x16c4__avxvnni")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 8, 32, 4, 1, 0, tg_s8_gemm_ukernel_8x32c4__avx512, "tg_s8_gemm_ukernel_8x32c4__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 4, 1, 0, tg_s8_gemm_ukernel_4x16c4__avx2, "tg_s8_gemm_ukernel_4x16c4__avx2")) \
 
 #define TG_GEMMS8_UKERNELS_s8_AARCH64(X) \
-  X(TG_ISA_NEONI8MM, 8, 8, 8, 1, 0, tg_s8_gemm_ukernel_8x8c8__neoni8mm, "tg_s8_gemm_ukernel_8x8c8__neoni8mm") \
-  X(TG_ISA_NEONI8MM, 4, 16, 8, 0, 0, tg_s8_gemm_ukernel_4x16c8__neoni8mm, "tg_s8_gemm_ukernel_4x16c8__neoni8mm") \
-  X(TG_ISA_NEONDOT, 8, 12, 4, 1, 0, tg_s8_gemm_ukernel_8x12c4__neondot, "tg_s8_gemm_ukernel_8x12c4__neondot") \
-  X(TG_ISA_NEONDOT, 12, 8, 4, 0, 0, tg_s8_gemm_ukernel_12x8c4__neondot, "tg_s8_gemm_ukernel_12x8c4__neondot") \
-  X(TG_ISA_NEONDOT, 4, 16, 4, 0, 0, tg_s8_gemm_ukernel_4x16c4__neondot, "tg_s8_gemm_ukernel_4x16c4__neondot") \
-  X(TG_ISA_NEON, 8, 8, 4, 1, 0, tg_s8_gemm_ukernel_8x8c4__neon, "tg_s8_gemm_ukernel_8x8c4__neon") \
+  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 8, 8, 8, 1, 0, tg_s8_gemm_ukernel_8x8c8__neoni8mm, "tg_s8_gemm_ukernel_8x8c8__neoni8mm")) \
+  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 4, 16, 8, 0, 0, tg_s8_gemm_ukernel_4x16c8__neoni8mm, "tg_s8_gemm_ukernel_4x16c8__neoni8mm")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 8, 12, 4, 1, 0, tg_s8_gemm_ukernel_8x12c4__neondot, "tg_s8_gemm_ukernel_8x12c4__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 12, 8, 4, 0, 0, tg_s8_gemm_ukernel_12x8c4__neondot, "tg_s8_gemm_ukernel_12x8c4__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 4, 16, 4, 0, 0, tg_s8_gemm_ukernel_4x16c4__neondot, "tg_s8_gemm_ukernel_4x16c4__neondot")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 8, 4, 1, 0, tg_s8_gemm_ukernel_8x8c4__neon, "tg_s8_gemm_ukernel_8x8c4__neon")) \
 
 #define TG_GEMMS8_UKERNELS_s8_ANY(X) \
-  X(TG_ISA_SCALAR, 2, 2, 4, 1, 0, tg_s8_gemm_ukernel_2x2c4__scalar, "tg_s8_gemm_ukernel_2x2c4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 2, 4, 1, 0, tg_s8_gemm_ukernel_2x2c4__scalar, "tg_s8_gemm_ukernel_2x2c4__scalar")) \
 
 #define TG_FOREACH_GEMMS8_UKERNEL_s8(X) \
   TG_IF_BUILT_X86_64(TG_GEMMS8_UKERNELS_s8_X86_64(X)) \
@@ -1573,18 +1573,18 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_GEMV_UKERNELS_<dtype>_<ARCH>(X): every gemv kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, KR, production, kernel, "name") */
 #define TG_GEMV_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 4, 1, 32, 1, tg_f32_gemv_ukernel_4x1c32__avx512, "tg_f32_gemv_ukernel_4x1c32__avx512") \
-  X(TG_ISA_AVX2, 4, 1, 16, 1, tg_f32_gemv_ukernel_4x1c16__avx2, "tg_f32_gemv_ukernel_4x1c16__avx2") \
-  X(TG_ISA_AVX512, 1, 64, 8, 1, tg_f32_gemv_ukernel_1x64c8__avx512, "tg_f32_gemv_ukernel_1x64c8__avx512") \
-  X(TG_ISA_AVX2, 1, 32, 8, 1, tg_f32_gemv_ukernel_1x32c8__avx2, "tg_f32_gemv_ukernel_1x32c8__avx2") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 1, 32, 1, tg_f32_gemv_ukernel_4x1c32__avx512, "tg_f32_gemv_ukernel_4x1c32__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 1, 16, 1, tg_f32_gemv_ukernel_4x1c16__avx2, "tg_f32_gemv_ukernel_4x1c16__avx2")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 64, 8, 1, tg_f32_gemv_ukernel_1x64c8__avx512, "tg_f32_gemv_ukernel_1x64c8__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 32, 8, 1, tg_f32_gemv_ukernel_1x32c8__avx2, "tg_f32_gemv_ukernel_1x32c8__avx2")) \
 
 #define TG_GEMV_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 4, 1, 8, 1, tg_f32_gemv_ukernel_4x1c8__neon, "tg_f32_gemv_ukernel_4x1c8__neon") \
-  X(TG_ISA_NEON, 1, 16, 8, 1, tg_f32_gemv_ukernel_1x16c8__neon, "tg_f32_gemv_ukernel_1x16c8__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 4, 1, 8, 1, tg_f32_gemv_ukernel_4x1c8__neon, "tg_f32_gemv_ukernel_4x1c8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 16, 8, 1, tg_f32_gemv_ukernel_1x16c8__neon, "tg_f32_gemv_ukernel_1x16c8__neon")) \
 
 #define TG_GEMV_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 1, 2, 1, tg_f32_gemv_ukernel_4x1c2__scalar, "tg_f32_gemv_ukernel_4x1c2__scalar") \
-  X(TG_ISA_SCALAR, 1, 4, 4, 1, tg_f32_gemv_ukernel_1x4c4__scalar, "tg_f32_gemv_ukernel_1x4c4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 4, 1, 2, 1, tg_f32_gemv_ukernel_4x1c2__scalar, "tg_f32_gemv_ukernel_4x1c2__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, 4, 4, 1, tg_f32_gemv_ukernel_1x4c4__scalar, "tg_f32_gemv_ukernel_1x4c4__scalar")) \
 
 #define TG_FOREACH_GEMV_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_GEMV_UKERNELS_f32_X86_64(X)) \
@@ -1592,18 +1592,18 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_GEMV_UKERNELS_f32_ANY(X)
 
 #define TG_GEMV_UKERNELS_f64_X86_64(X) \
-  X(TG_ISA_AVX512, 4, 1, 16, 1, tg_f64_gemv_ukernel_4x1c16__avx512, "tg_f64_gemv_ukernel_4x1c16__avx512") \
-  X(TG_ISA_AVX2, 4, 1, 8, 1, tg_f64_gemv_ukernel_4x1c8__avx2, "tg_f64_gemv_ukernel_4x1c8__avx2") \
-  X(TG_ISA_AVX512, 1, 32, 8, 1, tg_f64_gemv_ukernel_1x32c8__avx512, "tg_f64_gemv_ukernel_1x32c8__avx512") \
-  X(TG_ISA_AVX2, 1, 16, 8, 1, tg_f64_gemv_ukernel_1x16c8__avx2, "tg_f64_gemv_ukernel_1x16c8__avx2") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 1, 16, 1, tg_f64_gemv_ukernel_4x1c16__avx512, "tg_f64_gemv_ukernel_4x1c16__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 1, 8, 1, tg_f64_gemv_ukernel_4x1c8__avx2, "tg_f64_gemv_ukernel_4x1c8__avx2")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 32, 8, 1, tg_f64_gemv_ukernel_1x32c8__avx512, "tg_f64_gemv_ukernel_1x32c8__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 16, 8, 1, tg_f64_gemv_ukernel_1x16c8__avx2, "tg_f64_gemv_ukernel_1x16c8__avx2")) \
 
 #define TG_GEMV_UKERNELS_f64_AARCH64(X) \
-  X(TG_ISA_NEON, 4, 1, 4, 1, tg_f64_gemv_ukernel_4x1c4__neon, "tg_f64_gemv_ukernel_4x1c4__neon") \
-  X(TG_ISA_NEON, 1, 8, 8, 1, tg_f64_gemv_ukernel_1x8c8__neon, "tg_f64_gemv_ukernel_1x8c8__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 4, 1, 4, 1, tg_f64_gemv_ukernel_4x1c4__neon, "tg_f64_gemv_ukernel_4x1c4__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 8, 8, 1, tg_f64_gemv_ukernel_1x8c8__neon, "tg_f64_gemv_ukernel_1x8c8__neon")) \
 
 #define TG_GEMV_UKERNELS_f64_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 1, 2, 1, tg_f64_gemv_ukernel_4x1c2__scalar, "tg_f64_gemv_ukernel_4x1c2__scalar") \
-  X(TG_ISA_SCALAR, 1, 4, 4, 1, tg_f64_gemv_ukernel_1x4c4__scalar, "tg_f64_gemv_ukernel_1x4c4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 4, 1, 2, 1, tg_f64_gemv_ukernel_4x1c2__scalar, "tg_f64_gemv_ukernel_4x1c2__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, 4, 4, 1, tg_f64_gemv_ukernel_1x4c4__scalar, "tg_f64_gemv_ukernel_1x4c4__scalar")) \
 
 #define TG_FOREACH_GEMV_UKERNEL_f64(X) \
   TG_IF_BUILT_X86_64(TG_GEMV_UKERNELS_f64_X86_64(X)) \
@@ -1613,22 +1613,22 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_GEMVBF16_UKERNELS_<dtype>_<ARCH>(X): every gemvbf16 kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, KR, production, kernel, "name") */
 #define TG_GEMVBF16_UKERNELS_bf16_X86_64(X) \
-  X(TG_ISA_AVX512BF16, 4, 1, 64, 1, tg_bf16_gemv_ukernel_4x1c64__avx512bf16, "tg_bf16_gemv_ukernel_4x1c64__avx512bf16") \
-  X(TG_ISA_AVX512, 4, 1, 64, 1, tg_bf16_gemv_ukernel_4x1c64__avx512, "tg_bf16_gemv_ukernel_4x1c64__avx512") \
-  X(TG_ISA_AVX2, 4, 1, 32, 1, tg_bf16_gemv_ukernel_4x1c32__avx2, "tg_bf16_gemv_ukernel_4x1c32__avx2") \
-  X(TG_ISA_AVX512BF16, 1, 64, 8, 1, tg_bf16_gemv_ukernel_1x64c8__avx512bf16, "tg_bf16_gemv_ukernel_1x64c8__avx512bf16") \
-  X(TG_ISA_AVX512, 1, 64, 8, 1, tg_bf16_gemv_ukernel_1x64c8__avx512, "tg_bf16_gemv_ukernel_1x64c8__avx512") \
-  X(TG_ISA_AVX2, 1, 32, 8, 1, tg_bf16_gemv_ukernel_1x32c8__avx2, "tg_bf16_gemv_ukernel_1x32c8__avx2") \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 4, 1, 64, 1, tg_bf16_gemv_ukernel_4x1c64__avx512bf16, "tg_bf16_gemv_ukernel_4x1c64__avx512bf16")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 4, 1, 64, 1, tg_bf16_gemv_ukernel_4x1c64__avx512, "tg_bf16_gemv_ukernel_4x1c64__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 1, 32, 1, tg_bf16_gemv_ukernel_4x1c32__avx2, "tg_bf16_gemv_ukernel_4x1c32__avx2")) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 1, 64, 8, 1, tg_bf16_gemv_ukernel_1x64c8__avx512bf16, "tg_bf16_gemv_ukernel_1x64c8__avx512bf16")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 64, 8, 1, tg_bf16_gemv_ukernel_1x64c8__avx512, "tg_bf16_gemv_ukernel_1x64c8__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 32, 8, 1, tg_bf16_gemv_ukernel_1x32c8__avx2, "tg_bf16_gemv_ukernel_1x32c8__avx2")) \
 
 #define TG_GEMVBF16_UKERNELS_bf16_AARCH64(X) \
-  X(TG_ISA_NEONBF16, 4, 1, 16, 1, tg_bf16_gemv_ukernel_4x1c16__neonbf16, "tg_bf16_gemv_ukernel_4x1c16__neonbf16") \
-  X(TG_ISA_NEON, 4, 1, 16, 1, tg_bf16_gemv_ukernel_4x1c16__neon, "tg_bf16_gemv_ukernel_4x1c16__neon") \
-  X(TG_ISA_NEONBF16, 1, 32, 8, 1, tg_bf16_gemv_ukernel_1x32c8__neonbf16, "tg_bf16_gemv_ukernel_1x32c8__neonbf16") \
-  X(TG_ISA_NEON, 1, 16, 8, 1, tg_bf16_gemv_ukernel_1x16c8__neon, "tg_bf16_gemv_ukernel_1x16c8__neon") \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 4, 1, 16, 1, tg_bf16_gemv_ukernel_4x1c16__neonbf16, "tg_bf16_gemv_ukernel_4x1c16__neonbf16")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 4, 1, 16, 1, tg_bf16_gemv_ukernel_4x1c16__neon, "tg_bf16_gemv_ukernel_4x1c16__neon")) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 1, 32, 8, 1, tg_bf16_gemv_ukernel_1x32c8__neonbf16, "tg_bf16_gemv_ukernel_1x32c8__neonbf16")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 16, 8, 1, tg_bf16_gemv_ukernel_1x16c8__neon, "tg_bf16_gemv_ukernel_1x16c8__neon")) \
 
 #define TG_GEMVBF16_UKERNELS_bf16_ANY(X) \
-  X(TG_ISA_SCALAR, 2, 1, 2, 1, tg_bf16_gemv_ukernel_2x1c2__scalar, "tg_bf16_gemv_ukernel_2x1c2__scalar") \
-  X(TG_ISA_SCALAR, 1, 4, 4, 1, tg_bf16_gemv_ukernel_1x4c4__scalar, "tg_bf16_gemv_ukernel_1x4c4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 1, 2, 1, tg_bf16_gemv_ukernel_2x1c2__scalar, "tg_bf16_gemv_ukernel_2x1c2__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, 4, 4, 1, tg_bf16_gemv_ukernel_1x4c4__scalar, "tg_bf16_gemv_ukernel_1x4c4__scalar")) \
 
 #define TG_FOREACH_GEMVBF16_UKERNEL_bf16(X) \
   TG_IF_BUILT_X86_64(TG_GEMVBF16_UKERNELS_bf16_X86_64(X)) \
@@ -1638,17 +1638,17 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_GEMVS8_UKERNELS_<dtype>_<ARCH>(X): every gemvs8 kernel of that dtype built
    for that architecture, registry order. X(isa id, NR, KR, production, kernel, "name") */
 #define TG_GEMVS8_UKERNELS_s8_X86_64(X) \
-  X(TG_ISA_AVX512VNNI, 64, 8, 1, tg_s8_gemvs8_ukernel_1x64c8__avx512vnni, "tg_s8_gemvs8_ukernel_1x64c8__avx512vnni") \
-  X(TG_ISA_AVX512, 64, 8, 1, tg_s8_gemvs8_ukernel_1x64c8__avx512, "tg_s8_gemvs8_ukernel_1x64c8__avx512") \
-  X(TG_ISA_AVXVNNI, 32, 8, 1, tg_s8_gemvs8_ukernel_1x32c8__avxvnni, "tg_s8_gemvs8_ukernel_1x32c8__avxvnni") \
-  X(TG_ISA_AVX2, 32, 8, 1, tg_s8_gemvs8_ukernel_1x32c8__avx2, "tg_s8_gemvs8_ukernel_1x32c8__avx2") \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 64, 8, 1, tg_s8_gemvs8_ukernel_1x64c8__avx512vnni, "tg_s8_gemvs8_ukernel_1x64c8__avx512vnni")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 64, 8, 1, tg_s8_gemvs8_ukernel_1x64c8__avx512, "tg_s8_gemvs8_ukernel_1x64c8__avx512")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 32, 8, 1, tg_s8_gemvs8_ukernel_1x32c8__avxvnni, "tg_s8_gemvs8_ukernel_1x32c8__avxvnni")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 32, 8, 1, tg_s8_gemvs8_ukernel_1x32c8__avx2, "tg_s8_gemvs8_ukernel_1x32c8__avx2")) \
 
 #define TG_GEMVS8_UKERNELS_s8_AARCH64(X) \
-  X(TG_ISA_NEONDOT, 16, 8, 1, tg_s8_gemvs8_ukernel_1x16c8__neondot, "tg_s8_gemvs8_ukernel_1x16c8__neondot") \
-  X(TG_ISA_NEON, 16, 8, 1, tg_s8_gemvs8_ukernel_1x16c8__neon, "tg_s8_gemvs8_ukernel_1x16c8__neon") \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 16, 8, 1, tg_s8_gemvs8_ukernel_1x16c8__neondot, "tg_s8_gemvs8_ukernel_1x16c8__neondot")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 16, 8, 1, tg_s8_gemvs8_ukernel_1x16c8__neon, "tg_s8_gemvs8_ukernel_1x16c8__neon")) \
 
 #define TG_GEMVS8_UKERNELS_s8_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 4, 1, tg_s8_gemvs8_ukernel_1x4c4__scalar, "tg_s8_gemvs8_ukernel_1x4c4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 4, 4, 1, tg_s8_gemvs8_ukernel_1x4c4__scalar, "tg_s8_gemvs8_ukernel_1x4c4__scalar")) \
 
 #define TG_FOREACH_GEMVS8_UKERNEL_s8(X) \
   TG_IF_BUILT_X86_64(TG_GEMVS8_UKERNELS_s8_X86_64(X)) \
@@ -1658,62 +1658,62 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_QGEMV_UKERNELS_<dtype>_<ARCH>(X): every qgemv kernel of that dtype built
    for that architecture, registry order. X(isa id, format (0 q4_0, 1 q4_1, 2 q8_0), MR, NR, production, code offset, kernel, "name") */
 #define TG_QGEMV_UKERNELS_s8_X86_64(X) \
-  X(TG_ISA_AVX512VNNI, 0, 1, 32, 1, 8, tg_s8_q40gemv_ukernel_1x32__avx512vnni, "tg_s8_q40gemv_ukernel_1x32__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 0, 4, 32, 1, 8, tg_s8_q40gemv_ukernel_4x32__avx512vnni, "tg_s8_q40gemv_ukernel_4x32__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 1, 1, 32, 1, 0, tg_s8_q41gemv_ukernel_1x32__avx512vnni, "tg_s8_q41gemv_ukernel_1x32__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 3, 1, 32, 1, 0, tg_s8_q4zgemv_ukernel_1x32__avx512vnni, "tg_s8_q4zgemv_ukernel_1x32__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 1, 4, 32, 1, 0, tg_s8_q41gemv_ukernel_4x32__avx512vnni, "tg_s8_q41gemv_ukernel_4x32__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 3, 4, 32, 1, 0, tg_s8_q4zgemv_ukernel_4x32__avx512vnni, "tg_s8_q4zgemv_ukernel_4x32__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 2, 1, 32, 1, 128, tg_s8_q80gemv_ukernel_1x32__avx512vnni, "tg_s8_q80gemv_ukernel_1x32__avx512vnni") \
-  X(TG_ISA_AVX512VNNI, 2, 4, 32, 1, 128, tg_s8_q80gemv_ukernel_4x32__avx512vnni, "tg_s8_q80gemv_ukernel_4x32__avx512vnni") \
-  X(TG_ISA_AVX512, 0, 1, 32, 1, 8, tg_s8_q40gemv_ukernel_1x32__avx512, "tg_s8_q40gemv_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 0, 4, 32, 1, 8, tg_s8_q40gemv_ukernel_4x32__avx512, "tg_s8_q40gemv_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 1, 1, 32, 1, 0, tg_s8_q41gemv_ukernel_1x32__avx512, "tg_s8_q41gemv_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 3, 1, 32, 1, 0, tg_s8_q4zgemv_ukernel_1x32__avx512, "tg_s8_q4zgemv_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 1, 4, 32, 1, 0, tg_s8_q41gemv_ukernel_4x32__avx512, "tg_s8_q41gemv_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 3, 4, 32, 1, 0, tg_s8_q4zgemv_ukernel_4x32__avx512, "tg_s8_q4zgemv_ukernel_4x32__avx512") \
-  X(TG_ISA_AVX512, 2, 1, 32, 1, 0, tg_s8_q80gemv_ukernel_1x32__avx512, "tg_s8_q80gemv_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 2, 4, 32, 1, 0, tg_s8_q80gemv_ukernel_4x32__avx512, "tg_s8_q80gemv_ukernel_4x32__avx512") \
-  X(TG_ISA_AVXVNNI, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__avxvnni, "tg_s8_q40gemv_ukernel_1x8__avxvnni") \
-  X(TG_ISA_AVXVNNI, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__avxvnni, "tg_s8_q40gemv_ukernel_4x8__avxvnni") \
-  X(TG_ISA_AVXVNNI, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__avxvnni, "tg_s8_q41gemv_ukernel_1x8__avxvnni") \
-  X(TG_ISA_AVXVNNI, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__avxvnni, "tg_s8_q4zgemv_ukernel_1x8__avxvnni") \
-  X(TG_ISA_AVXVNNI, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__avxvnni, "tg_s8_q41gemv_ukernel_4x8__avxvnni") \
-  X(TG_ISA_AVXVNNI, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__avxvnni, "tg_s8_q4zgemv_ukernel_4x8__avxvnni") \
-  X(TG_ISA_AVXVNNI, 2, 1, 8, 1, 128, tg_s8_q80gemv_ukernel_1x8__avxvnni, "tg_s8_q80gemv_ukernel_1x8__avxvnni") \
-  X(TG_ISA_AVXVNNI, 2, 4, 8, 1, 128, tg_s8_q80gemv_ukernel_4x8__avxvnni, "tg_s8_q80gemv_ukernel_4x8__avxvnni") \
-  X(TG_ISA_AVX2, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__avx2, "tg_s8_q40gemv_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__avx2, "tg_s8_q40gemv_ukernel_4x8__avx2") \
-  X(TG_ISA_AVX2, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__avx2, "tg_s8_q41gemv_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__avx2, "tg_s8_q4zgemv_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__avx2, "tg_s8_q41gemv_ukernel_4x8__avx2") \
-  X(TG_ISA_AVX2, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__avx2, "tg_s8_q4zgemv_ukernel_4x8__avx2") \
-  X(TG_ISA_AVX2, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__avx2, "tg_s8_q80gemv_ukernel_1x8__avx2") \
-  X(TG_ISA_AVX2, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__avx2, "tg_s8_q80gemv_ukernel_4x8__avx2") \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 0, 1, 32, 1, 8, tg_s8_q40gemv_ukernel_1x32__avx512vnni, "tg_s8_q40gemv_ukernel_1x32__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 0, 4, 32, 1, 8, tg_s8_q40gemv_ukernel_4x32__avx512vnni, "tg_s8_q40gemv_ukernel_4x32__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 1, 1, 32, 1, 0, tg_s8_q41gemv_ukernel_1x32__avx512vnni, "tg_s8_q41gemv_ukernel_1x32__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 3, 1, 32, 1, 0, tg_s8_q4zgemv_ukernel_1x32__avx512vnni, "tg_s8_q4zgemv_ukernel_1x32__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 1, 4, 32, 1, 0, tg_s8_q41gemv_ukernel_4x32__avx512vnni, "tg_s8_q41gemv_ukernel_4x32__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 3, 4, 32, 1, 0, tg_s8_q4zgemv_ukernel_4x32__avx512vnni, "tg_s8_q4zgemv_ukernel_4x32__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 2, 1, 32, 1, 128, tg_s8_q80gemv_ukernel_1x32__avx512vnni, "tg_s8_q80gemv_ukernel_1x32__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 2, 4, 32, 1, 128, tg_s8_q80gemv_ukernel_4x32__avx512vnni, "tg_s8_q80gemv_ukernel_4x32__avx512vnni")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 0, 1, 32, 1, 8, tg_s8_q40gemv_ukernel_1x32__avx512, "tg_s8_q40gemv_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 0, 4, 32, 1, 8, tg_s8_q40gemv_ukernel_4x32__avx512, "tg_s8_q40gemv_ukernel_4x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 1, 32, 1, 0, tg_s8_q41gemv_ukernel_1x32__avx512, "tg_s8_q41gemv_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 1, 32, 1, 0, tg_s8_q4zgemv_ukernel_1x32__avx512, "tg_s8_q4zgemv_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, 4, 32, 1, 0, tg_s8_q41gemv_ukernel_4x32__avx512, "tg_s8_q41gemv_ukernel_4x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 3, 4, 32, 1, 0, tg_s8_q4zgemv_ukernel_4x32__avx512, "tg_s8_q4zgemv_ukernel_4x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 2, 1, 32, 1, 0, tg_s8_q80gemv_ukernel_1x32__avx512, "tg_s8_q80gemv_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 2, 4, 32, 1, 0, tg_s8_q80gemv_ukernel_4x32__avx512, "tg_s8_q80gemv_ukernel_4x32__avx512")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__avxvnni, "tg_s8_q40gemv_ukernel_1x8__avxvnni")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__avxvnni, "tg_s8_q40gemv_ukernel_4x8__avxvnni")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__avxvnni, "tg_s8_q41gemv_ukernel_1x8__avxvnni")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__avxvnni, "tg_s8_q4zgemv_ukernel_1x8__avxvnni")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__avxvnni, "tg_s8_q41gemv_ukernel_4x8__avxvnni")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__avxvnni, "tg_s8_q4zgemv_ukernel_4x8__avxvnni")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 2, 1, 8, 1, 128, tg_s8_q80gemv_ukernel_1x8__avxvnni, "tg_s8_q80gemv_ukernel_1x8__avxvnni")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 2, 4, 8, 1, 128, tg_s8_q80gemv_ukernel_4x8__avxvnni, "tg_s8_q80gemv_ukernel_4x8__avxvnni")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__avx2, "tg_s8_q40gemv_ukernel_1x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__avx2, "tg_s8_q40gemv_ukernel_4x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__avx2, "tg_s8_q41gemv_ukernel_1x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__avx2, "tg_s8_q4zgemv_ukernel_1x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__avx2, "tg_s8_q41gemv_ukernel_4x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__avx2, "tg_s8_q4zgemv_ukernel_4x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__avx2, "tg_s8_q80gemv_ukernel_1x8__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__avx2, "tg_s8_q80gemv_ukernel_4x8__avx2")) \
 
 #define TG_QGEMV_UKERNELS_s8_AARCH64(X) \
-  X(TG_ISA_NEONDOT, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__neondot, "tg_s8_q40gemv_ukernel_1x8__neondot") \
-  X(TG_ISA_NEONDOT, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__neondot, "tg_s8_q40gemv_ukernel_4x8__neondot") \
-  X(TG_ISA_NEONDOT, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__neondot, "tg_s8_q41gemv_ukernel_1x8__neondot") \
-  X(TG_ISA_NEONDOT, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__neondot, "tg_s8_q4zgemv_ukernel_1x8__neondot") \
-  X(TG_ISA_NEONDOT, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__neondot, "tg_s8_q41gemv_ukernel_4x8__neondot") \
-  X(TG_ISA_NEONDOT, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__neondot, "tg_s8_q4zgemv_ukernel_4x8__neondot") \
-  X(TG_ISA_NEONDOT, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__neondot, "tg_s8_q80gemv_ukernel_1x8__neondot") \
-  X(TG_ISA_NEONDOT, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__neondot, "tg_s8_q80gemv_ukernel_4x8__neondot") \
-  X(TG_ISA_NEON, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__neon, "tg_s8_q40gemv_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__neon, "tg_s8_q40gemv_ukernel_4x8__neon") \
-  X(TG_ISA_NEON, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__neon, "tg_s8_q41gemv_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__neon, "tg_s8_q4zgemv_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__neon, "tg_s8_q41gemv_ukernel_4x8__neon") \
-  X(TG_ISA_NEON, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__neon, "tg_s8_q4zgemv_ukernel_4x8__neon") \
-  X(TG_ISA_NEON, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__neon, "tg_s8_q80gemv_ukernel_1x8__neon") \
-  X(TG_ISA_NEON, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__neon, "tg_s8_q80gemv_ukernel_4x8__neon") \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__neondot, "tg_s8_q40gemv_ukernel_1x8__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__neondot, "tg_s8_q40gemv_ukernel_4x8__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__neondot, "tg_s8_q41gemv_ukernel_1x8__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__neondot, "tg_s8_q4zgemv_ukernel_1x8__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__neondot, "tg_s8_q41gemv_ukernel_4x8__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__neondot, "tg_s8_q4zgemv_ukernel_4x8__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__neondot, "tg_s8_q80gemv_ukernel_1x8__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__neondot, "tg_s8_q80gemv_ukernel_4x8__neondot")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__neon, "tg_s8_q40gemv_ukernel_1x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__neon, "tg_s8_q40gemv_ukernel_4x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__neon, "tg_s8_q41gemv_ukernel_1x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__neon, "tg_s8_q4zgemv_ukernel_1x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__neon, "tg_s8_q41gemv_ukernel_4x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__neon, "tg_s8_q4zgemv_ukernel_4x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__neon, "tg_s8_q80gemv_ukernel_1x8__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__neon, "tg_s8_q80gemv_ukernel_4x8__neon")) \
 
 #define TG_QGEMV_UKERNELS_s8_ANY(X) \
-  X(TG_ISA_SCALAR, 0, 1, 1, 1, 8, tg_s8_q40gemv_ukernel_1x1__scalar, "tg_s8_q40gemv_ukernel_1x1__scalar") \
-  X(TG_ISA_SCALAR, 1, 1, 1, 1, 0, tg_s8_q41gemv_ukernel_1x1__scalar, "tg_s8_q41gemv_ukernel_1x1__scalar") \
-  X(TG_ISA_SCALAR, 3, 1, 1, 1, 0, tg_s8_q4zgemv_ukernel_1x1__scalar, "tg_s8_q4zgemv_ukernel_1x1__scalar") \
-  X(TG_ISA_SCALAR, 2, 1, 1, 1, 0, tg_s8_q80gemv_ukernel_1x1__scalar, "tg_s8_q80gemv_ukernel_1x1__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 0, 1, 1, 1, 8, tg_s8_q40gemv_ukernel_1x1__scalar, "tg_s8_q40gemv_ukernel_1x1__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, 1, 1, 1, 0, tg_s8_q41gemv_ukernel_1x1__scalar, "tg_s8_q41gemv_ukernel_1x1__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 3, 1, 1, 1, 0, tg_s8_q4zgemv_ukernel_1x1__scalar, "tg_s8_q4zgemv_ukernel_1x1__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 1, 1, 1, 0, tg_s8_q80gemv_ukernel_1x1__scalar, "tg_s8_q80gemv_ukernel_1x1__scalar")) \
 
 #define TG_FOREACH_QGEMV_UKERNEL_s8(X) \
   TG_IF_BUILT_X86_64(TG_QGEMV_UKERNELS_s8_X86_64(X)) \
@@ -1723,18 +1723,18 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_RMSNORM_UKERNELS_<dtype>_<ARCH>(X): every rmsnorm kernel of that dtype built
    for that architecture, registry order. X(isa id, NR, production, kernel, "name") */
 #define TG_RMSNORM_UKERNELS_f32_X86_64(X) \
-  X(TG_ISA_AVX512, 64, 1, tg_f32_rmsnorm_ukernel_1x64__avx512, "tg_f32_rmsnorm_ukernel_1x64__avx512") \
-  X(TG_ISA_AVX512, 32, 0, tg_f32_rmsnorm_ukernel_1x32__avx512, "tg_f32_rmsnorm_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX512, 128, 0, tg_f32_rmsnorm_ukernel_1x128__avx512, "tg_f32_rmsnorm_ukernel_1x128__avx512") \
-  X(TG_ISA_AVX2, 32, 1, tg_f32_rmsnorm_ukernel_1x32__avx2, "tg_f32_rmsnorm_ukernel_1x32__avx2") \
-  X(TG_ISA_AVX2, 16, 0, tg_f32_rmsnorm_ukernel_1x16__avx2, "tg_f32_rmsnorm_ukernel_1x16__avx2") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 64, 1, tg_f32_rmsnorm_ukernel_1x64__avx512, "tg_f32_rmsnorm_ukernel_1x64__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 32, 0, tg_f32_rmsnorm_ukernel_1x32__avx512, "tg_f32_rmsnorm_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 128, 0, tg_f32_rmsnorm_ukernel_1x128__avx512, "tg_f32_rmsnorm_ukernel_1x128__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 32, 1, tg_f32_rmsnorm_ukernel_1x32__avx2, "tg_f32_rmsnorm_ukernel_1x32__avx2")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 16, 0, tg_f32_rmsnorm_ukernel_1x16__avx2, "tg_f32_rmsnorm_ukernel_1x16__avx2")) \
 
 #define TG_RMSNORM_UKERNELS_f32_AARCH64(X) \
-  X(TG_ISA_NEON, 16, 1, tg_f32_rmsnorm_ukernel_1x16__neon, "tg_f32_rmsnorm_ukernel_1x16__neon") \
-  X(TG_ISA_NEON, 32, 0, tg_f32_rmsnorm_ukernel_1x32__neon, "tg_f32_rmsnorm_ukernel_1x32__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 16, 1, tg_f32_rmsnorm_ukernel_1x16__neon, "tg_f32_rmsnorm_ukernel_1x16__neon")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 32, 0, tg_f32_rmsnorm_ukernel_1x32__neon, "tg_f32_rmsnorm_ukernel_1x32__neon")) \
 
 #define TG_RMSNORM_UKERNELS_f32_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 1, tg_f32_rmsnorm_ukernel_1x4__scalar, "tg_f32_rmsnorm_ukernel_1x4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 4, 1, tg_f32_rmsnorm_ukernel_1x4__scalar, "tg_f32_rmsnorm_ukernel_1x4__scalar")) \
 
 #define TG_FOREACH_RMSNORM_UKERNEL_f32(X) \
   TG_IF_BUILT_X86_64(TG_RMSNORM_UKERNELS_f32_X86_64(X)) \
@@ -1742,14 +1742,14 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_RMSNORM_UKERNELS_f32_ANY(X)
 
 #define TG_RMSNORM_UKERNELS_f64_X86_64(X) \
-  X(TG_ISA_AVX512, 32, 1, tg_f64_rmsnorm_ukernel_1x32__avx512, "tg_f64_rmsnorm_ukernel_1x32__avx512") \
-  X(TG_ISA_AVX2, 16, 1, tg_f64_rmsnorm_ukernel_1x16__avx2, "tg_f64_rmsnorm_ukernel_1x16__avx2") \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 32, 1, tg_f64_rmsnorm_ukernel_1x32__avx512, "tg_f64_rmsnorm_ukernel_1x32__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 16, 1, tg_f64_rmsnorm_ukernel_1x16__avx2, "tg_f64_rmsnorm_ukernel_1x16__avx2")) \
 
 #define TG_RMSNORM_UKERNELS_f64_AARCH64(X) \
-  X(TG_ISA_NEON, 8, 1, tg_f64_rmsnorm_ukernel_1x8__neon, "tg_f64_rmsnorm_ukernel_1x8__neon") \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 1, tg_f64_rmsnorm_ukernel_1x8__neon, "tg_f64_rmsnorm_ukernel_1x8__neon")) \
 
 #define TG_RMSNORM_UKERNELS_f64_ANY(X) \
-  X(TG_ISA_SCALAR, 4, 1, tg_f64_rmsnorm_ukernel_1x4__scalar, "tg_f64_rmsnorm_ukernel_1x4__scalar") \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 4, 1, tg_f64_rmsnorm_ukernel_1x4__scalar, "tg_f64_rmsnorm_ukernel_1x4__scalar")) \
 
 #define TG_FOREACH_RMSNORM_UKERNEL_f64(X) \
   TG_IF_BUILT_X86_64(TG_RMSNORM_UKERNELS_f64_X86_64(X)) \
@@ -1776,40 +1776,40 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 
 /* TG_FMA_PROBES_<ARCH>(X): X(isa id, dtype index (TG_PROBE_DTYPE_NAMES), probe, flops per iteration) */
 #define TG_FMA_PROBES_X86_64(X) \
-  X(TG_ISA_AVX2, 0, tg_f32_fma_probe__avx2, 192) \
-  X(TG_ISA_AVX2, 1, tg_f64_fma_probe__avx2, 96) \
-  X(TG_ISA_AVX512, 0, tg_f32_fma_probe__avx512, 768) \
-  X(TG_ISA_AVX512, 1, tg_f64_fma_probe__avx512, 384) \
-  X(TG_ISA_AVX512BF16, 0, tg_f32_fma_probe__avx512bf16, 768) \
-  X(TG_ISA_AVX512BF16, 1, tg_f64_fma_probe__avx512bf16, 384) \
-  X(TG_ISA_AVX512BF16, 2, tg_bf16_fma_probe__avx512bf16, 1536) \
-  X(TG_ISA_AVX512VNNI, 0, tg_f32_fma_probe__avx512vnni, 768) \
-  X(TG_ISA_AVX512VNNI, 1, tg_f64_fma_probe__avx512vnni, 384) \
-  X(TG_ISA_AVX512VNNI, 3, tg_s8_fma_probe__avx512vnni, 3072) \
-  X(TG_ISA_AVXVNNI, 0, tg_f32_fma_probe__avxvnni, 192) \
-  X(TG_ISA_AVXVNNI, 1, tg_f64_fma_probe__avxvnni, 96) \
-  X(TG_ISA_AVXVNNI, 3, tg_s8_fma_probe__avxvnni, 768) \
-  X(TG_ISA_AVX512FP16, 0, tg_f32_fma_probe__avx512fp16, 768) \
-  X(TG_ISA_AVX512FP16, 1, tg_f64_fma_probe__avx512fp16, 384) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 0, tg_f32_fma_probe__avx2, 192)) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 1, tg_f64_fma_probe__avx2, 96)) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 0, tg_f32_fma_probe__avx512, 768)) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 1, tg_f64_fma_probe__avx512, 384)) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 0, tg_f32_fma_probe__avx512bf16, 768)) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 1, tg_f64_fma_probe__avx512bf16, 384)) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 2, tg_bf16_fma_probe__avx512bf16, 1536)) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 0, tg_f32_fma_probe__avx512vnni, 768)) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 1, tg_f64_fma_probe__avx512vnni, 384)) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 3, tg_s8_fma_probe__avx512vnni, 3072)) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 0, tg_f32_fma_probe__avxvnni, 192)) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 1, tg_f64_fma_probe__avxvnni, 96)) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 3, tg_s8_fma_probe__avxvnni, 768)) \
+  TG_IF_ISA_AVX512FP16(X(TG_ISA_AVX512FP16, 0, tg_f32_fma_probe__avx512fp16, 768)) \
+  TG_IF_ISA_AVX512FP16(X(TG_ISA_AVX512FP16, 1, tg_f64_fma_probe__avx512fp16, 384)) \
 
 #define TG_FMA_PROBES_AARCH64(X) \
-  X(TG_ISA_NEON, 0, tg_f32_fma_probe__neon, 192) \
-  X(TG_ISA_NEON, 1, tg_f64_fma_probe__neon, 96) \
-  X(TG_ISA_NEONFP16, 0, tg_f32_fma_probe__neonfp16, 192) \
-  X(TG_ISA_NEONFP16, 1, tg_f64_fma_probe__neonfp16, 96) \
-  X(TG_ISA_NEONDOT, 0, tg_f32_fma_probe__neondot, 192) \
-  X(TG_ISA_NEONDOT, 1, tg_f64_fma_probe__neondot, 96) \
-  X(TG_ISA_NEONDOT, 3, tg_s8_fma_probe__neondot, 768) \
-  X(TG_ISA_NEONI8MM, 0, tg_f32_fma_probe__neoni8mm, 192) \
-  X(TG_ISA_NEONI8MM, 1, tg_f64_fma_probe__neoni8mm, 96) \
-  X(TG_ISA_NEONI8MM, 3, tg_s8_fma_probe__neoni8mm, 1536) \
-  X(TG_ISA_NEONBF16, 0, tg_f32_fma_probe__neonbf16, 192) \
-  X(TG_ISA_NEONBF16, 1, tg_f64_fma_probe__neonbf16, 96) \
-  X(TG_ISA_NEONBF16, 2, tg_bf16_fma_probe__neonbf16, 384) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 0, tg_f32_fma_probe__neon, 192)) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 1, tg_f64_fma_probe__neon, 96)) \
+  TG_IF_ISA_NEONFP16(X(TG_ISA_NEONFP16, 0, tg_f32_fma_probe__neonfp16, 192)) \
+  TG_IF_ISA_NEONFP16(X(TG_ISA_NEONFP16, 1, tg_f64_fma_probe__neonfp16, 96)) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 0, tg_f32_fma_probe__neondot, 192)) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 1, tg_f64_fma_probe__neondot, 96)) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 3, tg_s8_fma_probe__neondot, 768)) \
+  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 0, tg_f32_fma_probe__neoni8mm, 192)) \
+  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 1, tg_f64_fma_probe__neoni8mm, 96)) \
+  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 3, tg_s8_fma_probe__neoni8mm, 1536)) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 0, tg_f32_fma_probe__neonbf16, 192)) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 1, tg_f64_fma_probe__neonbf16, 96)) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 2, tg_bf16_fma_probe__neonbf16, 384)) \
 
 #define TG_FMA_PROBES_ANY(X) \
-  X(TG_ISA_SCALAR, 0, tg_f32_fma_probe__scalar, 24) \
-  X(TG_ISA_SCALAR, 1, tg_f64_fma_probe__scalar, 24) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 0, tg_f32_fma_probe__scalar, 24)) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 1, tg_f64_fma_probe__scalar, 24)) \
 
 #define TG_FOREACH_FMA_PROBE(X) \
   TG_IF_BUILT_X86_64(TG_FMA_PROBES_X86_64(X)) \
