@@ -236,6 +236,24 @@ def test_gemm_default_is_the_float32_product_of_the_widened_halves():
         tg.gemm(a, b, out=np.empty((37, 29), np.int32))
 
 
+def test_without_workspace_memory_the_widening_allocates_per_call():
+    """The widened operands live in the thread's workspace; where it cannot grow (the test
+    hook fails every request) each call allocates its own, with the same answer."""
+    from tilegen.core import _core
+
+    a = RNG.standard_normal((70, 90)).astype(np.float16)
+    b = RNG.standard_normal((90, 50)).astype(np.float16)
+    want16, want32 = tg.matmul(a, b), tg.gemm(a, b)
+    _core._workspace_fail(True)
+    try:
+        got16, got32 = tg.matmul(a, b), tg.gemm(a, b)
+    finally:
+        _core._workspace_fail(False)
+    np.testing.assert_array_equal(got16, want16)
+    np.testing.assert_array_equal(got32, want32)
+    np.testing.assert_array_equal(want32, tg.gemm(a.astype(np.float32), b.astype(np.float32)))
+
+
 # ------------------------------------------------ accumulate="float16" (half accumulation)
 
 HALF_U = 2.0 ** -11
