@@ -274,7 +274,8 @@ def run_probe(**env):
     return r, (json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None)
 
 
-@pytest.mark.parametrize("isa", ["scalar", "avx2", "neon", "avx512", "avx512vnni", "avx512bf16"])
+@pytest.mark.parametrize("isa", ["scalar", "avx2", "neon", "avx512", "avx512vnni", "avx512bf16",
+                                 "amxint8", "amxbf16"])
 def test_tilegen_isa_cap(isa):
     """Under the cap, each dtype's kernels are of the best ISA at or below it that has them
     (avx512bf16 has bfloat16 kernels only: its float32 ones are avx512's; avx512vnni int8)."""

@@ -72,9 +72,18 @@ CROSS = {
 NATIVE_NO_ASM = Target("native intrinsics loop", ("gcc", "-DTG_NO_ASM"), packages="gcc")
 
 
+# Tile-unit (AMX) kernels run twice: natively (where the CPU has AMX; the tester skips itself
+# elsewhere) and on a software model of the tile instructions, tests/c/amx_model.h, force-included
+# into the kernel built without the tile flags (-mamx-*), so CPUs without AMX test them too.
+AMX_MODEL = Target("native amx model", ("gcc",), packages="gcc")
+AMX_MODEL_HEADER = REPO_ROOT / "tests" / "c" / "amx_model.h"
+
+
 def targets(spec: KernelSpec) -> List[Target]:
     isa_arch = ISAS[spec.isa].arch
     out = [NATIVE] if isa_arch in (HOST_ARCH, "any") else []
+    if out and ISAS[spec.isa].tile_ops:
+        out.append(AMX_MODEL)
     if out and spec.kloop == "asm":
         # Sanitizers instrument C, not inline assembly: the sanitizer job (SANITIZE_FLAGS)
         # builds only the intrinsics loop of such kernels; guard pages cover the asm loop.
@@ -103,10 +112,15 @@ def compile_commands(spec: KernelSpec, target: Target, out: Path) -> List[List[s
     base = [*target.cc, "-std=c99", "-O2", "-Wall", "-Werror", *sanitize,
             "-I", str(REPO_ROOT / GENERATED_RELPATH), "-I", str(REPO_ROOT / "tilegen" / "core"),
             "-I", str(REPO_ROOT / "tests" / "c")]
+    cflags = list(isa.cflags)
+    if target is AMX_MODEL:  # the model's tiles instead of AMX's: no tile flags, none needed
+        cflags = [f for f in cflags if not f.startswith("-mamx")] + [
+            "-include", str(AMX_MODEL_HEADER)]
+        defines["TG_AMX_MODEL"] = 1
     commands, objects = [], []
     for i, src in enumerate([kernel_path(spec), *family.tester_sources(spec)]):
         obj = out.with_name(f"{out.name}.{i}.o")
-        commands.append([*base, *isa.cflags, "-c", str(REPO_ROOT / src), "-o", str(obj)])
+        commands.append([*base, *cflags, "-c", str(REPO_ROOT / src), "-o", str(obj)])
         objects.append(str(obj))
     commands.append([
         *base, *(f"-D{k}={v}" for k, v in defines.items()),
@@ -140,7 +154,7 @@ def build_and_run(case, workdir: Path) -> Outcome:
     unavailable = target.unavailable()
     if unavailable:
         return Outcome(skip=unavailable)
-    if not target.runner and not HOST_ISAS.get(entry.spec.isa) and (
+    if not target.runner and target is not AMX_MODEL and not HOST_ISAS.get(entry.spec.isa) and (
             SANITIZE or case_id(case) not in SELF_SKIP_PROBES):
         # A kernel this CPU cannot run: building it would only cost time, once the family's
         # tester has shown that it skips itself on such a CPU (the plain run builds one per
