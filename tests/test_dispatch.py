@@ -230,6 +230,29 @@ def test_fake_features_none_gives_scalar(fake_features):
     check_matmul()
 
 
+def test_fake_amx_features_select_the_tile_tiers(fake_features):
+    """The dispatcher's side of the AMX tiers (no tile instruction runs: selection only): with
+    amx_tile + amx_bf16 + amx_int8 on top of avx512bf16's and avx512vnni's features, bfloat16
+    takes amxbf16 and int8 amxint8 (float32 stays avx512's); amx_bf16 without amx_tile, or
+    without avx512_bf16, is not enough; amx_int8 alone of the two gives int8 its tier only."""
+    if RUN_ISA_CAP:
+        pytest.skip(f"this run is capped (TILEGEN_ISA={RUN_ISA_CAP})")
+    if ARCH != "x86_64":
+        pytest.skip("x86-64 tiers")
+    base = list(ISAS["avx512bf16"].requires) + ["avx512_vnni"]
+    amx = ["amx_tile", "amx_bf16", "amx_int8"]
+
+    def chosen(features):
+        fake_features(features)
+        k = tg.runtime_info()["kernels"]["gemm"]
+        return k["f32"]["isa"], k["bf16"]["isa"], k["s8"]["isa"]
+
+    assert chosen(base + amx) == ("avx512", "amxbf16", "amxint8")
+    assert chosen(base + ["amx_bf16", "amx_int8"]) == ("avx512", "avx512bf16", "avx512vnni")
+    assert chosen([f for f in base if f != "avx512_bf16"] + amx) == ("avx512", "avx512", "amxint8")
+    assert chosen(base + ["amx_tile", "amx_int8"]) == ("avx512", "avx512bf16", "amxint8")
+
+
 def test_fake_features_rejects_unknown_names(fake_features):
     with pytest.raises(ValueError, match="allowed"):
         fake_features(["sse2", "avx9000"])
