@@ -253,6 +253,22 @@ def test_fake_amx_features_select_the_tile_tiers(fake_features):
     assert chosen(base + ["amx_tile", "amx_int8"]) == ("avx512", "avx512bf16", "amxint8")
 
 
+def test_amx_reported_is_usable_on_a_recent_linux():
+    """Where the CPU reports AMX, Linux 5.16+ grants the tile data permission the detector asks
+    for (arch_prctl ARCH_REQ_XCOMP_PERM), unless a thread's signal stack is too small for the
+    larger frames: then the tiers would silently be absent, here inside pytest (faulthandler
+    installs one), which this test makes visible instead."""
+    reported, usable = _core.features()
+    if "amx_tile" not in reported:
+        pytest.skip("this CPU reports no AMX")
+    release = re.match(r"(\d+)\.(\d+)", platform.release())
+    if platform.system() != "Linux" or not release or tuple(map(int, release.groups())) < (5, 16):
+        pytest.skip("the AMX permission needs Linux 5.16+")
+    assert "amx_tile" in usable, (
+        "AMX reported but not usable: XCR0 lacks XTILECFG|XTILEDATA or the kernel refused "
+        "ARCH_REQ_XCOMP_PERM (a sigaltstack too small for AMX frames?)")
+
+
 def test_fake_features_rejects_unknown_names(fake_features):
     with pytest.raises(ValueError, match="allowed"):
         fake_features(["sse2", "avx9000"])
