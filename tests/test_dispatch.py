@@ -25,7 +25,8 @@ from tilegen.dsl import FEATURES, ISAS, load_registry, parse_name, serving_isa
 ARCH = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}.get(
     platform.machine().lower(), platform.machine().lower())
 AARCH64_FEATURES = ("asimd", "asimdhp", "asimddp", "i8mm", "bf16")
-X86_CHECKED = ("avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl")
+X86_CHECKED = ("avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni",
+               "avx512_bf16", "avx_vnni", "avx512_fp16")
 
 
 def usable_isas():
@@ -280,6 +281,48 @@ def test_restored_detection_is_correct():
     check_matmul()
 
 
+# x86 tiers this CPU may lack, chosen (never run) under faked features. Alder Lake: AVX2 and
+# AVX-VNNI, no AVX-512; Sapphire Rapids: AVX-512 with VNNI, BF16 and FP16, and AVX-VNNI.
+ALDER_LAKE = ["sse2", "avx", "fma", "avx2", "avx_vnni"]
+SAPPHIRE_RAPIDS = ALDER_LAKE + ["avx512f", "avx512dq", "avx512bw", "avx512vl", "avx512_bf16",
+                                "avx512_vnni", "avx512_fp16"]
+
+
+@pytest.mark.skipif(ARCH != "x86_64", reason="x86-64 tiers")
+@pytest.mark.parametrize("cpu, cap, want", [
+    (ALDER_LAKE, None, {"f32": "avx2", "bf16": "avx2", "s8": "avxvnni", "f16acc": None}),
+    (ALDER_LAKE[:-1], None, {"f32": "avx2", "bf16": "avx2", "s8": "avx2", "f16acc": None}),
+    (SAPPHIRE_RAPIDS, None,
+     {"f32": "avx512", "bf16": "avx512bf16", "s8": "avx512vnni", "f16acc": "avx512fp16"}),
+    (SAPPHIRE_RAPIDS, "avx512fp16",
+     {"f32": "avx512", "bf16": "avx512bf16", "s8": "avx512vnni", "f16acc": "avx512fp16"}),
+    (SAPPHIRE_RAPIDS, "avx512", {"f32": "avx512", "bf16": "avx512", "s8": "avx512", "f16acc": None}),
+    (SAPPHIRE_RAPIDS, "avxvnni", {"f32": "avx2", "bf16": "avx2", "s8": "avxvnni", "f16acc": None}),
+], ids=["alder-lake", "avx2-only", "sapphire-rapids", "cap-avx512fp16", "cap-avx512",
+        "cap-avxvnni"])
+def test_tiers_chosen_on_cpus_with_them(fake_features, monkeypatch, cpu, cap, want):
+    """Each product takes the best tier the (faked) CPU has and TILEGEN_ISA allows: int8 on an
+    AVX-VNNI CPU without AVX-512 takes avxvnni (quantized layers too), half accumulation takes
+    avx512fp16 where AVX512-FP16 is. Only the selection: nothing runs a kernel here."""
+    if cap is None:
+        monkeypatch.delenv("TILEGEN_ISA", raising=False)
+    else:
+        monkeypatch.setenv("TILEGEN_ISA", cap)   # read again by the re-selection
+    assert fake_features(cpu) == 0
+    info = tg.runtime_info()
+    assert info["isa_cap"] == cap
+    gemm = info["kernels"]["gemm"]
+    for dt in ("f32", "bf16", "s8"):
+        assert gemm[dt]["isa"] == want[dt], (dt, gemm[dt])
+        assert parse_name(gemm[dt]["kernel"])["isa"] == want[dt], (dt, gemm[dt])
+        assert want[dt] == gemm_isa(cap or max(info["isas_available"],
+                                               key=lambda i: ISAS[i].priority), dt)
+    linear = info["kernels"]["linear"]
+    assert all(v["isa"] == want["s8"] for v in linear.values()), linear
+    f16acc = _gemm.f16acc_kernel()
+    assert (f16acc and parse_name(f16acc)["isa"]) == want["f16acc"], f16acc
+
+
 # ------------------------------------------------------------------------------ TILEGEN_ISA
 
 PROBE = textwrap.dedent("""
@@ -314,7 +357,7 @@ def run_probe(**env):
 
 
 @pytest.mark.parametrize("isa", ["scalar", "avx2", "neon", "avx512", "avx512vnni", "avx512bf16",
-                                 "amxint8", "amxbf16"])
+                                 "avxvnni", "avx512fp16", "amxint8", "amxbf16"])
 def test_tilegen_isa_cap(isa):
     """Under the cap, each dtype's kernels are of the best ISA at or below it that has them
     (avx512bf16 has bfloat16 kernels only: its float32 ones are avx512's; avx512vnni int8)."""

@@ -435,13 +435,16 @@ def test_bf16_gemm_tiers_on_aarch64_under_qemu(bf16_client, cpu, env, isa):
     """An aarch64 SDK of gemm on neon and neonbf16, under qemu-aarch64: with FEAT_BF16 (qemu's
     "max") tilegen_gemm_bf16 runs neonbf16's BFDOT kernels, without it (Neoverse N1) or capped
     to neon the widened ones; the client checks every product against a double loop (few rows
-    take the 4x16 and 8x12 candidates, many the 12x8 main kernel)."""
+    take the 4x16 and 8x12 candidates, many the 12x8 main kernel; one row the tier's GEMV
+    kernels, BFDOT on zipped row pairs for row-major B and on pair vectors for x @ W.T)."""
     r = subprocess.run(["qemu-aarch64", "-cpu", cpu, str(bf16_client)], capture_output=True,
                        text=True, timeout=600, env=cprog.clean_env(TILEGEN_VERBOSE="1", **env))
     assert r.returncode == 0 and r.stdout.startswith(f"OK {isa} "), (r.returncode, r.stdout,
                                                                      r.stderr)
     assert re.search(rf"^tilegen: bf16 gemm: {isa}, tg_bf16_gemm_ukernel_\S+__{isa} ",
                      r.stderr, re.M), r.stderr
+    assert re.search(rf"m == 1: tg_bf16_gemv_ukernel_1x\d+c\d+__{isa}, "
+                     rf"tg_bf16_gemv_ukernel_\d+x1c\d+__{isa}$", r.stderr, re.M), r.stderr
 
 
 # ------------------------------------------------------------ int8 GEMM on the dot-product tier
@@ -458,7 +461,9 @@ def test_int8_gemm_on_the_aarch64_dot_product_tiers(tmp_path):
     uint8 A takes the flip (A - 128, 128 x B's column sums added back): on qemu's default CPU
     through the SMMLA kernels (k packed in groups of 8), as a Cortex-A76 (asimddp, no i8mm)
     through the SDOT ones, as a Cortex-A72 (neither) and under TILEGEN_ISA=neon through the
-    widening ones."""
+    widening ones. Up to 4 rows take the GEMV kernel once per row (B read in place): SDOT on
+    quads of four zipped rows wherever asimddp is (neondot's: i8mm adds no GEMV), SMLAL by
+    lane on neon."""
     if host_arch() == "aarch64":
         pytest.skip("this host is aarch64: tests/ops/gemm/test_s8.py runs its tier natively")
     need("cmake", "aarch64-linux-gnu-gcc", "qemu-aarch64")
@@ -473,18 +478,62 @@ def test_int8_gemm_on_the_aarch64_dot_product_tiers(tmp_path):
     subprocess.run(["aarch64-linux-gnu-gcc", "-std=c11", "-static", f"-I{sdk / 'include'}",
                     str(S8_CLIENT), str(build / "libtilegen.a"), "-o", str(exe), "-lpthread",
                     "-lm"], check=True)
-    for cpu, env, isa in ((None, {}, "neoni8mm"), ("cortex-a76", {}, "neondot"),
-                          ("cortex-a72", {}, "neon"), (None, {"TILEGEN_ISA": "neon"}, "neon")):
+    for cpu, env, isa, gemv in ((None, {}, "neoni8mm", "neondot"),
+                                ("cortex-a76", {}, "neondot", "neondot"),
+                                ("cortex-a72", {}, "neon", "neon"),
+                                (None, {"TILEGEN_ISA": "neon"}, "neon", "neon")):
         cmd = ["qemu-aarch64", *(["-cpu", cpu] if cpu else []), str(exe)]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
                            env=cprog.clean_env(TILEGEN_VERBOSE="1", **env))
         assert r.returncode == 0, r.stderr
         assert r.stdout.startswith(f"isa {isa}\n"), r.stdout[:200]
         assert re.search(rf"s8 gemm: {isa}, tg_s8_gemm_ukernel_\w+__{isa}\b", r.stderr), r.stderr
+        assert re.search(rf"m <= 4: tg_s8_gemvs8_ukernel_\w+__{gemv}$", r.stderr, re.M), r.stderr
         cases = S8_LINE.findall(r.stdout)
-        assert len(cases) == 2 * 5 * 2 * 2 * 2, r.stdout
+        assert len(cases) == 2 * 8 * 2 * 2 * 2, r.stdout
         bad = [c for c in cases if c[-1] != "0"]
         assert not bad, f"{cpu or 'max'} {env}: {bad}"
+
+
+# ------------------------------------------------------------ quantized Linear on the dot-product tier
+
+LINEAR_CLIENT = REPO_ROOT / "tests" / "sdk" / "linear_client.c"
+LINEAR_LINE = re.compile(r"^(q4_0|q4_1|q8_0|int4-g32) (\d+) (\d+) (\d+) bad (-?\d+)$", re.M)
+
+
+def test_quantized_linear_on_the_aarch64_dot_product_tier(tmp_path):
+    """tilegen_linear_create / _run (q4_0, q4_1, q8_0, int4-g32) from an SDK of the linear op
+    for neoni8mm, neondot and neon, under qemu-aarch64 (tests/sdk/linear_client.c checks every
+    output against a double loop): with asimddp (qemu's default CPU, whose i8mm adds no qgemv
+    kernels, and a Cortex-A76) the qgemv kernels are neondot's SDOT ones, q8_0's codes packed
+    signed as stored; on a Cortex-A72 and under TILEGEN_ISA=neon the widening ones."""
+    if host_arch() == "aarch64":
+        pytest.skip("this host is aarch64: the linear op's tests run its tier natively")
+    need("cmake", "aarch64-linux-gnu-gcc", "qemu-aarch64")
+    sdk = tmp_path / "sdk"
+    r = tilegen_cli("generate", "--sdk", "--isa", "neoni8mm,neondot,neon", "--ops", "linear",
+                    "--out", sdk)
+    assert r.returncode == 0, r.stderr
+    toolchain = tmp_path / "aarch64.cmake"
+    toolchain.write_text(TOOLCHAIN)
+    build = cmake_build(sdk, tmp_path / "arm", f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
+    exe = tmp_path / "linear-arm"
+    subprocess.run(["aarch64-linux-gnu-gcc", "-std=c11", "-static", f"-I{sdk / 'include'}",
+                    str(LINEAR_CLIENT), str(build / "libtilegen.a"), "-o", str(exe),
+                    "-lpthread", "-lm"], check=True)
+    for cpu, env, isa in ((None, {}, "neondot"), ("cortex-a76", {}, "neondot"),
+                          ("cortex-a72", {}, "neon"), (None, {"TILEGEN_ISA": "neon"}, "neon")):
+        cmd = ["qemu-aarch64", *(["-cpu", cpu] if cpu else []), str(exe)]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                           env=cprog.clean_env(TILEGEN_VERBOSE="1", **env))
+        assert r.returncode == 0, r.stderr
+        for fmt in ("q4_0", "q4_1", "q8_0", "q4_z"):
+            assert re.search(rf"^tilegen: linear: {fmt} tg_s8_{fmt.replace('_', '')}gemv_"
+                             rf"ukernel_\w+__{isa} ", r.stderr, re.M), r.stderr
+        cases = LINEAR_LINE.findall(r.stdout)
+        assert len(cases) == 4 * 6, r.stdout
+        bad = [c for c in cases if c[-1] != "0"]
+        assert not bad, f"{cpu or 'max'} {env}: {bad}\n{r.stderr[-2000:]}"
 
 
 # ------------------------------------------------------------ an SDK without the host's ISAs

@@ -49,6 +49,10 @@ class Target:
     runner: Tuple[str, ...] = ()
     packages: str = ""              # Debian packages that provide cc and runner
     reason: str = ""                # why this target can never run here
+    # A stand-in (STAND_INS): the kernel built with these flags instead of its ISA's, its tester
+    # checking the features of ISA `isa` instead.
+    isa: str = ""
+    cflags: Tuple[str, ...] = ()
 
     def unavailable(self) -> Optional[str]:
         if self.reason:
@@ -72,22 +76,48 @@ CROSS = {
 NATIVE_NO_ASM = Target("native intrinsics loop", ("gcc", "-DTG_NO_ASM"), packages="gcc")
 
 
-# Tile-unit (AMX) kernels run twice: natively (where the CPU has AMX; the tester skips itself
-# elsewhere) and on a software model of the tile instructions, tests/c/amx_model.h, force-included
-# into the kernel built without the tile flags (-mamx-*), so CPUs without AMX test them too.
-AMX_MODEL = Target("native amx model", ("gcc",), packages="gcc")
-AMX_MODEL_HEADER = REPO_ROOT / "tests" / "c" / "amx_model.h"
+# Stand-ins for x86 tiers that few CPUs (and no emulator here) have: the same generated C built
+# with other flags, its tester checking the features of the ISA those flags need (Target.isa);
+# the kernel's code then runs, against the tester's reference, on more CPUs than its tier's.
+#  - avxvnni: the EVEX encoding of the same 256-bit VPDPBUSD (AVX512-VNNI + VL), which the
+#    kernel's spelling macros (dsl/isa/x86.py) choose from these flags; its asm and its
+#    intrinsics spelling (TG_NO_ASM) both.
+#  - avx512fp16: GCC's AVX512-FP16 headers skipped (their include guards defined) for a software
+#    model of the intrinsics (tests/c/tg_avx512fp16_model.h, each lane a half FMA rounded once);
+#    the tester's bit-exact check of its k-order model then tests the kernel's structure, its
+#    edges and its accumulation order, not the instructions.
+_EVEX_TWIN = ISAS["avx2"].cflags + ("-mavx512vnni", "-mavx512vl")
+_FP16_MODEL = ISAS["avx512"].cflags + (
+    "-D__AVX512FP16INTRIN_H_INCLUDED", "-D__AVX512FP16VLINTRIN_H_INCLUDED",
+    "-include", "tg_avx512fp16_model.h")
+STAND_INS: Dict[str, List[Target]] = {
+    "avxvnni": [
+        Target("evex twin", ("gcc",), packages="gcc", isa="avx512vnni", cflags=_EVEX_TWIN),
+        Target("evex twin intrinsics", ("gcc", "-DTG_NO_ASM"), packages="gcc", isa="avx512vnni",
+               cflags=_EVEX_TWIN)],
+    "avx512fp16": [
+        Target("software model", ("gcc",), packages="gcc", isa="avx512", cflags=_FP16_MODEL)],
+}
+# AMX tiers: the tile intrinsics replaced by a software model of the instructions after the
+# Intel SDM (tests/c/amx_model.h, force-included; no -mamx-* flags), the rest of the kernel
+# built for the tier's AVX-512 base, whose features the tester checks. Its shape and fault
+# checks also catch a kernel that would fault on real AMX.
+for _tier, _base in (("amxbf16", "avx512bf16"), ("amxint8", "avx512vnni")):
+    STAND_INS[_tier] = [Target(
+        "amx model", ("gcc",), packages="gcc", isa=_base,
+        cflags=tuple(f for f in ISAS[_tier].cflags if not f.startswith("-mamx")) + (
+            "-include", "amx_model.h"))]
 
 
 def targets(spec: KernelSpec) -> List[Target]:
     isa_arch = ISAS[spec.isa].arch
     out = [NATIVE] if isa_arch in (HOST_ARCH, "any") else []
-    if out and ISAS[spec.isa].tile_ops:
-        out.append(AMX_MODEL)
     if out and spec.kloop == "asm":
         # Sanitizers instrument C, not inline assembly: the sanitizer job (SANITIZE_FLAGS)
         # builds only the intrinsics loop of such kernels; guard pages cover the asm loop.
         out = [NATIVE_NO_ASM] if SANITIZE_FLAGS else [NATIVE, NATIVE_NO_ASM]
+    if out:
+        out += STAND_INS.get(spec.isa, [])
     out += [t for arch, t in CROSS.items() if arch != HOST_ARCH and isa_arch in (arch, "any")]
     return out or [Target("not runnable", reason=f"{isa_arch} code cannot run on this {HOST_ARCH} host")]
 
@@ -104,7 +134,7 @@ def compile_commands(spec: KernelSpec, target: Target, out: Path) -> List[List[s
     defines = {
         "TG_T": DTYPES[spec.dtype], "TG_DT": spec.dtype, "TG_UKERNEL": spec.name,
         # Every tester skips itself (exit 77) unless the CPU has all of this ISA's features.
-        "TG_ISA_ID": f"TG_ISA_{spec.isa.upper()}",
+        "TG_ISA_ID": f"TG_ISA_{(target.isa or spec.isa).upper()}",
         **family.tester_defines(spec),
     }
     # The sanitizer job's flags (cprog.SANITIZE_FLAGS) for native builds; emulated ones are static.
@@ -112,15 +142,11 @@ def compile_commands(spec: KernelSpec, target: Target, out: Path) -> List[List[s
     base = [*target.cc, "-std=c99", "-O2", "-Wall", "-Werror", *sanitize,
             "-I", str(REPO_ROOT / GENERATED_RELPATH), "-I", str(REPO_ROOT / "tilegen" / "core"),
             "-I", str(REPO_ROOT / "tests" / "c")]
-    cflags = list(isa.cflags)
-    if target is AMX_MODEL:  # the model's tiles instead of AMX's: no tile flags, none needed
-        cflags = [f for f in cflags if not f.startswith("-mamx")] + [
-            "-include", str(AMX_MODEL_HEADER)]
-        defines["TG_AMX_MODEL"] = 1
     commands, objects = [], []
     for i, src in enumerate([kernel_path(spec), *family.tester_sources(spec)]):
         obj = out.with_name(f"{out.name}.{i}.o")
-        commands.append([*base, *cflags, "-c", str(REPO_ROOT / src), "-o", str(obj)])
+        commands.append([*base, *(target.cflags or isa.cflags), "-c", str(REPO_ROOT / src),
+                         "-o", str(obj)])
         objects.append(str(obj))
     commands.append([
         *base, *(f"-D{k}={v}" for k, v in defines.items()),
@@ -154,7 +180,7 @@ def build_and_run(case, workdir: Path) -> Outcome:
     unavailable = target.unavailable()
     if unavailable:
         return Outcome(skip=unavailable)
-    if not target.runner and target is not AMX_MODEL and not HOST_ISAS.get(entry.spec.isa) and (
+    if not target.runner and not HOST_ISAS.get(target.isa or entry.spec.isa) and (
             SANITIZE or case_id(case) not in SELF_SKIP_PROBES):
         # A kernel this CPU cannot run: building it would only cost time, once the family's
         # tester has shown that it skips itself on such a CPU (the plain run builds one per
@@ -372,16 +398,22 @@ def test_some_aarch64_tier_needs_a_feature():
     assert {"neondot", "neoni8mm"} <= set(FEATURE_TIERS)
 
 
-@pytest.mark.parametrize("isa", FEATURE_TIERS)
-def test_feature_tier_skips_itself_without_its_feature(isa, tmp_path):
-    """One tester of each AArch64 tier that needs more than ASIMD, cross-built and run under
-    qemu-aarch64 as a Cortex-A72 (which has none of those features): the tester's own feature
-    check must exit 77 before the kernel runs (an instruction the CPU lacks would be SIGILL)."""
+# Each (tier, family) pair of those tiers: every family's tester has its own feature check.
+FEATURE_TIER_FAMILIES = sorted({(e.spec.isa, e.spec.op) for e in ENTRIES
+                                if e.spec.isa in FEATURE_TIERS})
+
+
+@pytest.mark.parametrize("isa, family", FEATURE_TIER_FAMILIES)
+def test_feature_tier_skips_itself_without_its_feature(isa, family, tmp_path):
+    """One tester of each family on each AArch64 tier that needs more than ASIMD, cross-built
+    and run under qemu-aarch64 as a Cortex-A72 (which has none of those features): the tester's
+    own feature check must exit 77 before the kernel runs (an instruction the CPU lacks would
+    be SIGILL)."""
     target = CROSS["aarch64"]
     missing = target.unavailable()
     if missing:
         pytest.skip(missing)
-    entry = next(e for e in ENTRIES if e.spec.isa == isa)
+    entry = next(e for e in ENTRIES if e.spec.isa == isa and e.spec.op == family)
     exe = tmp_path / entry.name
     for command in compile_commands(entry.spec, target, exe):
         build = subprocess.run(command, capture_output=True, text=True)
@@ -414,3 +446,36 @@ def test_neonfp16_tester_skips_without_fp16_arithmetic(tmp_path):
     assert "KERNEL" not in old.stdout
     new = subprocess.run(["qemu-aarch64", str(exe)], capture_output=True, text=True, timeout=600)
     assert new.returncode == 0 and f"KERNEL {entry.name} CASES" in new.stdout, new.stderr
+
+
+# What the real builds of the stand-in tiers encode (their tests above run other builds of the
+# same C): per ISA, a pattern every kernel's code must hold and, per line, what none may.
+ENCODINGS = {
+    # VEX vpdpbusd on ymm; no EVEX (first opcode byte 0x62 in 64-bit code), zmm, or ymm16-31.
+    "avxvnni": (re.compile(r"\{vex\} vpdpbusd %ymm"),
+                re.compile(r"^\s*[0-9a-f]+:\s+62 |zmm|[xy]mm(1[6-9]|2[0-9]|3[01])\b")),
+    "avx512fp16": (re.compile(r"vfmadd231ph %zmm\d+,%zmm\d+,%zmm\d+"), None),
+}
+ENCODED = [e for e in ENTRIES if e.spec.isa in ENCODINGS]
+
+
+@pytest.mark.skipif(HOST_ARCH != "x86_64", reason="x86-64 builds")
+@pytest.mark.parametrize("entry", ENCODED, ids=lambda e: e.name)
+def test_stand_in_tiers_real_build_encoding(entry, tmp_path):
+    """The kernels of a tier tested through a stand-in build (STAND_INS), built with the tier's
+    own flags, hold its instructions in the encoding its CPUs run (objdump -d)."""
+    if not shutil.which("objdump"):
+        pytest.skip("objdump not found; install binutils")
+    obj = tmp_path / "k.o"
+    r = subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Werror",
+                        "-I", str(REPO_ROOT / GENERATED_RELPATH),
+                        "-I", str(REPO_ROOT / "tilegen" / "core"), *ISAS[entry.spec.isa].cflags,
+                        "-c", str(REPO_ROOT / kernel_path(entry.spec)), "-o", str(obj)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    dis = subprocess.run(["objdump", "-d", str(obj)], capture_output=True, text=True,
+                         check=True).stdout
+    need, never = ENCODINGS[entry.spec.isa]
+    assert need.search(dis), f"no {need.pattern!r} in {entry.name}"
+    bad = [line for line in dis.splitlines() if never and never.search(line)]
+    assert not bad, "\n".join(bad[:10])

@@ -178,9 +178,6 @@ static inline int cpu_supported(void) {
 #define TG_NEED(ID, NAME, ARCH, PRIO, REQ) if ((ID) == (TG_ISA_ID)) need = (REQ);
   TG_FOREACH_ISA(TG_NEED)
 #undef TG_NEED
-#ifdef TG_AMX_MODEL  /* the kernel runs on tests/c/amx_model.h's tiles: no AMX needed here */
-  need &= ~(uint32_t) (TG_FEAT_AMX_TILE | TG_FEAT_AMX_BF16 | TG_FEAT_AMX_INT8);
-#endif
   tg_cpu_features f;
   tg_cpu_detect(&f);
   const uint32_t lack = need & ~f.usable;

@@ -46,10 +46,11 @@ static long run(int64_t m, int64_t n, int64_t k, int a_unsigned, int col_major, 
 }
 
 int main(void) {
-  /* Few rows (the driver streams B and may take a smaller-MR kernel), many (blocked), k not a
-     multiple of 4, and one product big enough for two threads. */
-  static const int64_t shapes[][3] = {{1, 1, 1}, {3, 17, 9}, {13, 40, 70}, {37, 29, 131},
-                                      {200, 70, 1030}};
+  /* Up to 4 rows (a GEMV per row, B read in place), few rows (the driver streams B and may
+     take a smaller-MR kernel), many (blocked), n and k off every vector and row step (k not a
+     multiple of 4), and one product big enough for two threads. */
+  static const int64_t shapes[][3] = {{1, 1, 1}, {3, 17, 9}, {1, 77, 37}, {4, 100, 131},
+                                      {2, 33, 6}, {13, 40, 70}, {37, 29, 131}, {200, 70, 1030}};
   printf("isa %s\n", tilegen_isa_name());
   for (int t = 1; t <= 2; t++) {
     tilegen_set_num_threads(t);

@@ -52,11 +52,13 @@ void tg_cpu_detect(tg_cpu_features* out) {
     if ((ebx >> 30) & 1) rep |= TG_FEAT_AVX512BW;
     if ((ebx >> 31) & 1) rep |= TG_FEAT_AVX512VL;
     if ((ecx >> 11) & 1) rep |= TG_FEAT_AVX512_VNNI;
+    if ((edx >> 23) & 1) rep |= TG_FEAT_AVX512_FP16;
     if ((edx >> 24) & 1) rep |= TG_FEAT_AMX_TILE;
     if ((edx >> 22) & 1) rep |= TG_FEAT_AMX_BF16;
     if ((edx >> 25) & 1) rep |= TG_FEAT_AMX_INT8;
     if (max_subleaf >= 1) {
       __cpuid_count(7, 1, eax, ebx, ecx, edx);
+      if ((eax >> 4) & 1) rep |= TG_FEAT_AVX_VNNI;   /* VEX VPDPBUSD & co. on xmm/ymm */
       if ((eax >> 5) & 1) rep |= TG_FEAT_AVX512_BF16;
     }
   }
@@ -67,9 +69,10 @@ void tg_cpu_detect(tg_cpu_features* out) {
   const uint64_t xcr0 = osxsave ? read_xcr0() : 0;
   const int ymm_ok = (xcr0 & 0x6) == 0x6;
   const int zmm_ok = ymm_ok && (xcr0 & 0xE0) == 0xE0;
-  const uint32_t avx_bits = TG_FEAT_AVX | TG_FEAT_FMA | TG_FEAT_AVX2;
+  const uint32_t avx_bits = TG_FEAT_AVX | TG_FEAT_FMA | TG_FEAT_AVX2 | TG_FEAT_AVX_VNNI;
   const uint32_t avx512_bits = TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW |
-                               TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16 | TG_FEAT_AVX512_VNNI;
+                               TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16 | TG_FEAT_AVX512_VNNI |
+                               TG_FEAT_AVX512_FP16;
   /* AMX: XTILECFG|XTILEDATA (XCR0 bits 17-18) enabled by the OS, and on Linux this process's
      permission to use the tile data. */
   const uint32_t amx_bits = TG_FEAT_AMX_TILE | TG_FEAT_AMX_BF16 | TG_FEAT_AMX_INT8;

@@ -138,6 +138,13 @@ def probe_quads(isa) -> Tuple[str, ...]:
     return tuple(d for d, ops in isa.quad_ops.items() if ops.dot_)
 
 
+def probe_quad_op(ops) -> Tuple[str, int]:
+    """The int8 instruction the probe times, and its ops (multiplies and adds) per int32 lane:
+    the 2x2x8 matrix product where the ISA has one (SMMLA: 64 a 4-lane vector, twice SDOT's
+    work in one instruction), else the four-way dot product."""
+    return ("mmla", 16) if ops.mmla_ else ("dot", 8)
+
+
 def _family_header(family, entries: Sequence[Entry], extras: Sequence[ExtraFile], env,
                    arches: Sequence[str]) -> dict:
     """What tg_ukernels.h needs of one family: types, declarations and X-macro rows."""
@@ -192,7 +199,8 @@ def render_all(root: Optional[str] = None, isas: Optional[Sequence[str]] = None,
         body = env.get_template("common/fma_probe.c.j2").render(
             isa=isa, ops=[(d, isa.vec(d)) for d in FLOAT_DTYPES],
             dots=[(d, isa.dot(d)) for d in probe_dots(isa)],
-            quads=[(d, isa.quad(d)) for d in probe_quads(isa)], chains=probe_chains(isa))
+            quads=[(d, isa.quad(d), probe_quad_op(isa.quad(d))[0]) for d in probe_quads(isa)],
+            chains=probe_chains(isa))
         out[probe_path(isa.name)] = _c_header(
             "common/fma_probe.c.j2", f"{ISA_TABLES} ({isa.name} table)", root) + body
         sources[isa.name].append(probe_path(isa.name))
@@ -206,7 +214,8 @@ def render_all(root: Optional[str] = None, isas: Optional[Sequence[str]] = None,
     probes: Dict[str, list] = {a: [] for a in list(arches) + ["any"]}
     for isa in chosen_isas:
         for d in FLOAT_DTYPES + probe_dots(isa) + probe_quads(isa):
-            per_lane = 2 if d in FLOAT_DTYPES else 8 if d in isa.quad_ops else 4
+            per_lane = (2 if d in FLOAT_DTYPES else probe_quad_op(isa.quad(d))[1]
+                        if d in isa.quad_ops else 4)
             probes[isa.arch].append(dict(
                 name=probe_name(d, isa.name), isa=isa.name, dtype=d,
                 dtype_index=PROBE_DTYPES.index(d),

@@ -838,11 +838,13 @@ void tg_bf16_gemm_ukernel_8x32c2__avx512bf16(int64_t, int64_t, int64_t, const ui
 void tg_bf16_gemm_ukernel_6x64c2__avx512bf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_12x32c2__avx512(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_4x16c2__avx2(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_f16_gemm_ukernel_14x64__avx512fp16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, uint16_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_32x32c4__amxint8(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_14x32c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_8x48c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_12x32c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_6x64c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_6x16c4__avxvnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_8x32c4__avx512(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_4x16c4__avx2(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_f32_gemv_ukernel_4x1c32__avx512(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
@@ -861,6 +863,7 @@ void tg_bf16_gemv_ukernel_1x64c8__avx512(int64_t, int64_t, const uint16_t*, int6
 void tg_bf16_gemv_ukernel_1x32c8__avx2(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_s8_gemvs8_ukernel_1x64c8__avx512vnni(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
 void tg_s8_gemvs8_ukernel_1x64c8__avx512(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
+void tg_s8_gemvs8_ukernel_1x32c8__avxvnni(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
 void tg_s8_gemvs8_ukernel_1x32c8__avx2(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
 void tg_s8_q40gemv_ukernel_1x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x32__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
@@ -878,6 +881,14 @@ void tg_s8_q41gemv_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const int8_t*
 void tg_s8_q4zgemv_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q80gemv_ukernel_1x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q80gemv_ukernel_4x32__avx512(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q40gemv_ukernel_1x8__avxvnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q40gemv_ukernel_4x8__avxvnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_1x8__avxvnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_1x8__avxvnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_4x8__avxvnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_4x8__avxvnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_1x8__avxvnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_4x8__avxvnni(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x8__avx2(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
@@ -903,6 +914,11 @@ double tg_bf16_fma_probe__avx512bf16(int64_t iters);
 double tg_f32_fma_probe__avx512vnni(int64_t iters);
 double tg_f64_fma_probe__avx512vnni(int64_t iters);
 double tg_s8_fma_probe__avx512vnni(int64_t iters);
+double tg_f32_fma_probe__avxvnni(int64_t iters);
+double tg_f64_fma_probe__avxvnni(int64_t iters);
+double tg_s8_fma_probe__avxvnni(int64_t iters);
+double tg_f32_fma_probe__avx512fp16(int64_t iters);
+double tg_f64_fma_probe__avx512fp16(int64_t iters);
 double tg_f32_fma_probe__amxbf16(int64_t iters);
 double tg_f64_fma_probe__amxbf16(int64_t iters);
 double tg_bf16_fma_probe__amxbf16(int64_t iters);
@@ -998,9 +1014,20 @@ void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, co
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_1x8c8__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
+void tg_bf16_gemv_ukernel_4x1c16__neonbf16(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_bf16_gemv_ukernel_4x1c16__neon(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_bf16_gemv_ukernel_1x32c8__neonbf16(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
 void tg_bf16_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const uint16_t*, int64_t, const uint16_t*, float*, int64_t, float, float);
+void tg_s8_gemvs8_ukernel_1x16c8__neondot(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
 void tg_s8_gemvs8_ukernel_1x16c8__neon(int64_t, int64_t, const int8_t*, int64_t, const int8_t*, int, int32_t*, int);
+void tg_s8_q40gemv_ukernel_1x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q40gemv_ukernel_4x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_1x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_1x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q41gemv_ukernel_4x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q4zgemv_ukernel_4x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_1x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
+void tg_s8_q80gemv_ukernel_4x8__neondot(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q40gemv_ukernel_4x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
 void tg_s8_q41gemv_ukernel_1x8__neon(int64_t, int64_t, int64_t, const int8_t*, int64_t, const float*, int64_t, const uint8_t*, float*, int64_t);
@@ -1510,6 +1537,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 /* TG_GEMMF16_UKERNELS_<dtype>_<ARCH>(X): every gemmf16 kernel of that dtype built
    for that architecture, registry order. X(isa id, MR, NR, production, native half arithmetic, kernel, "name") */
 #define TG_GEMMF16_UKERNELS_f16_X86_64(X) \
+  X(TG_ISA_AVX512FP16, 14, 64, 1, 1, tg_f16_gemm_ukernel_14x64__avx512fp16, "tg_f16_gemm_ukernel_14x64__avx512fp16") \
 
 #define TG_GEMMF16_UKERNELS_f16_AARCH64(X) \
   X(TG_ISA_NEONFP16, 8, 16, 1, 1, tg_f16_gemm_ukernel_8x16__neonfp16, "tg_f16_gemm_ukernel_8x16__neonfp16") \
@@ -1532,6 +1560,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512VNNI, 8, 48, 4, 0, 1, 1, tg_s8_gemm_ukernel_8x48c4__avx512vnni, "tg_s8_gemm_ukernel_8x48c4__avx512vnni") \
   X(TG_ISA_AVX512VNNI, 12, 32, 4, 0, 1, 1, tg_s8_gemm_ukernel_12x32c4__avx512vnni, "tg_s8_gemm_ukernel_12x32c4__avx512vnni") \
   X(TG_ISA_AVX512VNNI, 6, 64, 4, 0, 1, 1, tg_s8_gemm_ukernel_6x64c4__avx512vnni, "tg_s8_gemm_ukernel_6x64c4__avx512vnni") \
+  X(TG_ISA_AVXVNNI, 6, 16, 4, 1, 1, 1, tg_s8_gemm_ukernel_6x16c4__avxvnni, "tg_s8_gemm_ukernel_6x16c4__avxvnni") \
   X(TG_ISA_AVX512, 8, 32, 4, 1, 0, 1, tg_s8_gemm_ukernel_8x32c4__avx512, "tg_s8_gemm_ukernel_8x32c4__avx512") \
   X(TG_ISA_AVX2, 4, 16, 4, 1, 0, 1, tg_s8_gemm_ukernel_4x16c4__avx2, "tg_s8_gemm_ukernel_4x16c4__avx2") \
 
@@ -1602,7 +1631,9 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, 1, 32, 8, 1, tg_bf16_gemv_ukernel_1x32c8__avx2, "tg_bf16_gemv_ukernel_1x32c8__avx2") \
 
 #define TG_GEMVBF16_UKERNELS_bf16_AARCH64(X) \
+  X(TG_ISA_NEONBF16, 4, 1, 16, 1, tg_bf16_gemv_ukernel_4x1c16__neonbf16, "tg_bf16_gemv_ukernel_4x1c16__neonbf16") \
   X(TG_ISA_NEON, 4, 1, 16, 1, tg_bf16_gemv_ukernel_4x1c16__neon, "tg_bf16_gemv_ukernel_4x1c16__neon") \
+  X(TG_ISA_NEONBF16, 1, 32, 8, 1, tg_bf16_gemv_ukernel_1x32c8__neonbf16, "tg_bf16_gemv_ukernel_1x32c8__neonbf16") \
   X(TG_ISA_NEON, 1, 16, 8, 1, tg_bf16_gemv_ukernel_1x16c8__neon, "tg_bf16_gemv_ukernel_1x16c8__neon") \
 
 #define TG_GEMVBF16_UKERNELS_bf16_ANY(X) \
@@ -1619,9 +1650,11 @@ double tg_f64_fma_probe__scalar(int64_t iters);
 #define TG_GEMVS8_UKERNELS_s8_X86_64(X) \
   X(TG_ISA_AVX512VNNI, 64, 8, 1, tg_s8_gemvs8_ukernel_1x64c8__avx512vnni, "tg_s8_gemvs8_ukernel_1x64c8__avx512vnni") \
   X(TG_ISA_AVX512, 64, 8, 1, tg_s8_gemvs8_ukernel_1x64c8__avx512, "tg_s8_gemvs8_ukernel_1x64c8__avx512") \
+  X(TG_ISA_AVXVNNI, 32, 8, 1, tg_s8_gemvs8_ukernel_1x32c8__avxvnni, "tg_s8_gemvs8_ukernel_1x32c8__avxvnni") \
   X(TG_ISA_AVX2, 32, 8, 1, tg_s8_gemvs8_ukernel_1x32c8__avx2, "tg_s8_gemvs8_ukernel_1x32c8__avx2") \
 
 #define TG_GEMVS8_UKERNELS_s8_AARCH64(X) \
+  X(TG_ISA_NEONDOT, 16, 8, 1, tg_s8_gemvs8_ukernel_1x16c8__neondot, "tg_s8_gemvs8_ukernel_1x16c8__neondot") \
   X(TG_ISA_NEON, 16, 8, 1, tg_s8_gemvs8_ukernel_1x16c8__neon, "tg_s8_gemvs8_ukernel_1x16c8__neon") \
 
 #define TG_GEMVS8_UKERNELS_s8_ANY(X) \
@@ -1651,6 +1684,14 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512, 3, 4, 32, 1, 0, tg_s8_q4zgemv_ukernel_4x32__avx512, "tg_s8_q4zgemv_ukernel_4x32__avx512") \
   X(TG_ISA_AVX512, 2, 1, 32, 1, 0, tg_s8_q80gemv_ukernel_1x32__avx512, "tg_s8_q80gemv_ukernel_1x32__avx512") \
   X(TG_ISA_AVX512, 2, 4, 32, 1, 0, tg_s8_q80gemv_ukernel_4x32__avx512, "tg_s8_q80gemv_ukernel_4x32__avx512") \
+  X(TG_ISA_AVXVNNI, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__avxvnni, "tg_s8_q40gemv_ukernel_1x8__avxvnni") \
+  X(TG_ISA_AVXVNNI, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__avxvnni, "tg_s8_q40gemv_ukernel_4x8__avxvnni") \
+  X(TG_ISA_AVXVNNI, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__avxvnni, "tg_s8_q41gemv_ukernel_1x8__avxvnni") \
+  X(TG_ISA_AVXVNNI, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__avxvnni, "tg_s8_q4zgemv_ukernel_1x8__avxvnni") \
+  X(TG_ISA_AVXVNNI, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__avxvnni, "tg_s8_q41gemv_ukernel_4x8__avxvnni") \
+  X(TG_ISA_AVXVNNI, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__avxvnni, "tg_s8_q4zgemv_ukernel_4x8__avxvnni") \
+  X(TG_ISA_AVXVNNI, 2, 1, 8, 1, 128, tg_s8_q80gemv_ukernel_1x8__avxvnni, "tg_s8_q80gemv_ukernel_1x8__avxvnni") \
+  X(TG_ISA_AVXVNNI, 2, 4, 8, 1, 128, tg_s8_q80gemv_ukernel_4x8__avxvnni, "tg_s8_q80gemv_ukernel_4x8__avxvnni") \
   X(TG_ISA_AVX2, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__avx2, "tg_s8_q40gemv_ukernel_1x8__avx2") \
   X(TG_ISA_AVX2, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__avx2, "tg_s8_q40gemv_ukernel_4x8__avx2") \
   X(TG_ISA_AVX2, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__avx2, "tg_s8_q41gemv_ukernel_1x8__avx2") \
@@ -1661,6 +1702,14 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX2, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__avx2, "tg_s8_q80gemv_ukernel_4x8__avx2") \
 
 #define TG_QGEMV_UKERNELS_s8_AARCH64(X) \
+  X(TG_ISA_NEONDOT, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__neondot, "tg_s8_q40gemv_ukernel_1x8__neondot") \
+  X(TG_ISA_NEONDOT, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__neondot, "tg_s8_q40gemv_ukernel_4x8__neondot") \
+  X(TG_ISA_NEONDOT, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__neondot, "tg_s8_q41gemv_ukernel_1x8__neondot") \
+  X(TG_ISA_NEONDOT, 3, 1, 8, 1, 0, tg_s8_q4zgemv_ukernel_1x8__neondot, "tg_s8_q4zgemv_ukernel_1x8__neondot") \
+  X(TG_ISA_NEONDOT, 1, 4, 8, 1, 0, tg_s8_q41gemv_ukernel_4x8__neondot, "tg_s8_q41gemv_ukernel_4x8__neondot") \
+  X(TG_ISA_NEONDOT, 3, 4, 8, 1, 0, tg_s8_q4zgemv_ukernel_4x8__neondot, "tg_s8_q4zgemv_ukernel_4x8__neondot") \
+  X(TG_ISA_NEONDOT, 2, 1, 8, 1, 0, tg_s8_q80gemv_ukernel_1x8__neondot, "tg_s8_q80gemv_ukernel_1x8__neondot") \
+  X(TG_ISA_NEONDOT, 2, 4, 8, 1, 0, tg_s8_q80gemv_ukernel_4x8__neondot, "tg_s8_q80gemv_ukernel_4x8__neondot") \
   X(TG_ISA_NEON, 0, 1, 8, 1, 8, tg_s8_q40gemv_ukernel_1x8__neon, "tg_s8_q40gemv_ukernel_1x8__neon") \
   X(TG_ISA_NEON, 0, 4, 8, 1, 8, tg_s8_q40gemv_ukernel_4x8__neon, "tg_s8_q40gemv_ukernel_4x8__neon") \
   X(TG_ISA_NEON, 1, 1, 8, 1, 0, tg_s8_q41gemv_ukernel_1x8__neon, "tg_s8_q41gemv_ukernel_1x8__neon") \
@@ -1747,6 +1796,11 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_AVX512VNNI, 0, tg_f32_fma_probe__avx512vnni, 768) \
   X(TG_ISA_AVX512VNNI, 1, tg_f64_fma_probe__avx512vnni, 384) \
   X(TG_ISA_AVX512VNNI, 3, tg_s8_fma_probe__avx512vnni, 3072) \
+  X(TG_ISA_AVXVNNI, 0, tg_f32_fma_probe__avxvnni, 192) \
+  X(TG_ISA_AVXVNNI, 1, tg_f64_fma_probe__avxvnni, 96) \
+  X(TG_ISA_AVXVNNI, 3, tg_s8_fma_probe__avxvnni, 768) \
+  X(TG_ISA_AVX512FP16, 0, tg_f32_fma_probe__avx512fp16, 768) \
+  X(TG_ISA_AVX512FP16, 1, tg_f64_fma_probe__avx512fp16, 384) \
   X(TG_ISA_AMXBF16, 0, tg_f32_fma_probe__amxbf16, 768) \
   X(TG_ISA_AMXBF16, 1, tg_f64_fma_probe__amxbf16, 384) \
   X(TG_ISA_AMXBF16, 2, tg_bf16_fma_probe__amxbf16, 1536) \
@@ -1764,7 +1818,7 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   X(TG_ISA_NEONDOT, 3, tg_s8_fma_probe__neondot, 768) \
   X(TG_ISA_NEONI8MM, 0, tg_f32_fma_probe__neoni8mm, 192) \
   X(TG_ISA_NEONI8MM, 1, tg_f64_fma_probe__neoni8mm, 96) \
-  X(TG_ISA_NEONI8MM, 3, tg_s8_fma_probe__neoni8mm, 768) \
+  X(TG_ISA_NEONI8MM, 3, tg_s8_fma_probe__neoni8mm, 1536) \
   X(TG_ISA_NEONBF16, 0, tg_f32_fma_probe__neonbf16, 192) \
   X(TG_ISA_NEONBF16, 1, tg_f64_fma_probe__neonbf16, 96) \
   X(TG_ISA_NEONBF16, 2, tg_bf16_fma_probe__neonbf16, 384) \

@@ -202,6 +202,40 @@ def test_c_api(tmp_path):
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), (r.returncode, r.stdout, r.stderr)
 
 
+def test_gemm_default_is_the_float32_product_of_the_widened_halves():
+    """tg.gemm on two float16 operands (float32 sums, widened in C) gives, bit for bit, what
+    tg.gemm gives on NumPy's exact float32 copies of them, with every epilogue, c's dtype,
+    transposes, strided views and output dtype; a float64 c still makes the product float64."""
+    a = RNG.standard_normal((37, 300)).astype(np.float16)
+    b = RNG.standard_normal((300, 29)).astype(np.float16)
+    c16 = RNG.standard_normal((37, 29)).astype(np.float16)
+    bias = RNG.standard_normal(29).astype(np.float32)
+    f = lambda x: x.astype(np.float32)  # noqa: E731
+    for kw in ({}, {"c": c16, "alpha": 0.5, "beta": 2.0}, {"c": f(c16), "beta": -1.0},
+               {"bias": bias, "activation": "gelu"}, {"alpha": 0.0, "c": c16, "beta": 1.0}):
+        want = tg.gemm(f(a), f(b), **kw)
+        have = tg.gemm(a, b, **kw)
+        assert have.dtype == np.float32, kw
+        np.testing.assert_array_equal(have, want, err_msg=str(kw))
+    at, bt = a.T.copy(), b.T.copy()
+    np.testing.assert_array_equal(tg.gemm(at, bt, trans_a=True, trans_b=True),
+                                  tg.gemm(f(at), f(bt), trans_a=True, trans_b=True))
+    np.testing.assert_array_equal(tg.gemm(a[::2, ::3], b[::3, 1::2]),
+                                  tg.gemm(f(a[::2, ::3]), f(b[::3, 1::2])))
+    want = tg.gemm(f(a), f(b))
+    np.testing.assert_array_equal(tg.gemm(a, b, out_dtype=np.float16), want.astype(np.float16))
+    for dt in (np.float16, np.float32, np.float64):
+        out = np.full((37, 29), np.nan, dt)
+        assert tg.gemm(a, b, out=out) is out
+        np.testing.assert_array_equal(out, want.astype(dt), err_msg=str(dt))
+    wide = tg.gemm(a, b, c=c16.astype(np.float64), beta=1.0)
+    assert wide.dtype == np.float64
+    np.testing.assert_allclose(wide, a.astype(np.float64) @ b.astype(np.float64) + c16,
+                               rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="out"):
+        tg.gemm(a, b, out=np.empty((37, 29), np.int32))
+
+
 # ------------------------------------------------ accumulate="float16" (half accumulation)
 
 HALF_U = 2.0 ** -11
@@ -237,6 +271,33 @@ def test_accumulate_float16_here_is_the_default_path_or_the_half_bound():
     out = np.empty((37, 29), np.float16)
     assert tg.gemm(a, b, accumulate="float16", out=out) is out
     np.testing.assert_array_equal(out, tg.gemm(a, b, out_dtype=np.float16))
+
+
+def half_fma_model(a, b):
+    """The k-order half sums: from 0, each product added and rounded once to half (the product
+    of two halves and its sum with a half are exact or rounded once in float64, and float64 ->
+    float16 rounds to nearest even: one fused half FMA, as the kernels' contract states)."""
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float16)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    for p in range(a.shape[1]):
+        acc = (acc.astype(np.float64) + np.outer(a64[:, p], b64[p])).astype(np.float16)
+    return acc
+
+
+def test_accumulate_float16_native_kernel_is_the_half_fma_model():
+    """Where a half-accumulating kernel serves (neonfp16, avx512fp16) the product is the k-order
+    half FMA model bit for bit, over edge tiles, several k blocks and threads (the result is
+    float32: the half sums widened, exactly)."""
+    kernel = _gemm.f16acc_kernel()
+    if kernel is None:
+        pytest.skip("no half-accumulating kernel on this CPU (float32 accumulation serves it)")
+    for m, k, n in [(1, 1, 1), (15, 33, 65), (37, 700, 129)]:
+        a = RNG.standard_normal((m, k)).astype(np.float16)
+        b = RNG.standard_normal((k, n)).astype(np.float16)
+        want = half_fma_model(a, b)
+        got = tg.gemm(a, b, accumulate="float16", out_dtype=np.float16)
+        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16),
+                                      err_msg=f"{kernel} {m}x{k}x{n}")
 
 
 def test_accumulate_float16_integers_are_exact():

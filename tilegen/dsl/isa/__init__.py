@@ -16,7 +16,7 @@ from .base import (
 
 # Table order is the C enum's order (TG_ISA_*).
 _MODULES = ("scalar", "avx2", "avx512", "neon", "avx512bf16", "avx512vnni", "neonfp16", "neondot",
-            "neoni8mm", "neonbf16", "amxbf16", "amxint8")
+            "neoni8mm", "neonbf16", "avxvnni", "avx512fp16", "amxbf16", "amxint8")
 ISAS: Dict[str, Isa] = {}
 for _m in _MODULES:
     _isa = importlib.import_module(f"{__name__}.{_m}").ISA

@@ -12,7 +12,7 @@ ISA = replace(
     AVX512BF16, name="amxbf16",
     cflags=AVX512BF16.cflags + ("-mamx-tile", "-mamx-bf16"),
     requires=AVX512BF16.requires + ("amx_tile", "amx_bf16"),
-    priority=AVX512BF16.priority + 2,
+    priority=AVX512BF16.priority + 3,  # above avx512fp16 too
     tile_ops={"bf16": TileOps(count=8, rows=16, colsb=64, group=2, acc_ctype="float",
                               dot_="_tile_dpbf16ps({c}, {a}, {b})")},
     description="AMX-BF16 (TDPBF16PS bfloat16 tile products) + AVX-512 BF16",

@@ -48,8 +48,8 @@ PREFETCH_LEVELS: Mapping[str, Mapping[str, object]] = {
 # Android) or sysctl (Apple), named as /proc/cpuinfo names them.
 FEATURES: Tuple[str, ...] = (
     "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd",
-    "avx512_bf16", "avx512_vnni", "asimdhp", "asimddp", "i8mm", "bf16",
-    "amx_tile", "amx_bf16", "amx_int8",
+    "avx512_bf16", "avx512_vnni", "asimdhp", "asimddp", "i8mm", "bf16", "avx_vnni",
+    "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
 )
 
 _ARCH_ALIASES: Mapping[str, str] = {
@@ -370,7 +370,8 @@ class QuadOps(_Spellings):
                        (4 * lanes columns of four consecutive rows) interleaved into the four
                        quad vectors q0..q3 of their columns, in the ISA's own column order
       order4(v0, v1, v2, v3)   a block statement (with `dot`): int32 vectors permuted in place
-                       between rows4's column order and the natural one (its own inverse)
+                       between rows4's column order and the natural one (its own inverse;
+                       empty where rows4 keeps the natural order)
       pair(x0, x1)     (without `dot`; optional) the int16 pair x0, x1 (values -128..255) as a
                        `pair_vtype` value for madd2
       madd2(acc0, acc1, p0, p1, xx)   a block statement: acc0 and acc1 (the int32 vectors of
@@ -446,24 +447,39 @@ class HalfOps(_Spellings):
       load(p), store(p, x)    `lanes` halves at p (uint16_t*) as a vector, and back
       fma_lane(acc, b, a, l)  acc + b * (lane l of a) per lane, rounded once to half (l a
                               constant below `lanes`: one load of A serves `lanes` rows)
+      bcast(p), fma(acc, b, a)   for ISAs without a by-element FMA (fma_lane empty: x86): the
+                              half at p in every lane, and acc + b * a per lane, rounded once
+                              to half; A's rows then take a broadcast each
     `native` is False for a table that only emulates half arithmetic (the scalar reference): the
     dispatcher never serves a product with it, as float32 accumulation is faster there and more
     accurate.
     """
 
-    ARGS = {"zero": (), "load": ("p",), "store": ("p", "x"), "fma_lane": ("acc", "b", "a", "l")}
+    ARGS = {"zero": (), "load": ("p",), "store": ("p", "x"), "fma_lane": ("acc", "b", "a", "l"),
+            "bcast": ("p",), "fma": ("acc", "b", "a")}
 
     vtype: str
     lanes: int
     zero_: str
     load_: str
     store_: str
-    fma_lane_: str
+    fma_lane_: str = ""
+    bcast_: str = ""
+    fma_: str = ""
     native: bool = True
     helpers: str = ""
 
+    def __post_init__(self) -> None:
+        if not self.fma_lane_ and not (self.bcast_ and self.fma_):
+            raise ValueError("HalfOps: spell fma_lane, or bcast and fma")
+
     def zero(self) -> str:
         return self.zero_
+
+    @property
+    def lane_indexed(self) -> bool:
+        """A's halves are loaded `lanes` rows at a time and picked by lane (`fma_lane`)."""
+        return bool(self.fma_lane_)
 
 
 # IEEE half -> float32 bits without F16C: the half's exponent and mantissa shifted into a

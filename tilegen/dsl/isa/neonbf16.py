@@ -5,6 +5,7 @@ other dtype's kernels stay neon's (the dispatcher falls through to it)."""
 from dataclasses import replace
 
 from .base import PAIR_HELPER, DotOps
+from .neon import BF16 as NEON_BF16
 from .neon import ISA as NEON
 
 # BFDOT: per float32 lane, acc + the pair's two products. It ignores FPCR (without FEAT_EBF16's
@@ -18,6 +19,16 @@ BF16 = DotOps(
     bcast_="vreinterpretq_bf16_u32(vdupq_n_u32((uint32_t) tg_pair_bits({p})))",
     dot_="vbfdotq_f32({acc}, {a}, {b})",
     dot_lane_="vbfdotq_laneq_f32({acc}, {b}, {a}, {lane})",
+    # Two rows read in place into pairs: ZIP1/ZIP2 on 16-bit elements pair rows k and k + 1 of
+    # columns 0-3 and 4-7 in order, so unzip has nothing to undo. (On u16: GCC 12 has no bf16
+    # zip.)
+    zip_lo_=("vreinterpretq_bf16_u16(vzip1q_u16(vreinterpretq_u16_bf16({a}), "
+             "vreinterpretq_u16_bf16({b})))"),
+    zip_hi_=("vreinterpretq_bf16_u16(vzip2q_u16(vreinterpretq_u16_bf16({a}), "
+             "vreinterpretq_u16_bf16({b})))"),
+    unzip_lo_="({lo})", unzip_hi_="({hi})",
+    # single rows (columns around whole pair vectors), widened exactly as on neon
+    widen_=NEON_BF16.widen_,
     helpers=PAIR_HELPER)
 
 ISA = replace(

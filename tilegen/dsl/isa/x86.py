@@ -291,10 +291,40 @@ _S8_ORDER4_512 = (
     "{v0} = _mm512_shuffle_i32x4(tg_a, tg_b, 0x88); {v1} = _mm512_shuffle_i32x4(tg_a, tg_b, 0xDD); "
     "{v2} = _mm512_shuffle_i32x4(tg_c, tg_d, 0x88); {v3} = _mm512_shuffle_i32x4(tg_c, tg_d, 0xDD); }}")
 
+# The same on 256 bits (two 128-bit lanes): the unpacks' vectors hold the 4-column blocks
+# (0, 4), (1, 5), (2, 6), (3, 7); named q0 = (0, 4), q1 = (2, 6), q2 = (1, 5), q3 = (3, 7) the
+# natural order is two swaps of 128-bit lanes, (v0, v2) and (v1, v3): again an involution.
+_S8_ROWS4_256 = (
+    "{{ const __m256i tg_t0 = _mm256_unpacklo_epi8({r0}, {r1}), "
+    "tg_t1 = _mm256_unpackhi_epi8({r0}, {r1}), tg_t2 = _mm256_unpacklo_epi8({r2}, {r3}), "
+    "tg_t3 = _mm256_unpackhi_epi8({r2}, {r3}); "
+    "{q0} = _mm256_unpacklo_epi16(tg_t0, tg_t2); {q2} = _mm256_unpackhi_epi16(tg_t0, tg_t2); "
+    "{q1} = _mm256_unpacklo_epi16(tg_t1, tg_t3); {q3} = _mm256_unpackhi_epi16(tg_t1, tg_t3); }}")
+_S8_ORDER4_256 = (
+    "{{ const __m256i tg_a = _mm256_permute2x128_si256({v0}, {v2}, 0x20), "
+    "tg_b = _mm256_permute2x128_si256({v1}, {v3}, 0x20); "
+    "{v2} = _mm256_permute2x128_si256({v0}, {v2}, 0x31); "
+    "{v3} = _mm256_permute2x128_si256({v1}, {v3}, 0x31); {v0} = tg_a; {v1} = tg_b; }}")
+
+# AVX-VNNI's VPDPBUSD is AVX512-VNNI's on 256 bits in a VEX encoding: the same source built with
+# -mavx512vnni -mavx512vl instead of -mavxvnni (its "EVEX twin") runs the kernel on AVX-512
+# CPUs without AVX-VNNI, which is how its tests run there. The asm mnemonic and the intrinsic
+# (GCC 12's _avx_ one needs -mavxvnni) follow the flags; the VEX form is the default. The
+# tier's flags leave no ymm16-31 to the "v" constraint, which {vex} could not encode.
+_AVXVNNI_SPELLING = (
+    "#if !defined(__AVXVNNI__) && defined(__AVX512VNNI__) && defined(__AVX512VL__)\n"
+    "#define TG_VPDPBUSD_YMM \"vpdpbusd\"\n"
+    "#define TG_DPBUSD_YMM(acc, a, b) _mm256_dpbusd_epi32(acc, a, b)\n"
+    "#else\n"
+    "#define TG_VPDPBUSD_YMM \"%{vex%} vpdpbusd\"\n"  # %{ %}: literal braces in asm
+    "#define TG_DPBUSD_YMM(acc, a, b) _mm256_dpbusd_avx_epi32(acc, a, b)\n"
+    "#endif\n")
+
 
 def s8_ops(bits: int, native: bool = False) -> QuadOps:
-    """int8 quads on 256/512-bit vectors: AVX512-VNNI's VPDPBUSD, or (without it) each quad's
-    bytes sign-extended to int32 (shift left, arithmetic shift right) and multiplied."""
+    """int8 quads on 256/512-bit vectors: VPDPBUSD (AVX512-VNNI's; on 256 bits AVX-VNNI's), or
+    (without it) each quad's bytes sign-extended to int32 (shift left, arithmetic shift right)
+    and multiplied."""
     w, si = ("_mm512", "si512") if bits == 512 else ("_mm256", "si256")
     common = dict(
         vtype="__m512i" if bits == 512 else "__m256i", lanes=bits // 32,
@@ -316,13 +346,21 @@ def s8_ops(bits: int, native: bool = False) -> QuadOps:
         load8_=(f"_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*) ({{p}})))" if bits == 512
                 else f"_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*) ({{p}})))"),
         helpers=QUAD_HELPER)
-    if native:
+    if native and bits == 512:
         common["helpers"] += TIED_DOT.format(
             name="tg_dpbusd", acc="__m512i", op="__m512i", insn="vpdpbusd",
             intrinsic="_mm512_dpbusd_epi32(acc, a, b)")
         return QuadOps(dot_="tg_dpbusd({acc}, {a}, {b})", a_offset=True,
                        flip_="_mm512_xor_si512({x}, _mm512_set1_epi8((char) 0x80))",
                        rows4_=_S8_ROWS4_512, order4_=_S8_ORDER4_512, **common)
+    if native:  # AVX-VNNI: VEX VPDPBUSD on ymm (its EVEX twin where the macros say so)
+        common["helpers"] += _AVXVNNI_SPELLING + TIED_DOT.format(
+            # The mnemonic is a macro: the asm string closes around it ("" M " %2...").
+            name="tg_dpbusd", acc="__m256i", op="__m256i", insn='" TG_VPDPBUSD_YMM "',
+            intrinsic="TG_DPBUSD_YMM(acc, a, b)")
+        return QuadOps(dot_="tg_dpbusd({acc}, {a}, {b})", a_offset=True,
+                       flip_="_mm256_xor_si256({x}, _mm256_set1_epi8((char) 0x80))",
+                       rows4_=_S8_ROWS4_256, order4_=_S8_ORDER4_256, **common)
     if bits == 256:  # two rows' bytes interleaved, widened to int16 pairs, one VPMADDWD
         common.update(
             pair_vtype="__m256i",

@@ -484,6 +484,10 @@ def gemm(a: npt.ArrayLike, b: npt.ArrayLike, c: Optional[npt.ArrayLike] = None, 
                           for x in (A, B, C, bias_v) if x is not None))
     dt = np.dtype(np.float32) if dt == np.float16 else dt
     dt = dt if dt in _KERNEL_DTYPES else np.dtype(np.float64)
+    if _both_f16(A, B) and dt == _F32 and out_dtype in (None, _F32, _F16):
+        # float32 sums of float16 operands, widened in C (not by NumPy's casts, a third slower)
+        return _gemm_lowp(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n,
+                          half=True, accumulate_f16=False)
     if out_dtype is not None and out_dtype != dt:
         if out is not None:
             raise ValueError("gemm: give out or out_dtype, not both")
@@ -535,10 +539,11 @@ def _check_lowp_out(out, rd: np.dtype, m: int, n: int) -> None:
         raise ValueError("gemm: out is read-only")
 
 
-def _gemm_lowp(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n, half=False):
+def _gemm_lowp(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n, half=False,
+               accumulate_f16=True):
     """gemm of two bfloat16 operands: float32 sums on the bfloat16 kernels, a float32 result,
-    or bfloat16 rounded once (out_dtype, or out's dtype). half: two float16 operands with
-    accumulate="float16" (half sums where a kernel serves them), float32 or float16."""
+    or bfloat16 rounded once (out_dtype, or out's dtype). half: two float16 operands, summed in
+    half where a kernel serves it if accumulate_f16 (else in float32), float32 or float16."""
     bf = np.dtype(np.float16) if half else _bf16_dtype()
     rd = out_dtype if out_dtype is not None else (out.dtype if out is not None and
                                                   out.dtype == bf else _F32)
@@ -558,7 +563,7 @@ def _gemm_lowp(A, B, C, alpha, beta, bias_v, activation, out, out_dtype, m, n, h
     if half:
         _gemm.gemm_f16_into(_ready(A, _F16), _ready(B, _F16), target, alpha=alpha,
                             beta=beta if use_c else 0.0, bias=bias_f, act=activation,
-                            accumulate_f16=True)
+                            accumulate_f16=accumulate_f16)
     else:
         _gemm.gemm_bf16_into(A, B, target, alpha=alpha, beta=beta if use_c else 0.0,
                              bias=bias_f, act=activation)

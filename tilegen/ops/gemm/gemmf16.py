@@ -3,8 +3,8 @@ A B, or C + A B when accumulate is nonzero (else C is not read), A, B and C floa
 bits, and every multiply-add rounded once to half (a fused half FMA, in k order: XNNPACK's f16
 GEMM kernels and NEON's FMLA .8h compute so). Named like the float GEMM kernels (op token
 "gemm", dtype f16), KR = 1: a panel of A holds, per k, MR halves (one 16-byte load gives eight
-rows: fma_lane takes each row's value from its lane, XNNPACK's ld128 form); a panel of B, per
-k, NR halves. The ISA table's HalfOps spell the arithmetic (dsl/isa/base.py): neonfp16 natively,
+rows: fma_lane takes each row's value from its lane, XNNPACK's ld128 form; where the ISA has no
+by-element FMA, x86's, each row's value is broadcast); a panel of B, per k, NR halves. The ISA table's HalfOps spell the arithmetic (dsl/isa/base.py): neonfp16 natively,
 scalar as the exact reference. The driver (gemm_f16.c) packs, blocks and threads; the same C
 element's k blocks continue from C, so blocking and threads never change a result.
 """
@@ -55,25 +55,30 @@ class GemmF16(OpFamily):
             raise ValueError(f"kr: half-accumulating GEMM kernels take k one at a time (KR=1), "
                              f"got {spec.kr}")
         self.check_multiple("nr", spec.nr, spec, "NR")
-        # A's MR values per k are loaded whole vectors at a time (lanes rows a load).
-        self.check_multiple("mr", spec.mr, spec, "MR")
+        if get_isa(spec.isa).half(spec.dtype).lane_indexed:
+            # A's MR values per k are loaded whole vectors at a time (lanes rows a load).
+            self.check_multiple("mr", spec.mr, spec, "MR")
 
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
-        lanes = isa.half(spec.dtype).lanes
-        nv, na = spec.nr // lanes, spec.mr // lanes
+        h = isa.half(spec.dtype)
+        nv = spec.nr // h.lanes
+        # Lane-indexed: MR/lanes A vectors; else one broadcast A value at a time.
+        na = spec.mr // h.lanes if h.lane_indexed else 1
         return RegisterBudget(spec.mr * nv, nv, na, isa.num_vregs, input_name="B",
                               broadcast_name="A")
 
     def budget_rule(self, spec) -> str:
-        return "MR*NR/lanes + NR/lanes + MR/lanes"
+        if get_isa(spec.isa).half(spec.dtype).lane_indexed:
+            return "MR*NR/lanes + NR/lanes + MR/lanes"
+        return "MR*NR/lanes + NR/lanes + 1"
 
     def lower(self, spec) -> GemmF16Plan:
         isa = get_isa(spec.isa)
         h = isa.half(spec.dtype)
         return GemmF16Plan(name=spec.name, dtype=spec.dtype, mr=spec.mr, nr=spec.nr,
                            lanes=h.lanes, isa=isa, budget=self.register_budget(spec),
-                           nv=spec.nr // h.lanes, na=spec.mr // h.lanes, h=h)
+                           nv=spec.nr // h.lanes, na=-(-spec.mr // h.lanes), h=h)
 
     def c_declaration(self, spec) -> str:
         return (f"void {spec.name}(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, "

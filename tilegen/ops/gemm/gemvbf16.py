@@ -4,8 +4,8 @@ float GEMV's (gemv.py):
 
 - axpy form, tile 1xNRcKR: y[:n] = alpha * sum_r x[r] * A[r, :n] + beta * y[:n], rows of A
   contiguous (x @ B with row-major B). Each pass streams KR rows of A across all n columns, NR
-  per step, y staying in L1. With a pair dot product (VDPBF16PS: the avx512bf16 tier) rows k and
-  k + 1 are zipped into pair vectors and take one instruction per pair vector with the
+  per step, y staying in L1. With a pair dot product (VDPBF16PS: the avx512bf16 tier; BFDOT:
+  neonbf16) rows k and k + 1 are zipped into pair vectors and take one instruction per pair vector with the
   broadcast (x[k], x[k+1]) pair; elsewhere each row is widened to float32 and takes an FMA.
 - dot form, tile MRx1cKR: y[i] = alpha * dot(A[i, :k], x) + beta * y[i] for MR rows of A, rows
   contiguous (x @ B with column-major B, A = B's columns: x @ W.T for a row-major W, the Linear

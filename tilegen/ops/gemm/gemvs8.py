@@ -5,11 +5,14 @@ row of A instead of packing B. Tile 1xNRcKR: each pass sweeps KR rows of B (KR m
 across the columns, NR per step (a multiple of the vector width), y staying in L1; columns past
 the last full step take a scalar loop.
 
-Where the table spells rows4 for its four-way dot product (QuadOps.dot with a_offset, VPDPBUSD:
-unsigned x signed bytes) four rows are interleaved into quad vectors (QuadOps.rows4) and y is kept in rows4's column order between
-passes (QuadOps.order4 there and back, once each). uint8 x is the unsigned operand as it is;
-for int8 x, B + 128 is (its bytes' top bits flipped) and x the signed one, and 128 x sum(x) is
-taken back once -- a scalar, so no column sums of B are needed. ISAs without it take rows in
+Where the table spells rows4 for its four-way dot product (QuadOps.dot) four rows are
+interleaved into quad vectors (QuadOps.rows4) and y is kept in rows4's column order between
+passes (QuadOps.order4 there and back, once each). With an unsigned x signed dot (a_offset,
+VPDPBUSD) uint8 x is the unsigned operand as it is; for int8 x, B + 128 is (its bytes' top bits
+flipped) and x the signed one, and 128 x sum(x) is taken back once -- a scalar, so no column
+sums of B are needed. With a signed x signed dot (SDOT) int8 x goes in as it is; uint8 x goes in
+as x - 128 and a second dot per quad vector (against -128 in every byte) gives back the 128 x
+B's column sums step by step. ISAs without rows4 take rows in
 pairs where they can multiply-add two rows at once (QuadOps.madd2: PMADDWD, SMLAL by lane),
 else sign-extend B's bytes to int32 (QuadOps.load8) and multiply-add by x.
 """
@@ -32,10 +35,9 @@ class GemvS8Plan(Plan):
 
 
 def _quads(q: QuadOps) -> bool:
-    """The rows4 / dot form: needs the unsigned x signed dot (the template's B + 128 for int8 x)."""
-    if q.rows4_ and not q.a_offset:
-        raise ValueError("gemvs8: rows4 is written for a dot whose first operand is unsigned "
-                         "(a_offset)")
+    """The rows4 / dot form."""
+    if q.rows4_ and not q.native:
+        raise ValueError("gemvs8: rows4 interleaves rows for a four-way dot (QuadOps.dot)")
     return bool(q.rows4_)
 
 
@@ -71,14 +73,20 @@ class GemvS8(OpFamily):
         q = isa.quad(spec.dtype)
         nv = spec.nr // q.lanes
         if _quads(q):  # 4 row vectors + 4 quad vectors; KR/4 x quads and the flip constant
-            return RegisterBudget(nv, 8, spec.kr // 4 + 1, isa.num_vregs,
+            if q.a_offset:
+                return RegisterBudget(nv, 8, spec.kr // 4 + 1, isa.num_vregs,
+                                      input_name="B rows + quads", broadcast_name="x quad")
+            # signed x signed: uint8 x's column sums take NR/lanes more (and the -128 bytes)
+            return RegisterBudget(2 * nv, 8, spec.kr // 4 + 2, isa.num_vregs,
                                   input_name="B rows + quads", broadcast_name="x quad")
         return RegisterBudget(nv, 1, spec.kr, isa.num_vregs, input_name="B load",
                               broadcast_name="x broadcast")
 
     def budget_rule(self, spec) -> str:
         q = get_isa(spec.isa).quad(spec.dtype)
-        return "NR/lanes + 8 + KR/4 + 1" if _quads(q) else "NR/lanes + 1 + KR"
+        if _quads(q):
+            return "NR/lanes + 8 + KR/4 + 1" if q.a_offset else "2*NR/lanes + 8 + KR/4 + 2"
+        return "NR/lanes + 1 + KR"
 
     def lower(self, spec) -> GemvS8Plan:
         isa = get_isa(spec.isa)
