@@ -231,6 +231,45 @@ def test_fake_features_none_gives_scalar(fake_features):
     check_matmul()
 
 
+def test_fake_amx_features_select_the_tile_tiers(fake_features):
+    """The dispatcher's side of the AMX tiers (no tile instruction runs: selection only): with
+    amx_tile + amx_bf16 + amx_int8 on top of avx512bf16's and avx512vnni's features, bfloat16
+    takes amxbf16 and int8 amxint8 (float32 stays avx512's); amx_bf16 without amx_tile, or
+    without avx512_bf16, is not enough; amx_int8 alone of the two gives int8 its tier only."""
+    if RUN_ISA_CAP:
+        pytest.skip(f"this run is capped (TILEGEN_ISA={RUN_ISA_CAP})")
+    if ARCH != "x86_64":
+        pytest.skip("x86-64 tiers")
+    base = list(ISAS["avx512bf16"].requires) + ["avx512_vnni"]
+    amx = ["amx_tile", "amx_bf16", "amx_int8"]
+
+    def chosen(features):
+        fake_features(features)
+        k = tg.runtime_info()["kernels"]["gemm"]
+        return k["f32"]["isa"], k["bf16"]["isa"], k["s8"]["isa"]
+
+    assert chosen(base + amx) == ("avx512", "amxbf16", "amxint8")
+    assert chosen(base + ["amx_bf16", "amx_int8"]) == ("avx512", "avx512bf16", "avx512vnni")
+    assert chosen([f for f in base if f != "avx512_bf16"] + amx) == ("avx512", "avx512", "amxint8")
+    assert chosen(base + ["amx_tile", "amx_int8"]) == ("avx512", "avx512bf16", "amxint8")
+
+
+def test_amx_reported_is_usable_on_a_recent_linux():
+    """Where the CPU reports AMX, Linux 5.16+ grants the tile data permission the detector asks
+    for (arch_prctl ARCH_REQ_XCOMP_PERM), unless a thread's signal stack is too small for the
+    larger frames: then the tiers would silently be absent, here inside pytest (faulthandler
+    installs one), which this test makes visible instead."""
+    reported, usable = _core.features()
+    if "amx_tile" not in reported:
+        pytest.skip("this CPU reports no AMX")
+    release = re.match(r"(\d+)\.(\d+)", platform.release())
+    if platform.system() != "Linux" or not release or tuple(map(int, release.groups())) < (5, 16):
+        pytest.skip("the AMX permission needs Linux 5.16+")
+    assert "amx_tile" in usable, (
+        "AMX reported but not usable: XCR0 lacks XTILECFG|XTILEDATA or the kernel refused "
+        "ARCH_REQ_XCOMP_PERM (a sigaltstack too small for AMX frames?)")
+
+
 def test_fake_features_rejects_unknown_names(fake_features):
     with pytest.raises(ValueError, match="allowed"):
         fake_features(["sse2", "avx9000"])
@@ -318,7 +357,7 @@ def run_probe(**env):
 
 
 @pytest.mark.parametrize("isa", ["scalar", "avx2", "neon", "avx512", "avx512vnni", "avx512bf16",
-                                 "avxvnni", "avx512fp16"])
+                                 "avxvnni", "avx512fp16", "amxint8", "amxbf16"])
 def test_tilegen_isa_cap(isa):
     """Under the cap, each dtype's kernels are of the best ISA at or below it that has them
     (avx512bf16 has bfloat16 kernels only: its float32 ones are avx512's; avx512vnni int8)."""

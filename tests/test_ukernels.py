@@ -98,6 +98,15 @@ STAND_INS: Dict[str, List[Target]] = {
     "avx512fp16": [
         Target("software model", ("gcc",), packages="gcc", isa="avx512", cflags=_FP16_MODEL)],
 }
+# AMX tiers: the tile intrinsics replaced by a software model of the instructions after the
+# Intel SDM (tests/c/amx_model.h, force-included; no -mamx-* flags), the rest of the kernel
+# built for the tier's AVX-512 base, whose features the tester checks. Its shape and fault
+# checks also catch a kernel that would fault on real AMX.
+for _tier, _base in (("amxbf16", "avx512bf16"), ("amxint8", "avx512vnni")):
+    STAND_INS[_tier] = [Target(
+        "amx model", ("gcc",), packages="gcc", isa=_base,
+        cflags=tuple(f for f in ISAS[_tier].cflags if not f.startswith("-mamx")) + (
+            "-include", "amx_model.h"))]
 
 
 def targets(spec: KernelSpec) -> List[Target]:

@@ -1,16 +1,35 @@
 /* Built for the platform baseline: no ISA flags, so it runs on any CPU of the architecture. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE  /* syscall() under -std=c99 (the C testers build this file too) */
+#endif
 #include "cpu_features.h"
 
 #include <string.h>
 
 #if TG_BUILD_ARCH == TG_ARCH_X86_64
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 /* XGETBV without -mxsave, so this file needs no ISA flag. Only called when OSXSAVE is set. */
 static uint64_t read_xcr0(void) {
   uint32_t eax, edx;
   __asm__ volatile(".byte 0x0f, 0x01, 0xd0" : "=a"(eax), "=d"(edx) : "c"(0));
   return ((uint64_t) edx << 32) | eax;
+}
+
+/* Linux (5.16+) gives a process the AMX tile data state only once it asks: until then a tile
+   instruction faults. The request is idempotent and process-wide, so repeating it (the
+   dispatcher's detection, a tester's) is harmless. Nonzero: refused (or an older kernel). */
+static int amx_permitted(void) {
+#if defined(__linux__)
+  return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
+                 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+  return 0;  /* no known way to ask the OS here: no AMX */
+#endif
 }
 
 void tg_cpu_detect(tg_cpu_features* out) {
@@ -34,6 +53,9 @@ void tg_cpu_detect(tg_cpu_features* out) {
     if ((ebx >> 31) & 1) rep |= TG_FEAT_AVX512VL;
     if ((ecx >> 11) & 1) rep |= TG_FEAT_AVX512_VNNI;
     if ((edx >> 23) & 1) rep |= TG_FEAT_AVX512_FP16;
+    if ((edx >> 24) & 1) rep |= TG_FEAT_AMX_TILE;
+    if ((edx >> 22) & 1) rep |= TG_FEAT_AMX_BF16;
+    if ((edx >> 25) & 1) rep |= TG_FEAT_AMX_INT8;
     if (max_subleaf >= 1) {
       __cpuid_count(7, 1, eax, ebx, ecx, edx);
       if ((eax >> 4) & 1) rep |= TG_FEAT_AVX_VNNI;   /* VEX VPDPBUSD & co. on xmm/ymm */
@@ -51,9 +73,14 @@ void tg_cpu_detect(tg_cpu_features* out) {
   const uint32_t avx512_bits = TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW |
                                TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16 | TG_FEAT_AVX512_VNNI |
                                TG_FEAT_AVX512_FP16;
+  /* AMX: XTILECFG|XTILEDATA (XCR0 bits 17-18) enabled by the OS, and on Linux this process's
+     permission to use the tile data. */
+  const uint32_t amx_bits = TG_FEAT_AMX_TILE | TG_FEAT_AMX_BF16 | TG_FEAT_AMX_INT8;
+  const int amx_ok = (rep & TG_FEAT_AMX_TILE) && (xcr0 & 0x60000) == 0x60000 && amx_permitted();
   uint32_t usable = rep & TG_FEAT_SSE2;
   if (ymm_ok) usable |= rep & avx_bits;
   if (zmm_ok) usable |= rep & avx512_bits;
+  if (amx_ok) usable |= rep & amx_bits;
   out->usable = usable;
 }
 

@@ -37,8 +37,11 @@
 #define TG_FEAT_BF16 (1u << 14)
 #define TG_FEAT_AVX_VNNI (1u << 15)
 #define TG_FEAT_AVX512_FP16 (1u << 16)
-#define TG_FEATURE_COUNT 17
-#define TG_FEATURE_NAMES { "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd", "avx512_bf16", "avx512_vnni", "asimdhp", "asimddp", "i8mm", "bf16", "avx_vnni", "avx512_fp16" }
+#define TG_FEAT_AMX_TILE (1u << 17)
+#define TG_FEAT_AMX_BF16 (1u << 18)
+#define TG_FEAT_AMX_INT8 (1u << 19)
+#define TG_FEATURE_COUNT 20
+#define TG_FEATURE_NAMES { "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd", "avx512_bf16", "avx512_vnni", "asimdhp", "asimddp", "i8mm", "bf16", "avx_vnni", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8" }
 
 /* ISAs, ids in table order. */
 #define TG_ISA_SCALAR 0
@@ -53,7 +56,9 @@
 #define TG_ISA_NEONBF16 9
 #define TG_ISA_AVXVNNI 10
 #define TG_ISA_AVX512FP16 11
-#define TG_ISA_COUNT 12
+#define TG_ISA_AMXBF16 12
+#define TG_ISA_AMXINT8 13
+#define TG_ISA_COUNT 14
 
 /* X(id, "name", arch, priority, required feature mask) */
 #define TG_FOREACH_ISA(X) \
@@ -69,6 +74,8 @@
   X(TG_ISA_NEONBF16, "neonbf16", TG_ARCH_AARCH64, 24, TG_FEAT_ASIMD | TG_FEAT_BF16) \
   X(TG_ISA_AVXVNNI, "avxvnni", TG_ARCH_X86_64, 24, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX_VNNI) \
   X(TG_ISA_AVX512FP16, "avx512fp16", TG_ARCH_X86_64, 36, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL | TG_FEAT_AVX512_FP16) \
+  X(TG_ISA_AMXBF16, "amxbf16", TG_ARCH_X86_64, 38, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL | TG_FEAT_AVX512_BF16 | TG_FEAT_AMX_TILE | TG_FEAT_AMX_BF16) \
+  X(TG_ISA_AMXINT8, "amxint8", TG_ARCH_X86_64, 37, TG_FEAT_AVX | TG_FEAT_AVX2 | TG_FEAT_FMA | TG_FEAT_AVX512F | TG_FEAT_AVX512DQ | TG_FEAT_AVX512BW | TG_FEAT_AVX512VL | TG_FEAT_AVX512_VNNI | TG_FEAT_AMX_TILE | TG_FEAT_AMX_INT8) \
 
 /* TG_IF_ISA_<NAME>(x): x, or nothing in a build that left the ISA out (-DTG_SKIP_ISA_<NAME>:
    setup.py passes it when the compiler does not take the ISA's flags, e.g. GCC 11 and
@@ -133,10 +140,20 @@
 #else
 #define TG_IF_ISA_AVX512FP16(x) x
 #endif
+#ifdef TG_SKIP_ISA_AMXBF16
+#define TG_IF_ISA_AMXBF16(x)
+#else
+#define TG_IF_ISA_AMXBF16(x) x
+#endif
+#ifdef TG_SKIP_ISA_AMXINT8
+#define TG_IF_ISA_AMXINT8(x)
+#else
+#define TG_IF_ISA_AMXINT8(x) x
+#endif
 
 /* The ISAs whose kernels this build holds (an SDK ships only those it was generated for, a build
    only those its compiler takes): the dispatcher considers only these, and of them only the
    build architecture's. */
-#define TG_ISAS_SHIPPED (0u TG_IF_ISA_SCALAR(| (1u << TG_ISA_SCALAR)) TG_IF_ISA_AVX2(| (1u << TG_ISA_AVX2)) TG_IF_ISA_AVX512(| (1u << TG_ISA_AVX512)) TG_IF_ISA_NEON(| (1u << TG_ISA_NEON)) TG_IF_ISA_AVX512BF16(| (1u << TG_ISA_AVX512BF16)) TG_IF_ISA_AVX512VNNI(| (1u << TG_ISA_AVX512VNNI)) TG_IF_ISA_NEONFP16(| (1u << TG_ISA_NEONFP16)) TG_IF_ISA_NEONDOT(| (1u << TG_ISA_NEONDOT)) TG_IF_ISA_NEONI8MM(| (1u << TG_ISA_NEONI8MM)) TG_IF_ISA_NEONBF16(| (1u << TG_ISA_NEONBF16)) TG_IF_ISA_AVXVNNI(| (1u << TG_ISA_AVXVNNI)) TG_IF_ISA_AVX512FP16(| (1u << TG_ISA_AVX512FP16)))
+#define TG_ISAS_SHIPPED (0u TG_IF_ISA_SCALAR(| (1u << TG_ISA_SCALAR)) TG_IF_ISA_AVX2(| (1u << TG_ISA_AVX2)) TG_IF_ISA_AVX512(| (1u << TG_ISA_AVX512)) TG_IF_ISA_NEON(| (1u << TG_ISA_NEON)) TG_IF_ISA_AVX512BF16(| (1u << TG_ISA_AVX512BF16)) TG_IF_ISA_AVX512VNNI(| (1u << TG_ISA_AVX512VNNI)) TG_IF_ISA_NEONFP16(| (1u << TG_ISA_NEONFP16)) TG_IF_ISA_NEONDOT(| (1u << TG_ISA_NEONDOT)) TG_IF_ISA_NEONI8MM(| (1u << TG_ISA_NEONI8MM)) TG_IF_ISA_NEONBF16(| (1u << TG_ISA_NEONBF16)) TG_IF_ISA_AVXVNNI(| (1u << TG_ISA_AVXVNNI)) TG_IF_ISA_AVX512FP16(| (1u << TG_ISA_AVX512FP16)) TG_IF_ISA_AMXBF16(| (1u << TG_ISA_AMXBF16)) TG_IF_ISA_AMXINT8(| (1u << TG_ISA_AMXINT8)))
 
 #endif /* TG_ISA_H */

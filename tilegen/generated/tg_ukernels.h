@@ -832,12 +832,14 @@ void tg_f64_packa_14__avx512(int64_t, int64_t, const double*, int64_t, int64_t, 
 void tg_f64_packb_8__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packb_16__avx512(int64_t, int64_t, const double*, int64_t, int64_t, double*);
 void tg_f64_packr__avx512(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, double*, int64_t);
+void tg_bf16_gemm_ukernel_32x32c2__amxbf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_14x32c2__avx512bf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_8x32c2__avx512bf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_6x64c2__avx512bf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_12x32c2__avx512(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_4x16c2__avx2(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_f16_gemm_ukernel_14x64__avx512fp16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, uint16_t*, int64_t, int64_t, int);
+void tg_s8_gemm_ukernel_32x32c4__amxint8(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_14x32c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_8x48c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_12x32c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
@@ -917,6 +919,12 @@ double tg_f64_fma_probe__avxvnni(int64_t iters);
 double tg_s8_fma_probe__avxvnni(int64_t iters);
 double tg_f32_fma_probe__avx512fp16(int64_t iters);
 double tg_f64_fma_probe__avx512fp16(int64_t iters);
+double tg_f32_fma_probe__amxbf16(int64_t iters);
+double tg_f64_fma_probe__amxbf16(int64_t iters);
+double tg_bf16_fma_probe__amxbf16(int64_t iters);
+double tg_f32_fma_probe__amxint8(int64_t iters);
+double tg_f64_fma_probe__amxint8(int64_t iters);
+double tg_s8_fma_probe__amxint8(int64_t iters);
 #endif
 
 #if TG_BUILD_ARCH == TG_ARCH_AARCH64
@@ -1503,22 +1511,23 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_GEMM_UKERNELS_f64_ANY(X)
 
 /* TG_GEMMBF16_UKERNELS_<dtype>_<ARCH>(X): every gemmbf16 kernel of that dtype built
-   for that architecture, registry order. X(isa id, MR, NR, production, kernel, "name") */
+   for that architecture, registry order. X(isa id, MR, NR, production, A group (k pairs per group of A's panel: a_group), kernel, "name") */
 #define TG_GEMMBF16_UKERNELS_bf16_X86_64(X) \
-  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 14, 32, 1, tg_bf16_gemm_ukernel_14x32c2__avx512bf16, "tg_bf16_gemm_ukernel_14x32c2__avx512bf16")) \
-  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 8, 32, 0, tg_bf16_gemm_ukernel_8x32c2__avx512bf16, "tg_bf16_gemm_ukernel_8x32c2__avx512bf16")) \
-  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 6, 64, 0, tg_bf16_gemm_ukernel_6x64c2__avx512bf16, "tg_bf16_gemm_ukernel_6x64c2__avx512bf16")) \
-  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 12, 32, 1, tg_bf16_gemm_ukernel_12x32c2__avx512, "tg_bf16_gemm_ukernel_12x32c2__avx512")) \
-  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 1, tg_bf16_gemm_ukernel_4x16c2__avx2, "tg_bf16_gemm_ukernel_4x16c2__avx2")) \
+  TG_IF_ISA_AMXBF16(X(TG_ISA_AMXBF16, 32, 32, 1, 16, tg_bf16_gemm_ukernel_32x32c2__amxbf16, "tg_bf16_gemm_ukernel_32x32c2__amxbf16")) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 14, 32, 1, 1, tg_bf16_gemm_ukernel_14x32c2__avx512bf16, "tg_bf16_gemm_ukernel_14x32c2__avx512bf16")) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 8, 32, 0, 1, tg_bf16_gemm_ukernel_8x32c2__avx512bf16, "tg_bf16_gemm_ukernel_8x32c2__avx512bf16")) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 6, 64, 0, 1, tg_bf16_gemm_ukernel_6x64c2__avx512bf16, "tg_bf16_gemm_ukernel_6x64c2__avx512bf16")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 12, 32, 1, 1, tg_bf16_gemm_ukernel_12x32c2__avx512, "tg_bf16_gemm_ukernel_12x32c2__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 1, 1, tg_bf16_gemm_ukernel_4x16c2__avx2, "tg_bf16_gemm_ukernel_4x16c2__avx2")) \
 
 #define TG_GEMMBF16_UKERNELS_bf16_AARCH64(X) \
-  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 12, 8, 1, tg_bf16_gemm_ukernel_12x8c2__neonbf16, "tg_bf16_gemm_ukernel_12x8c2__neonbf16")) \
-  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 8, 12, 0, tg_bf16_gemm_ukernel_8x12c2__neonbf16, "tg_bf16_gemm_ukernel_8x12c2__neonbf16")) \
-  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 4, 16, 0, tg_bf16_gemm_ukernel_4x16c2__neonbf16, "tg_bf16_gemm_ukernel_4x16c2__neonbf16")) \
-  TG_IF_ISA_NEON(X(TG_ISA_NEON, 12, 8, 1, tg_bf16_gemm_ukernel_12x8c2__neon, "tg_bf16_gemm_ukernel_12x8c2__neon")) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 12, 8, 1, 1, tg_bf16_gemm_ukernel_12x8c2__neonbf16, "tg_bf16_gemm_ukernel_12x8c2__neonbf16")) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 8, 12, 0, 1, tg_bf16_gemm_ukernel_8x12c2__neonbf16, "tg_bf16_gemm_ukernel_8x12c2__neonbf16")) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 4, 16, 0, 1, tg_bf16_gemm_ukernel_4x16c2__neonbf16, "tg_bf16_gemm_ukernel_4x16c2__neonbf16")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 12, 8, 1, 1, tg_bf16_gemm_ukernel_12x8c2__neon, "tg_bf16_gemm_ukernel_12x8c2__neon")) \
 
 #define TG_GEMMBF16_UKERNELS_bf16_ANY(X) \
-  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 2, 1, tg_bf16_gemm_ukernel_2x2c2__scalar, "tg_bf16_gemm_ukernel_2x2c2__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 2, 1, 1, tg_bf16_gemm_ukernel_2x2c2__scalar, "tg_bf16_gemm_ukernel_2x2c2__scalar")) \
 
 #define TG_FOREACH_GEMMBF16_UKERNEL_bf16(X) \
   TG_IF_BUILT_X86_64(TG_GEMMBF16_UKERNELS_bf16_X86_64(X)) \
@@ -1544,26 +1553,27 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_GEMMF16_UKERNELS_f16_ANY(X)
 
 /* TG_GEMMS8_UKERNELS_<dtype>_<ARCH>(X): every gemms8 kernel of that dtype built
-   for that architecture, registry order. X(isa id, MR, NR, KR (k values per packed group: 4, SMMLA's 8), production, A offset by 128 (QuadOps.a_offset: VPDPBUSD), kernel, "name") */
+   for that architecture, registry order. X(isa id, MR, NR, KR (k values per packed group: 4, SMMLA's 8), production, A offset by 128 (QuadOps.a_offset: VPDPBUSD), A group (k groups per group of A's panel: a_group), kernel, "name") */
 #define TG_GEMMS8_UKERNELS_s8_X86_64(X) \
-  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 14, 32, 4, 1, 1, tg_s8_gemm_ukernel_14x32c4__avx512vnni, "tg_s8_gemm_ukernel_14x32c4__avx512vnni")) \
-  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 8, 48, 4, 0, 1, tg_s8_gemm_ukernel_8x48c4__avx512vnni, "tg_s8_gemm_ukernel_8x48c4__avx512vnni")) \
-  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 12, 32, 4, 0, 1, tg_s8_gemm_ukernel_12x32c4__avx512vnni, "tg_s8_gemm_ukernel_12x32c4__avx512vnni")) \
-  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 6, 64, 4, 0, 1, tg_s8_gemm_ukernel_6x64c4__avx512vnni, "tg_s8_gemm_ukernel_6x64c4__avx512vnni")) \
-  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 6, 16, 4, 1, 1, tg_s8_gemm_ukernel_6x16c4__avxvnni, "tg_s8_gemm_ukernel_6x16c4__avxvnni")) \
-  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 8, 32, 4, 1, 0, tg_s8_gemm_ukernel_8x32c4__avx512, "tg_s8_gemm_ukernel_8x32c4__avx512")) \
-  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 4, 1, 0, tg_s8_gemm_ukernel_4x16c4__avx2, "tg_s8_gemm_ukernel_4x16c4__avx2")) \
+  TG_IF_ISA_AMXINT8(X(TG_ISA_AMXINT8, 32, 32, 4, 1, 1, 16, tg_s8_gemm_ukernel_32x32c4__amxint8, "tg_s8_gemm_ukernel_32x32c4__amxint8")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 14, 32, 4, 1, 1, 1, tg_s8_gemm_ukernel_14x32c4__avx512vnni, "tg_s8_gemm_ukernel_14x32c4__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 8, 48, 4, 0, 1, 1, tg_s8_gemm_ukernel_8x48c4__avx512vnni, "tg_s8_gemm_ukernel_8x48c4__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 12, 32, 4, 0, 1, 1, tg_s8_gemm_ukernel_12x32c4__avx512vnni, "tg_s8_gemm_ukernel_12x32c4__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 6, 64, 4, 0, 1, 1, tg_s8_gemm_ukernel_6x64c4__avx512vnni, "tg_s8_gemm_ukernel_6x64c4__avx512vnni")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 6, 16, 4, 1, 1, 1, tg_s8_gemm_ukernel_6x16c4__avxvnni, "tg_s8_gemm_ukernel_6x16c4__avxvnni")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 8, 32, 4, 1, 0, 1, tg_s8_gemm_ukernel_8x32c4__avx512, "tg_s8_gemm_ukernel_8x32c4__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 4, 1, 0, 1, tg_s8_gemm_ukernel_4x16c4__avx2, "tg_s8_gemm_ukernel_4x16c4__avx2")) \
 
 #define TG_GEMMS8_UKERNELS_s8_AARCH64(X) \
-  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 8, 8, 8, 1, 0, tg_s8_gemm_ukernel_8x8c8__neoni8mm, "tg_s8_gemm_ukernel_8x8c8__neoni8mm")) \
-  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 4, 16, 8, 0, 0, tg_s8_gemm_ukernel_4x16c8__neoni8mm, "tg_s8_gemm_ukernel_4x16c8__neoni8mm")) \
-  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 8, 12, 4, 1, 0, tg_s8_gemm_ukernel_8x12c4__neondot, "tg_s8_gemm_ukernel_8x12c4__neondot")) \
-  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 12, 8, 4, 0, 0, tg_s8_gemm_ukernel_12x8c4__neondot, "tg_s8_gemm_ukernel_12x8c4__neondot")) \
-  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 4, 16, 4, 0, 0, tg_s8_gemm_ukernel_4x16c4__neondot, "tg_s8_gemm_ukernel_4x16c4__neondot")) \
-  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 8, 4, 1, 0, tg_s8_gemm_ukernel_8x8c4__neon, "tg_s8_gemm_ukernel_8x8c4__neon")) \
+  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 8, 8, 8, 1, 0, 1, tg_s8_gemm_ukernel_8x8c8__neoni8mm, "tg_s8_gemm_ukernel_8x8c8__neoni8mm")) \
+  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 4, 16, 8, 0, 0, 1, tg_s8_gemm_ukernel_4x16c8__neoni8mm, "tg_s8_gemm_ukernel_4x16c8__neoni8mm")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 8, 12, 4, 1, 0, 1, tg_s8_gemm_ukernel_8x12c4__neondot, "tg_s8_gemm_ukernel_8x12c4__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 12, 8, 4, 0, 0, 1, tg_s8_gemm_ukernel_12x8c4__neondot, "tg_s8_gemm_ukernel_12x8c4__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 4, 16, 4, 0, 0, 1, tg_s8_gemm_ukernel_4x16c4__neondot, "tg_s8_gemm_ukernel_4x16c4__neondot")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 8, 4, 1, 0, 1, tg_s8_gemm_ukernel_8x8c4__neon, "tg_s8_gemm_ukernel_8x8c4__neon")) \
 
 #define TG_GEMMS8_UKERNELS_s8_ANY(X) \
-  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 2, 4, 1, 0, tg_s8_gemm_ukernel_2x2c4__scalar, "tg_s8_gemm_ukernel_2x2c4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 2, 4, 1, 0, 1, tg_s8_gemm_ukernel_2x2c4__scalar, "tg_s8_gemm_ukernel_2x2c4__scalar")) \
 
 #define TG_FOREACH_GEMMS8_UKERNEL_s8(X) \
   TG_IF_BUILT_X86_64(TG_GEMMS8_UKERNELS_s8_X86_64(X)) \
@@ -1791,6 +1801,12 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 3, tg_s8_fma_probe__avxvnni, 768)) \
   TG_IF_ISA_AVX512FP16(X(TG_ISA_AVX512FP16, 0, tg_f32_fma_probe__avx512fp16, 768)) \
   TG_IF_ISA_AVX512FP16(X(TG_ISA_AVX512FP16, 1, tg_f64_fma_probe__avx512fp16, 384)) \
+  TG_IF_ISA_AMXBF16(X(TG_ISA_AMXBF16, 0, tg_f32_fma_probe__amxbf16, 768)) \
+  TG_IF_ISA_AMXBF16(X(TG_ISA_AMXBF16, 1, tg_f64_fma_probe__amxbf16, 384)) \
+  TG_IF_ISA_AMXBF16(X(TG_ISA_AMXBF16, 2, tg_bf16_fma_probe__amxbf16, 1536)) \
+  TG_IF_ISA_AMXINT8(X(TG_ISA_AMXINT8, 0, tg_f32_fma_probe__amxint8, 768)) \
+  TG_IF_ISA_AMXINT8(X(TG_ISA_AMXINT8, 1, tg_f64_fma_probe__amxint8, 384)) \
+  TG_IF_ISA_AMXINT8(X(TG_ISA_AMXINT8, 3, tg_s8_fma_probe__amxint8, 3072)) \
 
 #define TG_FMA_PROBES_AARCH64(X) \
   TG_IF_ISA_NEON(X(TG_ISA_NEON, 0, tg_f32_fma_probe__neon, 192)) \

@@ -11,12 +11,12 @@ from typing import Dict, List
 from .base import (
     ARCH_GUARDS, BASE_CFLAGS, DTYPE_BYTES, DTYPES, FEATURES, FLOAT_DTYPES, INT_DTYPES, INT_NARROW,
     PROBE_DTYPES,
-    PREFETCH_LEVELS, AsmOps, DotOps, HalfOps, IntOps, Isa, QuadOps, VecOps, host_arch,
+    PREFETCH_LEVELS, AsmOps, DotOps, HalfOps, IntOps, Isa, QuadOps, TileOps, VecOps, host_arch,
 )
 
 # Table order is the C enum's order (TG_ISA_*).
 _MODULES = ("scalar", "avx2", "avx512", "neon", "avx512bf16", "avx512vnni", "neonfp16", "neondot",
-            "neoni8mm", "neonbf16", "avxvnni", "avx512fp16")
+            "neoni8mm", "neonbf16", "avxvnni", "avx512fp16", "amxbf16", "amxint8")
 ISAS: Dict[str, Isa] = {}
 for _m in _MODULES:
     _isa = importlib.import_module(f"{__name__}.{_m}").ISA
@@ -45,6 +45,6 @@ def isas_for_arch(arch: str) -> List[Isa]:
 __all__ = [
     "ARCH_GUARDS", "BASE_CFLAGS", "DTYPE_BYTES", "DTYPES", "FEATURES", "FLOAT_DTYPES", "INT_DTYPES",
     "PROBE_DTYPES",
-    "INT_NARROW", "ISAS", "PREFETCH_LEVELS", "AsmOps", "DotOps", "HalfOps", "IntOps", "Isa", "QuadOps", "VecOps", "feature_bit", "get_isa",
+    "INT_NARROW", "ISAS", "PREFETCH_LEVELS", "AsmOps", "DotOps", "HalfOps", "IntOps", "Isa", "QuadOps", "TileOps", "VecOps", "feature_bit", "get_isa",
     "host_arch", "isas_for_arch",
 ]

@@ -49,7 +49,7 @@ PREFETCH_LEVELS: Mapping[str, Mapping[str, object]] = {
 FEATURES: Tuple[str, ...] = (
     "sse2", "avx", "fma", "avx2", "avx512f", "avx512dq", "avx512bw", "avx512vl", "asimd",
     "avx512_bf16", "avx512_vnni", "asimdhp", "asimddp", "i8mm", "bf16", "avx_vnni",
-    "avx512_fp16",
+    "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
 )
 
 _ARCH_ALIASES: Mapping[str, str] = {
@@ -499,6 +499,43 @@ QUAD_HELPER = (
 
 
 @dataclass(frozen=True)
+class TileOps(_Spellings):
+    """Spellings of a tile matrix unit (Intel AMX) for one input dtype: `count` tile registers
+    of up to `rows` rows of `colsb` bytes, shaped by a 64-byte configuration; products
+    accumulate in 32-bit lanes (float32 for bfloat16, int32 for int8), `group` input values
+    (4 bytes) per 32-bit lane of a row of B, as VDPBF16PS's pairs and VNNI's quads are packed:
+
+      config(p)        load the tile configuration at p (64 bytes)
+      release()        return the tiles to their init state (the thread's last tile use)
+      zero(t)          tile t (a literal) := 0
+      load(t, p, stride)   tile t := its rows x colsb bytes, row r at p + r * stride bytes
+      store(t, p, stride)  tile t's rows to p + r * stride bytes
+      dot(c, a, b)     C[m][n] += sum over the row's groups g of A[m][g] . B[g][n] (tiles c,
+                       a, b: literals): TDPBF16PS; TDPBUSD (unsigned A x signed B bytes,
+                       as QuadOps.a_offset)
+      publish(p)       a statement after C stores to a buffer at p that a tile load then
+                       reads (GCC's tile loads are asm statements with no memory operand:
+                       without it, the stores may be dropped as dead)
+    """
+
+    ARGS = {"config": ("p",), "release": (), "zero": ("t",), "load": ("t", "p", "stride"),
+            "store": ("t", "p", "stride"), "dot": ("c", "a", "b"), "publish": ("p",)}
+
+    count: int
+    rows: int
+    colsb: int
+    group: int
+    acc_ctype: str
+    config_: str = "_tile_loadconfig({p})"
+    release_: str = "_tile_release()"
+    zero_: str = "_tile_zero({t})"
+    load_: str = "_tile_loadd({t}, {p}, {stride})"
+    store_: str = "_tile_stored({t}, {p}, {stride})"
+    dot_: str = ""
+    publish_: str = '__asm__ volatile("" : : "r"({p}) : "memory")'
+
+
+@dataclass(frozen=True)
 class Isa:
     name: str
     arch: str                       # key of ARCH_GUARDS
@@ -515,6 +552,7 @@ class Isa:
     dot_ops: Mapping[str, DotOps] = field(default_factory=dict)   # per 16-bit input dtype
     quad_ops: Mapping[str, QuadOps] = field(default_factory=dict)  # per 8-bit product input dtype
     half_ops: Mapping[str, HalfOps] = field(default_factory=dict)  # half-precision arithmetic
+    tile_ops: Mapping[str, TileOps] = field(default_factory=dict)  # tile matrix unit, per input dtype
     # Preprocessor condition under which the inline-assembly k loops compile (GNU syntax on
     # this arch); elsewhere, e.g. MSVC, the same kernel falls back to its intrinsics loop.
     asm_guard: str = ""
@@ -540,6 +578,9 @@ class Isa:
 
     def half(self, dtype: str) -> HalfOps:
         return self.half_ops[dtype]
+
+    def tile(self, dtype: str) -> TileOps:
+        return self.tile_ops[dtype]
 
     def lanes(self, dtype: str) -> int:
         if dtype in self.int_ops:

@@ -28,9 +28,11 @@ static tg_interned* interned;
 static tg_gemm_bf16_config first;
 static _Atomic(const tg_gemm_bf16_config*) current;
 
-/* 2-byte values; KC even (pairs) and a multiple of 16. */
+/* 2-byte values; KC even (pairs) and a multiple of 16, and of A's groups (a tile kernel's 16
+   pairs: no block then ends in a partial group but the last). */
 static void blocking(tg_gemm_bf16_config* c) {
-  tg_gemm_lowp_blocking(tg_caches(), c->mr, c->nr, 2, 16, 64, 4096, &c->kc, &c->nc);
+  const int step = 2 * c->a_group > 16 ? 2 * c->a_group : 16;
+  tg_gemm_lowp_blocking(tg_caches(), c->mr, c->nr, 2, step, 64, 4096, &c->kc, &c->nc);
 }
 
 static void publish(const tg_gemm_bf16_config* c) {
@@ -44,10 +46,11 @@ static void publish(const tg_gemm_bf16_config* c) {
   tg_dispatch_report("gemm", NULL, "bf16", c->isa, c->name);
 }
 
-#define TG_PICK(ISA, MR, NR, PROD, FN, NAME)                                                \
+#define TG_PICK(ISA, MR, NR, PROD, AG, FN, NAME)                                            \
   if ((ISA) == isa && ((PROD) || want != NULL) && c->fn == NULL &&                          \
       (want == NULL || strcmp(NAME, want) == 0)) {                                          \
-    c->isa = (ISA); c->fn = FN; c->mr = (MR); c->nr = (NR); c->name = NAME;                  \
+    c->isa = (ISA); c->fn = FN; c->mr = (MR); c->nr = (NR); c->a_group = (AG);               \
+    c->name = NAME;                                                                          \
   }
 
 static void pick(tg_gemm_bf16_config* c, int isa, const char* want) {
@@ -107,7 +110,7 @@ int tilegen_x_set_gemm_bf16_kernel(const char* name) {
 const char* tilegen_x_gemm_bf16_kernel_name(int i) {
   const int isa = tg_gemm_bf16_cfg()->isa;
   const char* out = NULL;
-#define TG_NTH(ISA, MR, NR, PROD, FN, NAME) if ((ISA) == isa && i-- == 0) out = NAME;
+#define TG_NTH(ISA, MR, NR, PROD, AG, FN, NAME) if ((ISA) == isa && i-- == 0) out = NAME;
   TG_FOREACH_GEMMBF16_UKERNEL_bf16(TG_NTH)
 #undef TG_NTH
   return out;
@@ -135,11 +138,42 @@ static inline uint16_t f32_to_bf16(float f) {
 
 /* ---- packing ---- */
 
-/* A's rows [i0, i0 + MR) x k [k0, k0 + kc) into pair panel order: per k pair, MR pairs.
-   Row-major A with a full panel copies each row's (k, k + 1) pair whole. */
+/* The pairs of A's panel for kc values of k, with its groups (a kernel's a_group) whole. */
+static inline int64_t a_pairs(int64_t kc, int group) {
+  return ((kc + 1) / 2 + group - 1) / group * group;
+}
+
+/* A tile kernel's panel (group > 1 pairs): per group, MR rows of `group` pairs (a tile's rows),
+   the last group zero-padded; rows past m are zero. */
+static void pack_a_grouped(const uint16_t* a, int64_t rs_a, int64_t cs_a, int64_t i0, int64_t rows,
+                           int64_t k0, int64_t kc, int mr, int group, uint16_t* dst) {
+  const int64_t kp = a_pairs(kc, group);
+  for (int64_t g = 0; g < kp; g += group)
+    for (int64_t i = 0; i < mr; i++, dst += 2 * group) {
+      int64_t have = i < rows ? (kc - 2 * g < 2 * group ? kc - 2 * g : 2 * group) : 0;
+      if (have < 0) have = 0;
+      if (have > 0) {
+        const uint16_t* row = a + (i0 + i) * rs_a + (k0 + 2 * g) * cs_a;
+        if (cs_a == 1) {
+          memcpy(dst, row, (size_t) have * sizeof(uint16_t));
+        } else {
+          for (int64_t q = 0; q < have; q++) dst[q] = row[q * cs_a];
+        }
+      }
+      for (int64_t q = have; q < 2 * group; q++) dst[q] = 0;
+    }
+}
+
+/* A's rows [i0, i0 + MR) x k [k0, k0 + kc) into pair panel order: per k pair, MR pairs (or, for
+   a tile kernel, in groups: pack_a_grouped). Row-major A with a full panel copies each row's
+   (k, k + 1) pair whole. */
 static void pack_a(const uint16_t* a, int64_t rs_a, int64_t cs_a, int64_t i0, int64_t m,
-                   int64_t k0, int64_t kc, int mr, uint16_t* dst) {
+                   int64_t k0, int64_t kc, int mr, int group, uint16_t* dst) {
   const int64_t rows = m - i0 < mr ? m - i0 : mr;
+  if (group > 1) {
+    pack_a_grouped(a, rs_a, cs_a, i0, rows, k0, kc, mr, group, dst);
+    return;
+  }
   if (cs_a == 1 && rows == mr) {
     const uint16_t* r = a + i0 * rs_a + k0;
     for (int64_t p = 0; p < kc / 2; p++, dst += 2 * mr)
@@ -204,10 +238,11 @@ static tg_gemm_bf16_config for_rows(const tg_gemm_bf16_config* cfg, int64_t m) {
   tg_gemm_bf16_config best = *cfg;
   if (m >= 4 * (int64_t) cfg->mr) return best;
   int64_t best_rows = (m + cfg->mr - 1) / cfg->mr * cfg->mr;
-#define TG_ROWS(ISA, MR, NR, PROD, FN, NAME)                               \
+#define TG_ROWS(ISA, MR, NR, PROD, AG, FN, NAME)                           \
   if ((ISA) == cfg->isa && (m + (MR) - 1) / (MR) * (MR) < best_rows) {     \
     best_rows = (m + (MR) - 1) / (MR) * (MR);                              \
-    best.fn = FN; best.mr = (MR); best.nr = (NR); best.name = NAME;        \
+    best.fn = FN; best.mr = (MR); best.nr = (NR); best.a_group = (AG);     \
+    best.name = NAME;                                                      \
   }
   TG_FOREACH_GEMMBF16_UKERNEL_bf16(TG_ROWS)
 #undef TG_ROWS
@@ -237,12 +272,12 @@ static void multiply(const block_job* j, int64_t kc, int64_t j0, int64_t nc, con
                      int64_t p0, int64_t p1, const uint16_t* pb, int64_t q0, int64_t q1,
                      float beta) {
   const int mr = j->cfg->mr, nr = j->cfg->nr;
-  const int64_t kp = (kc + 1) / 2;
+  const int64_t kp = (kc + 1) / 2, kp_a = a_pairs(kc, j->cfg->a_group);
   for (int64_t pi = p0; pi < p1; pi++) {
     const int64_t i0 = pi * mr, rows = j->m - i0 < mr ? j->m - i0 : mr;
     for (int64_t q = q0; q < q1; q++) {
       const int64_t jp = q * nr, cols = nc - jp < nr ? nc - jp : nr;
-      j->cfg->fn(rows, cols, kp, pa + (pi - p0) * 2 * mr * kp, pb + (q - q0) * 2 * nr * kp,
+      j->cfg->fn(rows, cols, kp, pa + (pi - p0) * 2 * mr * kp_a, pb + (q - q0) * 2 * nr * kp,
                  j->c + i0 * j->rs_c + (j0 + jp) * j->cs_c, j->rs_c, j->cs_c, j->alpha, beta);
     }
   }
@@ -260,14 +295,14 @@ static void pack_task(void* ctx, int task, int ntasks) {
 static void rows_task(void* ctx, int task, int ntasks) {
   block_job* j = ctx;
   const int mr = j->cfg->mr;
-  const int64_t kp = (j->kc + 1) / 2;
-  uint16_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) (2 * mr * kp) * sizeof(uint16_t));
+  const int64_t kp_a = a_pairs(j->kc, j->cfg->a_group);
+  uint16_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) (2 * mr * kp_a) * sizeof(uint16_t));
   if (pa == NULL) {
     atomic_store(&j->failed, 1);
     return;
   }
   for (int64_t pi = j->panels * task / ntasks; pi < j->panels * (task + 1) / ntasks; pi++) {
-    pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, j->k0, j->kc, mr, pa);
+    pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, j->k0, j->kc, mr, j->cfg->a_group, pa);
     multiply(j, j->kc, j->j0, j->nc, pa, pi, pi + 1, j->pb, 0, j->col_panels, j->beta);
   }
 }
@@ -278,8 +313,8 @@ static void rows_task(void* ctx, int task, int ntasks) {
 static void stream_task(void* ctx, int task, int ntasks) {
   block_job* j = ctx;
   const int mr = j->cfg->mr, nr = j->cfg->nr;
-  const int64_t kp = (j->stream_kc + 1) / 2;
-  uint16_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) (j->panels * 2 * mr * kp) * sizeof(uint16_t));
+  const int64_t kp = (j->stream_kc + 1) / 2, kp_a = a_pairs(j->stream_kc, j->cfg->a_group);
+  uint16_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) (j->panels * 2 * mr * kp_a) * sizeof(uint16_t));
   uint16_t* pb = tg_workspace(TG_WS_GEMM_LP_B, (size_t) (j->stream_w * 2 * nr * kp) * sizeof(uint16_t));
   if (pa == NULL || pb == NULL) {
     atomic_store(&j->failed, 1);
@@ -289,7 +324,8 @@ static void stream_task(void* ctx, int task, int ntasks) {
   for (int64_t k0 = 0; k0 < j->k; k0 += j->stream_kc) {
     const int64_t kc = j->k - k0 < j->stream_kc ? j->k - k0 : j->stream_kc;
     for (int64_t pi = 0; pi < j->panels; pi++)
-      pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, k0, kc, mr, pa + pi * 2 * mr * ((kc + 1) / 2));
+      pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, k0, kc, mr, j->cfg->a_group,
+             pa + pi * 2 * mr * a_pairs(kc, j->cfg->a_group));
     for (int64_t g = q0; g < q1; g += j->stream_w) {
       const int64_t g1 = q1 - g < j->stream_w ? q1 : g + j->stream_w;
       pack_b(j->b, j->rs_b, j->cs_b, k0, kc, 0, j->n, nr, g, g1, pb);

@@ -32,7 +32,8 @@ static tg_interned* interned;
 static tg_gemm_s8_config first;
 static _Atomic(const tg_gemm_s8_config*) current;
 
-/* 1-byte values; KC a multiple of every kernel's KR (4 or 8). */
+/* 1-byte values; KC a multiple of every kernel's KR (4 or 8) and of a tile kernel's A group
+   (16 quads: 64, so no block but the last ends in a partial group). */
 static void blocking(tg_gemm_s8_config* c) {
   tg_gemm_lowp_blocking(tg_caches(), c->mr, c->nr, 1, 64, 256, 8192, &c->kc, &c->nc);
 }
@@ -48,11 +49,11 @@ static void publish(const tg_gemm_s8_config* c) {
   tg_dispatch_report("gemm", NULL, "s8", c->isa, c->name);
 }
 
-#define TG_PICK(ISA, MR, NR, KR, PROD, OFFSET, FN, NAME)                                    \
+#define TG_PICK(ISA, MR, NR, KR, PROD, OFFSET, AG, FN, NAME)                                \
   if ((ISA) == isa && ((PROD) || want != NULL) && c->fn == NULL &&                          \
       (want == NULL || strcmp(NAME, want) == 0)) {                                          \
     c->isa = (ISA); c->fn = FN; c->mr = (MR); c->nr = (NR); c->kr = (KR);                   \
-    c->a_offset = (OFFSET); c->name = NAME;                                                 \
+    c->a_offset = (OFFSET); c->a_group = (AG); c->name = NAME;                              \
   }
 
 static void pick(tg_gemm_s8_config* c, int isa, const char* want) {
@@ -103,7 +104,7 @@ int tilegen_x_set_gemm_s8_kernel(const char* name) {
 const char* tilegen_x_gemm_s8_kernel_name(int i) {
   const int isa = tg_gemm_s8_cfg()->isa;
   const char* out = NULL;
-#define TG_NTH(ISA, MR, NR, KR, PROD, OFFSET, FN, NAME) if ((ISA) == isa && i-- == 0) out = NAME;
+#define TG_NTH(ISA, MR, NR, KR, PROD, OFFSET, AG, FN, NAME) if ((ISA) == isa && i-- == 0) out = NAME;
   TG_FOREACH_GEMMS8_UKERNEL_s8(TG_NTH)
 #undef TG_NTH
   return out;
@@ -118,24 +119,27 @@ const char* tilegen_x_gemm_s8_kernel(void) { return tg_gemm_s8_cfg()->name; }
    0x80 (A + 128 as unsigned) when `offset`. Padding is 0 before the offset: past k it meets
    B's zero padding, and rows past m are never stored. */
 static void pack_a(const int8_t* a, int64_t rs_a, int64_t cs_a, int64_t i0, int64_t m,
-                   int64_t k0, int64_t kc, int mr, int kr, int offset, int8_t* dst) {
+                   int64_t k0, int64_t kc, int mr, int kr, int group, int offset, int8_t* dst) {
   const int64_t rows = m - i0 < mr ? m - i0 : mr, kq = (kc + kr - 1) / kr;
+  const int64_t kq_a = (kq + group - 1) / group * group;  /* a tile kernel's whole groups */
   const uint8_t flip = offset ? 0x80u : 0;
-  for (int64_t p = 0; p < kq; p++, dst += kr * mr) {
+  for (int64_t p = 0; p < kq_a; p++) {
     const int64_t k = k0 + kr * p, have = kc - kr * p < kr ? kc - kr * p : kr;
-    for (int64_t i = 0; i < mr; i++) {
+    /* Row i's group p: per group of `group` k groups, MR rows of them (1: per k group). */
+    int8_t* d = dst + ((p / group * mr) * group + p % group) * kr;
+    for (int64_t i = 0; i < mr; i++, d += kr * group) {
       const int8_t* row = a + (i0 + i) * rs_a + k * cs_a;
       if (i < rows && have == kr && cs_a == 1) {
         for (int h = 0; h < kr; h += 4) {
           uint32_t v;
           memcpy(&v, row + h, 4);
           v ^= flip * 0x01010101u;
-          memcpy(dst + kr * i + h, &v, 4);
+          memcpy(d + h, &v, 4);
         }
         continue;
       }
       for (int64_t h = 0; h < kr; h++)
-        dst[kr * i + h] = (int8_t) ((uint8_t) (i < rows && h < have ? row[h * cs_a] : 0) ^ flip);
+        d[h] = (int8_t) ((uint8_t) (i < rows && h < have ? row[h * cs_a] : 0) ^ flip);
     }
   }
 }
@@ -204,11 +208,11 @@ static tg_gemm_s8_config for_rows(const tg_gemm_s8_config* cfg, int64_t m) {
   tg_gemm_s8_config best = *cfg;
   if (m >= 4 * (int64_t) cfg->mr) return best;
   int64_t best_rows = (m + cfg->mr - 1) / cfg->mr * cfg->mr;
-#define TG_ROWS(ISA, MR, NR, KR, PROD, OFFSET, FN, NAME)                   \
+#define TG_ROWS(ISA, MR, NR, KR, PROD, OFFSET, AG, FN, NAME)               \
   if ((ISA) == cfg->isa && (m + (MR) - 1) / (MR) * (MR) < best_rows) {     \
     best_rows = (m + (MR) - 1) / (MR) * (MR);                              \
     best.fn = FN; best.mr = (MR); best.nr = (NR); best.kr = (KR);          \
-    best.a_offset = (OFFSET); best.name = NAME;                            \
+    best.a_offset = (OFFSET); best.a_group = (AG); best.name = NAME;       \
   }
   TG_FOREACH_GEMMS8_UKERNEL_s8(TG_ROWS)
 #undef TG_ROWS
@@ -235,7 +239,8 @@ typedef struct {
 } block_job;
 
 static int64_t a_panel_bytes(const tg_gemm_s8_config* c, int64_t kc) {
-  return (int64_t) c->kr * c->mr * ((kc + c->kr - 1) / c->kr);
+  const int64_t kq = (kc + c->kr - 1) / c->kr;
+  return (int64_t) c->kr * c->mr * ((kq + c->a_group - 1) / c->a_group * c->a_group);
 }
 static int64_t b_panel_bytes(const tg_gemm_s8_config* c, int64_t kc) {
   return (int64_t) c->kr * c->nr * ((kc + c->kr - 1) / c->kr) + 4 * c->nr;
@@ -272,7 +277,8 @@ static void rows_task(void* ctx, int task, int ntasks) {
     return;
   }
   for (int64_t pi = j->panels * task / ntasks; pi < j->panels * (task + 1) / ntasks; pi++) {
-    pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, j->k0, j->kc, mr, j->cfg->kr, j->flip, pa);
+    pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, j->k0, j->kc, mr, j->cfg->kr, j->cfg->a_group,
+           j->flip, pa);
     multiply(j, j->kc, j->j0, j->nc, pa, pi, pi + 1, j->pb, 0, j->col_panels, j->accumulate);
   }
 }
@@ -290,7 +296,7 @@ static void stream_task(void* ctx, int task, int ntasks) {
   for (int64_t k0 = 0; k0 < j->k; k0 += j->stream_kc) {
     const int64_t kc = j->k - k0 < j->stream_kc ? j->k - k0 : j->stream_kc;
     for (int64_t pi = 0; pi < j->panels; pi++)
-      pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, k0, kc, mr, kr, j->flip,
+      pack_a(j->a, j->rs_a, j->cs_a, pi * mr, j->m, k0, kc, mr, kr, j->cfg->a_group, j->flip,
              pa + pi * a_panel_bytes(j->cfg, kc));
     for (int64_t g = q0; g < q1; g += j->stream_w) {
       const int64_t g1 = q1 - g < j->stream_w ? q1 : g + j->stream_w;

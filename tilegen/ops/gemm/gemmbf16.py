@@ -9,14 +9,22 @@ on neonbf16) or, widened, of the FMA (NEON's by-element FMLA) -- one load takes 
 A pairs and each row picks its lane, instead of one broadcast per row (for the dot product MR
 must be a multiple of the pair vector width; widened tiles of other MR keep the broadcast). The
 driver (gemm_bf16.c) packs, blocks and threads.
+
+Where the ISA table has a tile unit for bfloat16 (TileOps: AMX's TDPBF16PS on amxbf16) the
+kernel is a grid of (MR/16) x (NR/16) float32 accumulator tiles (templates/gemmbf16/
+ukernel_tile.c.j2). B's panel is already a B tile's rows (per k pair, NR pairs: 16 columns of
+4 bytes per row). A tile wants A's rows contiguous along k instead, so such a kernel's A panel
+is packed in k groups (a_group: 16 pairs, a tile's 64 bytes): per group, MR rows of 16 pairs,
+the last group zero-padded to 16 pairs. The kernel copies B's last, partial group into a zeroed
+buffer (its panel ends at kp).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict
+from typing import Dict, Optional
 
 from tilegen.dsl.family import OpFamily, RegisterBudget
-from tilegen.dsl.isa import DotOps, VecOps, get_isa
+from tilegen.dsl.isa import DotOps, TileOps, VecOps, get_isa
 from tilegen.dsl.lowering import Plan
 
 
@@ -28,6 +36,8 @@ class GemmBf16Plan(Plan):
     a_by_lane: bool            # A's pairs loaded `lanes` rows at a time, each row by lane
     d: DotOps                  # the pair spellings
     v: VecOps                  # the float32 accumulators' spellings
+    t: Optional[TileOps] = None  # the tile unit's spellings (tile kernels only)
+    a_group: int = 1           # k pairs per group of A's panel (a_group())
 
 
 class GemmBf16(OpFamily):
@@ -37,7 +47,8 @@ class GemmBf16(OpFamily):
     vector_dim = "n"
     dtypes = ("bf16",)
     c_select = "tg_gemm_bf16_select"
-    c_row_doc = "X(isa id, MR, NR, production, kernel, \"name\")"
+    c_row_doc = ("X(isa id, MR, NR, production, A group (k pairs per group of A's panel: "
+                 "a_group), kernel, \"name\")")
     example_dims = (("m", 256), ("n", 256), ("k", 256))
 
     def python_call(self, spec, kernel):
@@ -55,15 +66,29 @@ class GemmBf16(OpFamily):
     def parse_op_token(self, token: str):
         return {} if token == "gemm" else None
 
+    def template_for(self, spec) -> str:
+        return "gemmbf16/ukernel_tile.c.j2" if tiles(spec) else self.template
+
     def check(self, spec) -> None:
         if spec.kr != 2:
             raise ValueError(f"kr: bfloat16 GEMM kernels take k in pairs (KR=2), got {spec.kr}")
+        t = tiles(spec)
+        if t:  # a grid of whole tiles: MR rows and NR columns in tiles of 16 x 16
+            tile_cols = t.colsb // 4
+            if spec.mr % t.rows or spec.nr % tile_cols:
+                raise ValueError(f"tile: {spec.isa} kernels are whole {t.rows}x{tile_cols} "
+                                 f"tiles; got {spec.mr}x{spec.nr}")
         self.check_multiple("nr", spec.nr, spec, "NR")
         if get_isa(spec.isa).dot(spec.dtype).lane_indexed:  # A loaded `lanes` rows at a time
             self.check_multiple("mr", spec.mr, spec, "MR")
 
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
+        t = tiles(spec)
+        if t:  # tile registers: C's grid, a row of B tiles, a column of A tiles
+            mt, nt = spec.mr // t.rows, spec.nr // (t.colsb // 4)
+            return RegisterBudget(mt * nt, nt, mt, t.count, input_name="B tiles",
+                                  broadcast_name="A tiles")
         d = isa.dot(spec.dtype)
         nv = spec.nr // d.lanes
         if d.lane_indexed:  # the B pair vectors, A's pair vectors (lanes rows each)
@@ -78,6 +103,8 @@ class GemmBf16(OpFamily):
                               broadcast_name="A pair + widened")
 
     def budget_rule(self, spec) -> str:
+        if tiles(spec):
+            return "(MR/16)*(NR/16) + NR/16 + MR/16 tiles"
         d = get_isa(spec.isa).dot(spec.dtype)
         if d.lane_indexed:
             return "MR*NR/lanes + NR/lanes + MR/lanes"
@@ -91,7 +118,7 @@ class GemmBf16(OpFamily):
                             lanes=d.lanes, isa=isa, budget=self.register_budget(spec),
                             nv=spec.nr // d.lanes, unroll=spec.unroll,
                             tail="mask" if v.mask_type else "temp", a_by_lane=a_by_lane(spec),
-                            d=d, v=v)
+                            d=d, v=v, t=tiles(spec), a_group=a_group(spec))
 
     def c_declaration(self, spec) -> str:
         return (f"void {spec.name}(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, "
@@ -99,16 +126,28 @@ class GemmBf16(OpFamily):
 
     def c_row(self, entry) -> str:
         s = entry.spec
-        return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {int(entry.production)}, {s.name}, "
-                f"\"{s.name}\"")
+        return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {int(entry.production)}, "
+                f"{a_group(s)}, {s.name}, \"{s.name}\"")
 
     def tester_defines(self, s) -> Dict[str, object]:
-        return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s)}
+        return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s), "TG_A_GROUP": a_group(s)}
 
     def tester_coverage(self, s) -> Dict[str, int]:
         """The tile's rows and columns (n % NR also fixes the masked or temporary column
         vectors); the k pairs run one at a time (no unrolled remainder)."""
         return {"m": s.mr, "n": s.nr}
+
+
+def tiles(spec) -> Optional[TileOps]:
+    """The tile unit's spellings where the kernel's ISA has one for its dtype, else None."""
+    return get_isa(spec.isa).tile_ops.get(spec.dtype)
+
+
+def a_group(spec) -> int:
+    """k pairs per group of the kernel's A panel: a tile row's (16) for tile kernels, else 1
+    (per k pair, MR pairs). Row i's pair p is at ((p / G) * MR + i) * G + p % G pairs."""
+    t = tiles(spec)
+    return t.colsb // 4 if t else 1
 
 
 def a_by_lane(spec) -> bool:
@@ -132,7 +171,9 @@ DRIVE = "tg_dsl_gemmbf16_drive"
 
 def _python_driver(spec) -> str:
     """C's loop over the MR x NR tiles of C, A and B pair-packed by the caller (panel i of A at
-    a + i * 2 * MR * kp, panel j of B at b + j * 2 * NR * kp)."""
+    a + i * 2 * MR * kp_a, kp_a being kp rounded up to A's groups; panel j of B at
+    b + j * 2 * NR * kp)."""
+    g = a_group(spec)
     return f"""#include <stdint.h>
 
 {GemmBf16().c_declaration(spec)}
@@ -144,7 +185,7 @@ __attribute__((visibility("default"))) void {DRIVE}(
     const int64_t mi = m - i0 < {spec.mr} ? m - i0 : {spec.mr};
     for (int64_t j0 = 0; j0 < n; j0 += {spec.nr}) {{
       const int64_t nj = n - j0 < {spec.nr} ? n - j0 : {spec.nr};
-      {spec.name}(mi, nj, kp, a + (i0 / {spec.mr}) * 2 * {spec.mr} * kp,
+      {spec.name}(mi, nj, kp, a + (i0 / {spec.mr}) * 2 * {spec.mr} * ((kp + {g - 1}) / {g} * {g}),
                   b + (j0 / {spec.nr}) * 2 * {spec.nr} * kp, c + i0 * rs_c + j0, rs_c, 1,
                   alpha, beta);
     }}
@@ -192,6 +233,13 @@ def _python_call(spec, kernel):
             return lambda: out
         kp = -(-k // 2)
         pa, pb = pair_panels(a, spec.mr, kp, False), pair_panels(b, spec.nr, kp, True)
+        g = a_group(spec)
+        if g > 1:  # a tile kernel's A: per group of g pairs, MR rows of g pairs (zero-padded)
+            kp_a = -(-kp // g) * g
+            pa = np.concatenate([pa, np.zeros((pa.shape[0], kp_a - kp) + pa.shape[2:], pa.dtype)],
+                                axis=1)
+            pa = np.ascontiguousarray(
+                pa.reshape(pa.shape[0], kp_a // g, g, spec.mr, 2).transpose(0, 1, 3, 2, 4))
 
         def run():
             drive(m, n, kp, pa.ctypes.data, pb.ctypes.data, out.ctypes.data, n, alpha, beta)

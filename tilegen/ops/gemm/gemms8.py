@@ -11,14 +11,21 @@ B's column sums; SDOT multiplies signed by signed, and its indexed form (QuadOps
 four rows' A quads from one 16-byte load, so MR is a multiple of 4 there. ISAs without a dot
 product sign-extend each byte to int32 and multiply. The ISA table's QuadOps spell all three
 (dsl/isa/base.py). The driver (gemm_s8.c) packs, blocks and threads.
+
+Where the ISA table has a tile unit for int8 (TileOps: AMX's TDPBUSD on amxint8, A offset as
+for VPDPBUSD) the kernel is a grid of (MR/16) x (NR/16) int32 accumulator tiles
+(templates/gemms8/ukernel_tile.c.j2). B's panel is already a B tile's rows (per k quad, NR
+quads: 16 columns of 4 bytes per row); A's panel is packed in k groups (a_group: 16 quads, a
+tile's 64 bytes): per group, MR rows of 16 quads, the last group zero-padded to 16 quads. The
+kernel copies B's last, partial group into a zeroed buffer (its quads end at kq).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict
+from typing import Dict, Optional
 
 from tilegen.dsl.family import OpFamily, RegisterBudget
-from tilegen.dsl.isa import QuadOps, get_isa
+from tilegen.dsl.isa import QuadOps, TileOps, get_isa
 from tilegen.dsl.lowering import Plan
 
 
@@ -27,6 +34,20 @@ class GemmS8Plan(Plan):
     nv: int                    # quad vectors per k quad of the B panel (NR / lanes)
     q: QuadOps                 # the quad spellings
     kr: int                    # k values per group: 4, or 8 for SMMLA (kr_of)
+    t: Optional[TileOps] = None  # the tile unit's spellings (tile kernels only)
+    a_group: int = 1           # k groups per group of A's panel (a_group())
+
+
+def tiles(spec) -> Optional[TileOps]:
+    """The tile unit's spellings where the kernel's ISA has one for its dtype, else None."""
+    return get_isa(spec.isa).tile_ops.get(spec.dtype)
+
+
+def a_group(spec) -> int:
+    """k quads per group of the kernel's A panel: a tile row's (16) for tile kernels, else 1
+    (per k quad, MR quads). Row i's quad p is at ((p / G) * MR + i) * G + p % G quads."""
+    t = tiles(spec)
+    return t.colsb // 4 if t else 1
 
 
 def kr_of(q: QuadOps) -> int:
@@ -42,7 +63,8 @@ class GemmS8(OpFamily):
     dtypes = ("s8",)
     c_select = "tg_gemm_s8_select"
     c_row_doc = ("X(isa id, MR, NR, KR (k values per packed group: 4, SMMLA's 8), production, "
-                 "A offset by 128 (QuadOps.a_offset: VPDPBUSD), kernel, \"name\")")
+                 "A offset by 128 (QuadOps.a_offset: VPDPBUSD), A group (k groups per group of A's "
+                 "panel: a_group), kernel, \"name\")")
     example_dims = (("m", 256), ("n", 256), ("k", 256))
 
     def python_call(self, spec, kernel):
@@ -60,12 +82,22 @@ class GemmS8(OpFamily):
     def parse_op_token(self, token: str):
         return {} if token == "gemm" else None
 
+    def template_for(self, spec) -> str:
+        return "gemms8/ukernel_tile.c.j2" if tiles(spec) else self.template
+
     def check(self, spec) -> None:
         q = get_isa(spec.isa).quad(spec.dtype)
         if spec.kr != kr_of(q):
             raise ValueError(f"kr: {spec.isa}'s int8 GEMM kernels take k in groups of "
                              f"KR={kr_of(q)}, got {spec.kr}")
         self.check_multiple("nr", spec.nr, spec, "NR")
+        t = tiles(spec)
+        if t:  # a grid of whole tiles: MR rows and NR columns in tiles of 16 x 16
+            tile_cols = t.colsb // 4
+            if spec.mr % t.rows or spec.nr % tile_cols:
+                raise ValueError(f"tile: {spec.isa} kernels are whole {t.rows}x{tile_cols} "
+                                 f"tiles; got {spec.mr}x{spec.nr}")
+            return
         if q.mmla_:
             if spec.mr % 2:
                 raise ValueError(f"mr: SMMLA takes A's rows in pairs; MR={spec.mr} is odd")
@@ -75,6 +107,11 @@ class GemmS8(OpFamily):
 
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
+        t = tiles(spec)
+        if t:  # tile registers: C's grid, a row of B tiles, a column of A tiles
+            mt, nt = spec.mr // t.rows, spec.nr // (t.colsb // 4)
+            return RegisterBudget(mt * nt, nt, mt, t.count, input_name="B tiles",
+                                  broadcast_name="A tiles")
         q = isa.quad(spec.dtype)
         nv = spec.nr // q.lanes
         if q.mmla_:
@@ -94,6 +131,8 @@ class GemmS8(OpFamily):
                               broadcast_name="A quad + byte")
 
     def budget_rule(self, spec) -> str:
+        if tiles(spec):
+            return "(MR/16)*(NR/16) + NR/16 + MR/16 tiles"
         q = get_isa(spec.isa).quad(spec.dtype)
         if q.mmla_:
             return "MR*NR/lanes + NR/2 + MR/2"
@@ -106,7 +145,8 @@ class GemmS8(OpFamily):
         q = isa.quad(spec.dtype)
         return GemmS8Plan(name=spec.name, dtype=spec.dtype, mr=spec.mr, nr=spec.nr,
                           lanes=q.lanes, isa=isa, budget=self.register_budget(spec),
-                          nv=spec.nr // q.lanes, q=q, kr=kr_of(q))
+                          nv=spec.nr // q.lanes, q=q, kr=kr_of(q), t=tiles(spec),
+                          a_group=a_group(spec))
 
     def c_declaration(self, spec) -> str:
         return (f"void {spec.name}(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, "
@@ -116,11 +156,12 @@ class GemmS8(OpFamily):
         s = entry.spec
         offset = int(get_isa(s.isa).quad(s.dtype).a_offset)
         return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {s.kr}, {int(entry.production)}, {offset}, "
-                f"{s.name}, \"{s.name}\"")
+                f"{a_group(s)}, {s.name}, \"{s.name}\"")
 
     def tester_defines(self, s) -> Dict[str, object]:
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KR": s.kr, "TG_LANES": self.lanes(s),
-                "TG_A_OFFSET": int(get_isa(s.isa).quad(s.dtype).a_offset)}
+                "TG_A_OFFSET": int(get_isa(s.isa).quad(s.dtype).a_offset),
+                "TG_A_GROUP": a_group(s)}
 
     def tester_coverage(self, s) -> Dict[str, int]:
         """The tile's rows and columns; the k groups run one at a time (no unrolled
@@ -139,7 +180,8 @@ DRIVE = "tg_dsl_gemms8_drive"
 def _python_driver(spec) -> str:
     """C's loop over the MR x NR tiles of C, A and B packed by the caller in kq groups of KR
     (panel i of A at a + i * KR * MR * kq, panel j of B -- its groups, then NR int32
-    corrections -- at b + j * (KR * NR * kq + 4 * NR))."""
+    corrections -- at b + j * (KR * NR * kq + 4 * NR)); A's kq rounded up to its groups."""
+    g = a_group(spec)
     return f"""#include <stdint.h>
 
 {GemmS8().c_declaration(spec)}
@@ -151,7 +193,7 @@ __attribute__((visibility("default"))) void {DRIVE}(
     const int64_t mi = m - i0 < {spec.mr} ? m - i0 : {spec.mr};
     for (int64_t j0 = 0; j0 < n; j0 += {spec.nr}) {{
       const int64_t nj = n - j0 < {spec.nr} ? n - j0 : {spec.nr};
-      {spec.name}(mi, nj, kq, a + (i0 / {spec.mr}) * {spec.kr} * {spec.mr} * kq,
+      {spec.name}(mi, nj, kq, a + (i0 / {spec.mr}) * {spec.kr} * {spec.mr} * ((kq + {g - 1}) / {g} * {g}),
                   b + (j0 / {spec.nr}) * ({spec.kr} * {spec.nr} * kq + 4 * {spec.nr}),
                   c + i0 * rs_c + j0, rs_c, 1, accumulate);
     }}
@@ -198,6 +240,13 @@ def _python_call(spec, kernel):
             return lambda: out
         kq = -(-k // spec.kr)
         pa = quad_panels(a, spec.mr, kq, False, spec.kr)
+        g = a_group(spec)
+        if g > 1:  # a tile kernel's A: per group of g quads, MR rows of g quads (zero-padded)
+            kq_a = -(-kq // g) * g
+            pa = np.concatenate([pa, np.zeros((pa.shape[0], kq_a - kq) + pa.shape[2:], pa.dtype)],
+                                axis=1)
+            pa = np.ascontiguousarray(
+                pa.reshape(pa.shape[0], kq_a // g, g, spec.mr, spec.kr).transpose(0, 1, 3, 2, 4))
         if offset:
             pa = (pa.view(np.uint8) ^ 0x80).view(np.int8)
         quads = quad_panels(b, spec.nr, kq, True, spec.kr)

@@ -16,6 +16,7 @@ typedef struct tg_gemm_bf16_config {
   int isa;
   tg_bf16_gemm_ukernel_fn fn;
   int mr, nr;
+  int a_group;                /* k pairs per group of A's panel (gemmbf16.py's a_group) */
   int64_t kc, nc;             /* k values per packed block (even), columns per B block */
   const char* name;
   /* One row of C (m == 1), B read in place: the first production gemvbf16 kernel of each form

@@ -19,6 +19,7 @@ typedef struct tg_gemm_s8_config {
   int mr, nr;
   int kr;                     /* k values per packed group: 4, or 8 (SMMLA) */
   int a_offset;               /* the kernel takes A + 128 (VPDPBUSD's unsigned operand) */
+  int a_group;                /* k groups per group of A's panel (gemms8.py's a_group) */
   int64_t kc, nc;             /* k values per packed block (a multiple of kr), columns per B block */
   const char* name;
   /* One row of A with row-major B (m == 1): the GEMV that reads B in place, the first

@@ -10,7 +10,10 @@
  * A, B and C each end (or, alternately, start) at a PROT_NONE page; every element of C's buffer
  * outside the tile holds a sentinel that must survive.
  *
- * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_LANES=..
+ * A's panel is packed in groups of TG_A_GROUP k pairs (1: per k pair, MR pairs; a tile kernel's
+ * 16: per group, MR rows of 16 pairs, the last group zero-padded), as gemmbf16.py's a_group says.
+ *
+ * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_LANES=.. -DTG_A_GROUP=..
  * -DTG_ISA_ID=TG_ISA_<NAME> (-DTG_T=uint16_t); prints the COVER lines (ukernel_tester.h) and
  * "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77 (77: the CPU lacks the ISA).
  */
@@ -41,17 +44,23 @@ static uint16_t* guarded_u16(size_t count, region* r) {
   return (uint16_t*) guarded_bytes((count ? count : 1) * sizeof(uint16_t), guard_front, r);
 }
 
+/* Row i's pair p in A's panel (its first value; the second follows). */
+static size_t a_at(int p, int i) {
+  return ((size_t) (p / TG_A_GROUP * TG_MR + i) * TG_A_GROUP + p % TG_A_GROUP) * 2;
+}
+
 static void run_case(int m, int n, int kp, int64_t cs_c, double alpha, double beta, int exact) {
   region ra, rb, rc;
   guard_alternate();
-  uint16_t* a = guarded_u16((size_t) (2 * TG_MR * kp), &ra);
+  const int kp_a = (kp + TG_A_GROUP - 1) / TG_A_GROUP * TG_A_GROUP;  /* A's padded pairs */
+  uint16_t* a = guarded_u16((size_t) (2 * TG_MR * kp_a), &ra);
   uint16_t* b = guarded_u16((size_t) (2 * TG_NR * kp), &rb);
   /* Packed panels: rows/columns past m/n and values past k are the driver's zero padding. */
-  for (int p = 0; p < kp; p++)
+  for (int p = 0; p < kp_a; p++)
     for (int i = 0; i < TG_MR; i++)
       for (int h = 0; h < 2; h++) {
         const double v = exact ? (double) ((int) (uniform() * 5)) : uniform();
-        a[(p * TG_MR + i) * 2 + h] = i < m ? to_bf16((float) v) : 0;
+        a[a_at(p, i) + h] = i < m && p < kp ? to_bf16((float) v) : 0;
       }
   for (int p = 0; p < kp; p++)
     for (int j = 0; j < TG_NR; j++)
@@ -81,7 +90,7 @@ static void run_case(int m, int n, int kp, int64_t cs_c, double alpha, double be
       double acc = 0, mag = 0;
       for (int p = 0; p < kp; p++)
         for (int h = 0; h < 2; h++) {
-          const double prod = from_bf16(a[(p * TG_MR + i) * 2 + h]) *
+          const double prod = from_bf16(a[a_at(p, i) + h]) *
                               from_bf16(b[(p * TG_NR + j) * 2 + h]);
           acc += prod;
           mag += fabs(prod);
@@ -109,11 +118,16 @@ static void run_case(int m, int n, int kp, int64_t cs_c, double alpha, double be
 
 int main(void) {
   if (!cpu_supported()) return 77;
+#if TG_A_GROUP > 1  /* whole groups too, one and two (17 and 300 end in a partial one) */
+  const int kps[] = {0, 1, 2, 3, 17, TG_A_GROUP, 2 * TG_A_GROUP};
+#else
   const int kps[] = {0, 1, 2, 3, 17};
+#endif
+  const int nkp = (int) (sizeof(kps) / sizeof(kps[0]));
   const double alphas[] = {1, -0.5}, betas[] = {0, 1, 0.5};
   for (int m = 1; m <= TG_MR; m++)
     for (int n = 1; n <= TG_NR; n++)
-      for (int q = 0; q < 5; q++)
+      for (int q = 0; q < nkp; q++)
         for (int s = 0; s < 2; s++)
           for (int x = 0; x < 2; x++)
             for (int y = 0; y < 3; y++)

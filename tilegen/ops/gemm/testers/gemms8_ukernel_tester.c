@@ -12,8 +12,12 @@
  * each end (or, alternately, start) at a PROT_NONE page; every element of C's buffer outside
  * the tile holds a sentinel that must survive.
  *
+ * A's panel is packed in groups of TG_A_GROUP k groups (1: per k group, MR groups; a tile
+ * kernel's 16: per group, MR rows of 16 quads, the last group zero-padded), as gemms8.py's
+ * a_group says.
+ *
  * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_KR=4|8 -DTG_LANES=..
- * -DTG_A_OFFSET=0|1
+ * -DTG_A_OFFSET=0|1 -DTG_A_GROUP=..
  * -DTG_ISA_ID=TG_ISA_<NAME>; prints the COVER lines (ukernel_tester.h) and
  * "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77 (77: the CPU lacks the ISA).
  */
@@ -36,19 +40,26 @@ static int8_t value(enum fill f, int which) {
   }
 }
 
+/* Row i's k group p in A's panel (its first byte). */
+static size_t a_at(int p, int i) {
+  return ((size_t) (p / TG_A_GROUP * TG_MR + i) * TG_A_GROUP + p % TG_A_GROUP) * TG_KR;
+}
+
 static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fill fill) {
   region ra, rb, rc;
   guard_alternate();
   const size_t b_bytes = (size_t) (TG_KR * TG_NR * kq) + 4 * TG_NR;  /* groups, then sums */
-  int8_t* a = (int8_t*) guarded_bytes((size_t) (TG_KR * TG_MR * kq) + 1, guard_front, &ra);
+  const int kq_a = (kq + TG_A_GROUP - 1) / TG_A_GROUP * TG_A_GROUP;  /* A's padded groups */
+  int8_t* a = (int8_t*) guarded_bytes((size_t) TG_KR * TG_MR * kq_a + 1, guard_front, &ra);
   int8_t* b = (int8_t*) guarded_bytes(b_bytes, guard_front, &rb);
-  int8_t* av = malloc((size_t) (TG_KR * TG_MR * kq) + 1);  /* A's true values */
-  /* Packed panels: rows/columns past m/n are the driver's zero padding. */
-  for (int p = 0; p < kq; p++)
+  int8_t* av = malloc((size_t) TG_KR * TG_MR * kq_a + 1);  /* A's true values */
+  /* Packed panels: rows/columns past m/n (and A's groups past kq) are the driver's zero
+     padding. */
+  for (int p = 0; p < kq_a; p++)
     for (int i = 0; i < TG_MR; i++)
       for (int h = 0; h < TG_KR; h++) {
-        const int e = (p * TG_MR + i) * TG_KR + h;
-        av[e] = i < m ? value(fill, (i + h) & 1) : 0;
+        const size_t e = a_at(p, i) + h;
+        av[e] = i < m && p < kq ? value(fill, (i + h) & 1) : 0;
         a[e] = TG_A_OFFSET ? (int8_t) ((uint8_t) av[e] ^ 0x80u) : av[e];
       }
   int32_t sums[TG_NR];
@@ -89,7 +100,7 @@ static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fi
       int64_t acc = (int64_t) (accumulate ? c0[q] : 0) - (TG_A_OFFSET ? 0 : (int64_t) comps[j]);
       for (int p = 0; p < kq; p++)
         for (int h = 0; h < TG_KR; h++)
-          acc += (int64_t) av[(p * TG_MR + i) * TG_KR + h] * b[(p * TG_NR + j) * TG_KR + h];
+          acc += (int64_t) av[a_at(p, (int) i) + h] * b[(p * TG_NR + j) * TG_KR + h];
       const int32_t want = (int32_t) (uint32_t) (uint64_t) acc;  /* wrapped, as int32 sums */
       if (c[q] != want) {
         if (++failed <= 20)
@@ -111,10 +122,15 @@ static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fi
 
 int main(void) {
   if (!cpu_supported()) return 77;
+#if TG_A_GROUP > 1  /* whole groups too, one and two (17 and 5 end in a partial one) */
+  const int kqs[] = {0, 1, 2, 3, 17, TG_A_GROUP, 2 * TG_A_GROUP};
+#else
   const int kqs[] = {0, 1, 2, 3, 17};
+#endif
+  const int nkq = (int) (sizeof(kqs) / sizeof(kqs[0]));
   for (int m = 1; m <= TG_MR; m++)
     for (int n = 1; n <= TG_NR; n++)
-      for (int q = 0; q < 5; q++)
+      for (int q = 0; q < nkq; q++)
         for (int s = 0; s < 2; s++)
           for (int acc = 0; acc < 2; acc++) run_case(m, n, kqs[q], s ? 3 : 1, acc, RANDOM);
   for (int f = ALL_MIN; f <= MIXED_EXTREMES; f++)
