@@ -309,3 +309,15 @@ def test_c_api_and_openblas_sbgemm(tmp_path):
     # A program's own cblas_xerbla gets the reference CBLAS's numbers: a row-major call is the
     # transposed Fortran problem, so M (argument 4) is reported as 5, as cblas_sgemm does.
     assert "xerbla SBGEMM 8" in r.stdout and "cblas_xerbla 5 cblas_sbgemm" in r.stdout
+
+
+@pytest.mark.parametrize("k, n", [(4200, 1100), (700, 5000)])
+def test_column_blocks_at_and_below_the_block_depth(k, n):
+    """bfloat16 products whose columns span several packed B blocks, at the full block depth
+    (k beyond KC) and below it (more columns a block): small integers, so every float32 sum
+    is exact and the result equals the float64 product."""
+    rng = np.random.default_rng(k + n)
+    a = rng.integers(-4, 5, (61, k)).astype(BF16)
+    b = rng.integers(-4, 5, (k, n)).astype(BF16)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_array_equal(tg.gemm(a, b), want)

@@ -333,3 +333,20 @@ def test_few_rows_take_a_gemv_each(m, a_dtype):
         tg.set_num_threads(saved)
     c = rng.integers(-1000, 1000, (m, n)).astype(np.int32)
     assert np.array_equal(tg.gemm(a, b, c, beta=1, out_dtype=np.int32), want + c)
+
+
+@pytest.mark.parametrize("k, n", [(8200, 1100), (1000, 4500)])
+def test_column_blocks_at_and_below_the_block_depth(k, n):
+    """Products past the streamed rows whose columns span several packed B blocks: at the
+    full block depth (k beyond KC: k blocks too) and at a shallower depth, where a block spans
+    more columns (KC x NC bytes at that depth). Exact against a float64 product (|sums| below
+    2^53)."""
+    rng = np.random.default_rng(k + n)
+    a = rng.integers(-128, 128, (61, k), dtype=np.int8)
+    b = rng.integers(-128, 128, (k, n), dtype=np.int8)
+    want = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.int64)
+    got = tg.gemm(a, b, out_dtype=np.int32)
+    np.testing.assert_array_equal(got, want)
+    u = a.view(np.uint8)
+    np.testing.assert_array_equal(tg.gemm(u, b, out_dtype=np.int32),
+                                  (u.astype(np.float64) @ b.astype(np.float64)).astype(np.int64))

@@ -368,12 +368,14 @@ static int run_half(const tg_gemm_f16_config* cfg, int64_t m, int64_t n, int64_t
   j.panels = (m + cfg->mr - 1) / cfg->mr;
   atomic_init(&j.failed, 0);
   const int64_t kc_max = k < cfg->kc ? k : cfg->kc;
-  const int64_t nc_max = n < cfg->nc ? n : cfg->nc;
+  /* column blocks of the block's bytes at this depth */
+  const int64_t nc_blk = tg_gemm_lowp_nc_at_depth(cfg->nc, cfg->kc, k, cfg->nr);
+  const int64_t nc_max = n < nc_blk ? n : nc_blk;
   const int64_t nc_pad = (nc_max + cfg->nr - 1) / cfg->nr * cfg->nr;
   j.pb = tg_workspace(TG_WS_GEMM_LP_B, (size_t) (nc_pad * kc_max) * sizeof(uint16_t));
   if (j.pb == NULL) return 1;
-  for (int64_t j0 = 0; j0 < n; j0 += cfg->nc) {
-    const int64_t nc = n - j0 < cfg->nc ? n - j0 : cfg->nc;
+  for (int64_t j0 = 0; j0 < n; j0 += nc_blk) {
+    const int64_t nc = n - j0 < nc_blk ? n - j0 : nc_blk;
     for (int64_t k0 = 0; k0 < k; k0 += cfg->kc) {
       j.k0 = k0; j.kc = k - k0 < cfg->kc ? k - k0 : cfg->kc; j.nc = nc; j.j0 = j0;
       j.col_panels = (nc + cfg->nr - 1) / cfg->nr;

@@ -384,12 +384,14 @@ static int run(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a, i
     return atomic_load(&j.failed);
   }
   const int64_t kc_max = k < cfg.kc ? k : cfg.kc;
-  const int64_t nc_max = n < cfg.nc ? n : cfg.nc;
+  /* column blocks of the block's bytes at this depth */
+  const int64_t nc_blk = tg_gemm_lowp_nc_at_depth(cfg.nc, cfg.kc, k, cfg.nr);
+  const int64_t nc_max = n < nc_blk ? n : nc_blk;
   j.pb = tg_workspace(TG_WS_GEMM_LP_B,
                       (size_t) ((nc_max + cfg.nr - 1) / cfg.nr * b_panel_bytes(&cfg, kc_max)));
   if (j.pb == NULL) return 1;
-  for (int64_t j0 = 0; j0 < n; j0 += cfg.nc) {
-    const int64_t nc = n - j0 < cfg.nc ? n - j0 : cfg.nc;
+  for (int64_t j0 = 0; j0 < n; j0 += nc_blk) {
+    const int64_t nc = n - j0 < nc_blk ? n - j0 : nc_blk;
     for (int64_t k0 = 0; k0 < k; k0 += cfg.kc) {
       j.k0 = k0; j.kc = k - k0 < cfg.kc ? k - k0 : cfg.kc; j.nc = nc; j.j0 = j0;
       j.col_panels = (nc + cfg.nr - 1) / cfg.nr;
