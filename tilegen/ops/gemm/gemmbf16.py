@@ -27,6 +27,8 @@ from tilegen.dsl.family import OpFamily, RegisterBudget
 from tilegen.dsl.isa import DotOps, TileOps, VecOps, get_isa
 from tilegen.dsl.lowering import Plan
 
+from .tile_units import a_group, tiles
+
 
 @dataclass(frozen=True)
 class GemmBf16Plan(Plan):
@@ -136,18 +138,6 @@ class GemmBf16(OpFamily):
         """The tile's rows and columns (n % NR also fixes the masked or temporary column
         vectors); the k pairs run one at a time (no unrolled remainder)."""
         return {"m": s.mr, "n": s.nr}
-
-
-def tiles(spec) -> Optional[TileOps]:
-    """The tile unit's spellings where the kernel's ISA has one for its dtype, else None."""
-    return get_isa(spec.isa).tile_ops.get(spec.dtype)
-
-
-def a_group(spec) -> int:
-    """k pairs per group of the kernel's A panel: a tile row's (16) for tile kernels, else 1
-    (per k pair, MR pairs). Row i's pair p is at ((p / G) * MR + i) * G + p % G pairs."""
-    t = tiles(spec)
-    return t.colsb // 4 if t else 1
 
 
 def a_by_lane(spec) -> bool:

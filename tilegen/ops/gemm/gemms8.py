@@ -28,6 +28,8 @@ from tilegen.dsl.family import OpFamily, RegisterBudget
 from tilegen.dsl.isa import QuadOps, TileOps, get_isa
 from tilegen.dsl.lowering import Plan
 
+from .tile_units import a_group, tiles
+
 
 @dataclass(frozen=True)
 class GemmS8Plan(Plan):
@@ -36,18 +38,6 @@ class GemmS8Plan(Plan):
     kr: int                    # k values per group: 4, or 8 for SMMLA (kr_of)
     t: Optional[TileOps] = None  # the tile unit's spellings (tile kernels only)
     a_group: int = 1           # k groups per group of A's panel (a_group())
-
-
-def tiles(spec) -> Optional[TileOps]:
-    """The tile unit's spellings where the kernel's ISA has one for its dtype, else None."""
-    return get_isa(spec.isa).tile_ops.get(spec.dtype)
-
-
-def a_group(spec) -> int:
-    """k quads per group of the kernel's A panel: a tile row's (16) for tile kernels, else 1
-    (per k quad, MR quads). Row i's quad p is at ((p / G) * MR + i) * G + p % G quads."""
-    t = tiles(spec)
-    return t.colsb // 4 if t else 1
 
 
 def kr_of(q: QuadOps) -> int:
