@@ -27,7 +27,8 @@ from tilegen.dsl.family import OpFamily, RegisterBudget
 from tilegen.dsl.isa import DotOps, TileOps, VecOps, get_isa
 from tilegen.dsl.lowering import Plan
 
-from .tile_units import a_group, tiles
+from .tile_units import (BUDGET_RULE, a_group, check_whole_tiles, grouped_a_panels, tile_budget,
+                         tiles)
 
 
 @dataclass(frozen=True)
@@ -75,11 +76,8 @@ class GemmBf16(OpFamily):
         if spec.kr != 2:
             raise ValueError(f"kr: bfloat16 GEMM kernels take k in pairs (KR=2), got {spec.kr}")
         t = tiles(spec)
-        if t:  # a grid of whole tiles: MR rows and NR columns in tiles of 16 x 16
-            tile_cols = t.colsb // 4
-            if spec.mr % t.rows or spec.nr % tile_cols:
-                raise ValueError(f"tile: {spec.isa} kernels are whole {t.rows}x{tile_cols} "
-                                 f"tiles; got {spec.mr}x{spec.nr}")
+        if t:
+            check_whole_tiles(spec, t)
         self.check_multiple("nr", spec.nr, spec, "NR")
         if get_isa(spec.isa).dot(spec.dtype).lane_indexed:  # A loaded `lanes` rows at a time
             self.check_multiple("mr", spec.mr, spec, "MR")
@@ -87,10 +85,8 @@ class GemmBf16(OpFamily):
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
         t = tiles(spec)
-        if t:  # tile registers: C's grid, a row of B tiles, a column of A tiles
-            mt, nt = spec.mr // t.rows, spec.nr // (t.colsb // 4)
-            return RegisterBudget(mt * nt, nt, mt, t.count, input_name="B tiles",
-                                  broadcast_name="A tiles")
+        if t:
+            return tile_budget(spec, t)
         d = isa.dot(spec.dtype)
         nv = spec.nr // d.lanes
         if d.lane_indexed:  # the B pair vectors, A's pair vectors (lanes rows each)
@@ -106,7 +102,7 @@ class GemmBf16(OpFamily):
 
     def budget_rule(self, spec) -> str:
         if tiles(spec):
-            return "(MR/16)*(NR/16) + NR/16 + MR/16 tiles"
+            return BUDGET_RULE
         d = get_isa(spec.isa).dot(spec.dtype)
         if d.lane_indexed:
             return "MR*NR/lanes + NR/lanes + MR/lanes"
@@ -223,13 +219,8 @@ def _python_call(spec, kernel):
             return lambda: out
         kp = -(-k // 2)
         pa, pb = pair_panels(a, spec.mr, kp, False), pair_panels(b, spec.nr, kp, True)
-        g = a_group(spec)
-        if g > 1:  # a tile kernel's A: per group of g pairs, MR rows of g pairs (zero-padded)
-            kp_a = -(-kp // g) * g
-            pa = np.concatenate([pa, np.zeros((pa.shape[0], kp_a - kp) + pa.shape[2:], pa.dtype)],
-                                axis=1)
-            pa = np.ascontiguousarray(
-                pa.reshape(pa.shape[0], kp_a // g, g, spec.mr, 2).transpose(0, 1, 3, 2, 4))
+        if a_group(spec) > 1:  # a tile kernel's A, in k groups of a tile row
+            pa = grouped_a_panels(pa, a_group(spec))
 
         def run():
             drive(m, n, kp, pa.ctypes.data, pb.ctypes.data, out.ctypes.data, n, alpha, beta)

@@ -28,7 +28,8 @@ from tilegen.dsl.family import OpFamily, RegisterBudget
 from tilegen.dsl.isa import QuadOps, TileOps, get_isa
 from tilegen.dsl.lowering import Plan
 
-from .tile_units import a_group, tiles
+from .tile_units import (BUDGET_RULE, a_group, check_whole_tiles, grouped_a_panels, tile_budget,
+                         tiles)
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,8 @@ class GemmS8(OpFamily):
                              f"KR={kr_of(q)}, got {spec.kr}")
         self.check_multiple("nr", spec.nr, spec, "NR")
         t = tiles(spec)
-        if t:  # a grid of whole tiles: MR rows and NR columns in tiles of 16 x 16
-            tile_cols = t.colsb // 4
-            if spec.mr % t.rows or spec.nr % tile_cols:
-                raise ValueError(f"tile: {spec.isa} kernels are whole {t.rows}x{tile_cols} "
-                                 f"tiles; got {spec.mr}x{spec.nr}")
+        if t:
+            check_whole_tiles(spec, t)
             return
         if q.mmla_:
             if spec.mr % 2:
@@ -98,10 +96,8 @@ class GemmS8(OpFamily):
     def register_budget(self, spec) -> RegisterBudget:
         isa = get_isa(spec.isa)
         t = tiles(spec)
-        if t:  # tile registers: C's grid, a row of B tiles, a column of A tiles
-            mt, nt = spec.mr // t.rows, spec.nr // (t.colsb // 4)
-            return RegisterBudget(mt * nt, nt, mt, t.count, input_name="B tiles",
-                                  broadcast_name="A tiles")
+        if t:
+            return tile_budget(spec, t)
         q = isa.quad(spec.dtype)
         nv = spec.nr // q.lanes
         if q.mmla_:
@@ -122,7 +118,7 @@ class GemmS8(OpFamily):
 
     def budget_rule(self, spec) -> str:
         if tiles(spec):
-            return "(MR/16)*(NR/16) + NR/16 + MR/16 tiles"
+            return BUDGET_RULE
         q = get_isa(spec.isa).quad(spec.dtype)
         if q.mmla_:
             return "MR*NR/lanes + NR/2 + MR/2"
@@ -230,13 +226,8 @@ def _python_call(spec, kernel):
             return lambda: out
         kq = -(-k // spec.kr)
         pa = quad_panels(a, spec.mr, kq, False, spec.kr)
-        g = a_group(spec)
-        if g > 1:  # a tile kernel's A: per group of g quads, MR rows of g quads (zero-padded)
-            kq_a = -(-kq // g) * g
-            pa = np.concatenate([pa, np.zeros((pa.shape[0], kq_a - kq) + pa.shape[2:], pa.dtype)],
-                                axis=1)
-            pa = np.ascontiguousarray(
-                pa.reshape(pa.shape[0], kq_a // g, g, spec.mr, spec.kr).transpose(0, 1, 3, 2, 4))
+        if a_group(spec) > 1:  # a tile kernel's A, in k groups of a tile row
+            pa = grouped_a_panels(pa, a_group(spec))
         if offset:
             pa = (pa.view(np.uint8) ^ 0x80).view(np.int8)
         quads = quad_panels(b, spec.nr, kq, True, spec.kr)
