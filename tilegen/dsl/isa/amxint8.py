@@ -16,5 +16,5 @@ ISA = replace(
     priority=AVX512VNNI.priority + 3,  # above avx512fp16 too
     tile_ops={"s8": TileOps(count=8, rows=16, colsb=64, group=4, acc_ctype="int32_t",
                             dot_="_tile_dpbusd({c}, {a}, {b})")},
-    description="AMX-INT8 (TDPBSSD int8 tile products) + AVX-512 VNNI",
+    description="AMX-INT8 (TDPBUSD int8 tile products) + AVX-512 VNNI",
 )

@@ -9,9 +9,9 @@
 
    Opt-in half accumulation (tilegen_gemm_f16_ex with TILEGEN_ACCUMULATE_F16), where an ISA
    computes in half natively (neonfp16: FMLA .8h, avx512fp16: VFMADD231PH, twice float32's FMA
-   rate): A and B are packed
-   into half panels, the gemmf16 kernels sum in half (each multiply-add rounded once to half),
-   and alpha, beta, bias and the activation then apply in float32, rounded once to C's type.
+   rate): A and B are packed into half panels, the gemmf16 kernels sum in half (each
+   multiply-add rounded once to half), and alpha, beta, bias and the activation then apply in
+   float32, rounded once to C's type.
    Elsewhere float32 accumulation serves it (faster there, and more accurate). */
 #define _POSIX_C_SOURCE 200809L /* posix_memalign under a strict -std=c11 too */
 #include <math.h>

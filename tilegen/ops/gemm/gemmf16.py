@@ -4,7 +4,8 @@ bits, and every multiply-add rounded once to half (a fused half FMA, in k order:
 GEMM kernels and NEON's FMLA .8h compute so). Named like the float GEMM kernels (op token
 "gemm", dtype f16), KR = 1: a panel of A holds, per k, MR halves (one 16-byte load gives eight
 rows: fma_lane takes each row's value from its lane, XNNPACK's ld128 form; where the ISA has no
-by-element FMA, x86's, each row's value is broadcast); a panel of B, per k, NR halves. The ISA table's HalfOps spell the arithmetic (dsl/isa/base.py): neonfp16 natively,
+by-element FMA, x86's, each row's value is broadcast); a panel of B, per k, NR halves. The ISA
+table's HalfOps spell the arithmetic (dsl/isa/base.py): neonfp16 and avx512fp16 natively,
 scalar as the exact reference. The driver (gemm_f16.c) packs, blocks and threads; the same C
 element's k blocks continue from C, so blocking and threads never change a result.
 """
