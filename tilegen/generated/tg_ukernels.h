@@ -585,6 +585,11 @@ typedef void (*tg_f16_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t k, const ui
 typedef void (*tg_s8_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t kq, const int8_t* a,
                                       const int8_t* b, int32_t* c, int64_t rs_c, int64_t cs_c,
                                       int accumulate);
+/* `panels` NR-wide panels of B's 4 kq rows (b: row-major, row stride rs_b, panels * NR columns
+   all present) packed as the kernels read them, panel q at dst + q * panel_bytes (per k quad NR
+   quads; its last 4 NR bytes NR int32 column sums, added to): templates/gemms8/pack.c.j2. */
+typedef void (*tg_s8_packb_fn)(int64_t panels, int64_t kq, const int8_t* b, int64_t rs_b,
+                               int8_t* dst, int64_t panel_bytes);
 
 /* ======== gemv ======== */
 /* Both forms (params->bias unused):
@@ -847,6 +852,11 @@ void tg_s8_gemm_ukernel_6x64c4__avx512vnni(int64_t, int64_t, int64_t, const int8
 void tg_s8_gemm_ukernel_6x16c4__avxvnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_8x32c4__avx512(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_4x16c4__avx2(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_packb_32c4__amxint8(int64_t, int64_t, const int8_t*, int64_t, int8_t*, int64_t);
+void tg_s8_packb_32c4__avx512vnni(int64_t, int64_t, const int8_t*, int64_t, int8_t*, int64_t);
+void tg_s8_packb_48c4__avx512vnni(int64_t, int64_t, const int8_t*, int64_t, int8_t*, int64_t);
+void tg_s8_packb_64c4__avx512vnni(int64_t, int64_t, const int8_t*, int64_t, int8_t*, int64_t);
+void tg_s8_packb_16c4__avxvnni(int64_t, int64_t, const int8_t*, int64_t, int8_t*, int64_t);
 void tg_f32_gemv_ukernel_4x1c32__avx512(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c16__avx512(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_4x1c16__avx2(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
@@ -1010,6 +1020,9 @@ void tg_s8_gemm_ukernel_8x12c4__neondot(int64_t, int64_t, int64_t, const int8_t*
 void tg_s8_gemm_ukernel_12x8c4__neondot(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_4x16c4__neondot(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_8x8c4__neon(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
+void tg_s8_packb_8c4__neondot(int64_t, int64_t, const int8_t*, int64_t, int8_t*, int64_t);
+void tg_s8_packb_12c4__neondot(int64_t, int64_t, const int8_t*, int64_t, int8_t*, int64_t);
+void tg_s8_packb_16c4__neondot(int64_t, int64_t, const int8_t*, int64_t, int8_t*, int64_t);
 void tg_f32_gemv_ukernel_4x1c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
 void tg_f64_gemv_ukernel_4x1c4__neon(int64_t, int64_t, const double*, int64_t, const double*, double*, int64_t, const tg_f64_gemm_params*);
 void tg_f32_gemv_ukernel_1x16c8__neon(int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, const tg_f32_gemm_params*);
@@ -1553,27 +1566,27 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_GEMMF16_UKERNELS_f16_ANY(X)
 
 /* TG_GEMMS8_UKERNELS_<dtype>_<ARCH>(X): every gemms8 kernel of that dtype built
-   for that architecture, registry order. X(isa id, MR, NR, KR (k values per packed group: 4, SMMLA's 8), production, A offset by 128 (QuadOps.a_offset: VPDPBUSD), A group (k groups per group of A's panel: a_group), kernel, "name") */
+   for that architecture, registry order. X(isa id, MR, NR, KR (k values per packed group: 4, SMMLA's 8), production, A offset by 128 (QuadOps.a_offset: VPDPBUSD), A group (k groups per group of A's panel: a_group), kernel, B packing of row-major B (tg_s8_packb_fn) or NULL, "name") */
 #define TG_GEMMS8_UKERNELS_s8_X86_64(X) \
-  TG_IF_ISA_AMXINT8(X(TG_ISA_AMXINT8, 32, 32, 4, 1, 1, 16, tg_s8_gemm_ukernel_32x32c4__amxint8, "tg_s8_gemm_ukernel_32x32c4__amxint8")) \
-  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 14, 32, 4, 1, 1, 1, tg_s8_gemm_ukernel_14x32c4__avx512vnni, "tg_s8_gemm_ukernel_14x32c4__avx512vnni")) \
-  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 8, 48, 4, 0, 1, 1, tg_s8_gemm_ukernel_8x48c4__avx512vnni, "tg_s8_gemm_ukernel_8x48c4__avx512vnni")) \
-  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 12, 32, 4, 0, 1, 1, tg_s8_gemm_ukernel_12x32c4__avx512vnni, "tg_s8_gemm_ukernel_12x32c4__avx512vnni")) \
-  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 6, 64, 4, 0, 1, 1, tg_s8_gemm_ukernel_6x64c4__avx512vnni, "tg_s8_gemm_ukernel_6x64c4__avx512vnni")) \
-  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 6, 16, 4, 1, 1, 1, tg_s8_gemm_ukernel_6x16c4__avxvnni, "tg_s8_gemm_ukernel_6x16c4__avxvnni")) \
-  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 8, 32, 4, 1, 0, 1, tg_s8_gemm_ukernel_8x32c4__avx512, "tg_s8_gemm_ukernel_8x32c4__avx512")) \
-  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 4, 1, 0, 1, tg_s8_gemm_ukernel_4x16c4__avx2, "tg_s8_gemm_ukernel_4x16c4__avx2")) \
+  TG_IF_ISA_AMXINT8(X(TG_ISA_AMXINT8, 32, 32, 4, 1, 1, 16, tg_s8_gemm_ukernel_32x32c4__amxint8, tg_s8_packb_32c4__amxint8, "tg_s8_gemm_ukernel_32x32c4__amxint8")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 14, 32, 4, 1, 1, 1, tg_s8_gemm_ukernel_14x32c4__avx512vnni, tg_s8_packb_32c4__avx512vnni, "tg_s8_gemm_ukernel_14x32c4__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 8, 48, 4, 0, 1, 1, tg_s8_gemm_ukernel_8x48c4__avx512vnni, tg_s8_packb_48c4__avx512vnni, "tg_s8_gemm_ukernel_8x48c4__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 12, 32, 4, 0, 1, 1, tg_s8_gemm_ukernel_12x32c4__avx512vnni, tg_s8_packb_32c4__avx512vnni, "tg_s8_gemm_ukernel_12x32c4__avx512vnni")) \
+  TG_IF_ISA_AVX512VNNI(X(TG_ISA_AVX512VNNI, 6, 64, 4, 0, 1, 1, tg_s8_gemm_ukernel_6x64c4__avx512vnni, tg_s8_packb_64c4__avx512vnni, "tg_s8_gemm_ukernel_6x64c4__avx512vnni")) \
+  TG_IF_ISA_AVXVNNI(X(TG_ISA_AVXVNNI, 6, 16, 4, 1, 1, 1, tg_s8_gemm_ukernel_6x16c4__avxvnni, tg_s8_packb_16c4__avxvnni, "tg_s8_gemm_ukernel_6x16c4__avxvnni")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 8, 32, 4, 1, 0, 1, tg_s8_gemm_ukernel_8x32c4__avx512, NULL, "tg_s8_gemm_ukernel_8x32c4__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 4, 1, 0, 1, tg_s8_gemm_ukernel_4x16c4__avx2, NULL, "tg_s8_gemm_ukernel_4x16c4__avx2")) \
 
 #define TG_GEMMS8_UKERNELS_s8_AARCH64(X) \
-  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 8, 8, 8, 1, 0, 1, tg_s8_gemm_ukernel_8x8c8__neoni8mm, "tg_s8_gemm_ukernel_8x8c8__neoni8mm")) \
-  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 4, 16, 8, 0, 0, 1, tg_s8_gemm_ukernel_4x16c8__neoni8mm, "tg_s8_gemm_ukernel_4x16c8__neoni8mm")) \
-  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 8, 12, 4, 1, 0, 1, tg_s8_gemm_ukernel_8x12c4__neondot, "tg_s8_gemm_ukernel_8x12c4__neondot")) \
-  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 12, 8, 4, 0, 0, 1, tg_s8_gemm_ukernel_12x8c4__neondot, "tg_s8_gemm_ukernel_12x8c4__neondot")) \
-  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 4, 16, 4, 0, 0, 1, tg_s8_gemm_ukernel_4x16c4__neondot, "tg_s8_gemm_ukernel_4x16c4__neondot")) \
-  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 8, 4, 1, 0, 1, tg_s8_gemm_ukernel_8x8c4__neon, "tg_s8_gemm_ukernel_8x8c4__neon")) \
+  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 8, 8, 8, 1, 0, 1, tg_s8_gemm_ukernel_8x8c8__neoni8mm, NULL, "tg_s8_gemm_ukernel_8x8c8__neoni8mm")) \
+  TG_IF_ISA_NEONI8MM(X(TG_ISA_NEONI8MM, 4, 16, 8, 0, 0, 1, tg_s8_gemm_ukernel_4x16c8__neoni8mm, NULL, "tg_s8_gemm_ukernel_4x16c8__neoni8mm")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 8, 12, 4, 1, 0, 1, tg_s8_gemm_ukernel_8x12c4__neondot, tg_s8_packb_12c4__neondot, "tg_s8_gemm_ukernel_8x12c4__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 12, 8, 4, 0, 0, 1, tg_s8_gemm_ukernel_12x8c4__neondot, tg_s8_packb_8c4__neondot, "tg_s8_gemm_ukernel_12x8c4__neondot")) \
+  TG_IF_ISA_NEONDOT(X(TG_ISA_NEONDOT, 4, 16, 4, 0, 0, 1, tg_s8_gemm_ukernel_4x16c4__neondot, tg_s8_packb_16c4__neondot, "tg_s8_gemm_ukernel_4x16c4__neondot")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 8, 8, 4, 1, 0, 1, tg_s8_gemm_ukernel_8x8c4__neon, NULL, "tg_s8_gemm_ukernel_8x8c4__neon")) \
 
 #define TG_GEMMS8_UKERNELS_s8_ANY(X) \
-  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 2, 4, 1, 0, 1, tg_s8_gemm_ukernel_2x2c4__scalar, "tg_s8_gemm_ukernel_2x2c4__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 2, 4, 1, 0, 1, tg_s8_gemm_ukernel_2x2c4__scalar, NULL, "tg_s8_gemm_ukernel_2x2c4__scalar")) \
 
 #define TG_FOREACH_GEMMS8_UKERNEL_s8(X) \
   TG_IF_BUILT_X86_64(TG_GEMMS8_UKERNELS_s8_X86_64(X)) \

@@ -350,3 +350,30 @@ def test_column_blocks_at_and_below_the_block_depth(k, n):
     u = a.view(np.uint8)
     np.testing.assert_array_equal(tg.gemm(u, b, out_dtype=np.int32),
                                   (u.astype(np.float64) @ b.astype(np.float64)).astype(np.int64))
+
+
+@pytest.mark.parametrize("m", [16, 61])
+@pytest.mark.parametrize("a_dtype", [np.int8, np.uint8])
+def test_row_major_b_packing_every_edge(m, a_dtype, kernels):
+    """Row-major B is packed by the ISA's own routine where it has one (the quads and column
+    sums of whole panels, four vectors of columns at a time, templates/gemms8/pack.c.j2) and by
+    the driver's loop for the rest: column counts around its strips and panels, depths that end
+    in a partial quad, B a view into wider rows at an odd column offset, streamed (16 rows) and
+    blocked (61 rows) products, on one thread and (where the product is large enough to be
+    split) two. Exact against an int64 product."""
+    rng = np.random.default_rng(m)
+    for k in (4, 7, 515):
+        wide = i8(rng, (k, 300))
+        a = rng.integers(0 if a_dtype == np.uint8 else -128, 256 if a_dtype == np.uint8 else 128,
+                         (m, k)).astype(a_dtype)
+        for n in (31, 32, 33, 64, 65, 97, 160, 191, 255):
+            b = wide[:, 3:3 + n]
+            want = ref(a, b)
+            for name in kernels:
+                _gemm.set_s8_kernel(name)
+                tg.set_num_threads(1)
+                assert np.array_equal(tg.matmul(a, b, dtype=np.int32), want), (name, k, n)
+                if 2 * m * k * n >= 4e6:  # threaded (gemm_s8.c: TG_S8_PARALLEL_MIN_OPS)
+                    tg.set_num_threads(2)
+                    got = on_a_worker(lambda: tg.matmul(a, b, dtype=np.int32))
+                    assert np.array_equal(got, want), (name, k, n, "2 threads")

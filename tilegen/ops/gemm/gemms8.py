@@ -18,14 +18,21 @@ for VPDPBUSD) the kernel is a grid of (MR/16) x (NR/16) int32 accumulator tiles
 quads: 16 columns of 4 bytes per row); A's panel is packed in k groups (a_group: 16 quads, a
 tile's 64 bytes): per group, MR rows of 16 quads, the last group zero-padded to 16 quads. The
 kernel copies B's last, partial group into a zeroed buffer (its quads end at kq).
+
+Where the table interleaves four rows into quads in registers (QuadOps.rows4, for its dot) the
+family also generates that ISA's B packing (templates/gemms8/pack.c.j2, one routine per NR:
+tg_s8_packb_<NR>c4__<isa>, named in each kernel's row), which the driver runs on row-major B.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-from tilegen.dsl.family import OpFamily, RegisterBudget
-from tilegen.dsl.isa import QuadOps, TileOps, get_isa
+import os
+from typing import List
+
+from tilegen.dsl.family import ExtraFile, OpFamily, RegisterBudget
+from tilegen.dsl.isa import ISAS, QuadOps, TileOps, get_isa
 from tilegen.dsl.lowering import Plan
 
 from .tile_units import (BUDGET_RULE, a_group, check_whole_tiles, grouped_a_panels, tile_budget,
@@ -46,6 +53,22 @@ def kr_of(q: QuadOps) -> int:
     return 8 if q.mmla_ else 4
 
 
+def has_packb(isa: str) -> bool:
+    """The ISA packs B in registers (templates/gemms8/pack.c.j2): its table interleaves four rows
+    into quads (rows4, spelled for its four-way dot, which also sums the columns) and its
+    kernels take k in quads. Elsewhere the driver's C loop packs B."""
+    q = get_isa(isa).quad("s8")
+    return bool(q.rows4_) and q.native and kr_of(q) == 4
+
+
+def packb_name(isa: str, nr: int) -> str:
+    return f"tg_s8_packb_{nr}c4__{isa}"
+
+
+def pack_path(isa: str) -> str:
+    return os.path.join("tilegen", "generated", "gemms8", "pack", f"tg_s8_pack__{isa}.c")
+
+
 class GemmS8(OpFamily):
     name = "gemms8"
     template = "gemms8/ukernel.c.j2"
@@ -55,7 +78,8 @@ class GemmS8(OpFamily):
     c_select = "tg_gemm_s8_select"
     c_row_doc = ("X(isa id, MR, NR, KR (k values per packed group: 4, SMMLA's 8), production, "
                  "A offset by 128 (QuadOps.a_offset: VPDPBUSD), A group (k groups per group of A's "
-                 "panel: a_group), kernel, \"name\")")
+                 "panel: a_group), kernel, B packing of row-major B (tg_s8_packb_fn) or NULL, "
+                 "\"name\")")
     example_dims = (("m", 256), ("n", 256), ("k", 256))
 
     def python_call(self, spec, kernel):
@@ -141,13 +165,34 @@ class GemmS8(OpFamily):
     def c_row(self, entry) -> str:
         s = entry.spec
         offset = int(get_isa(s.isa).quad(s.dtype).a_offset)
+        packb = packb_name(s.isa, s.nr) if has_packb(s.isa) else "NULL"
         return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {s.kr}, {int(entry.production)}, {offset}, "
-                f"{a_group(s)}, {s.name}, \"{s.name}\"")
+                f"{a_group(s)}, {s.name}, {packb}, \"{s.name}\"")
+
+    def extra_files(self, entries, env) -> List[ExtraFile]:
+        """B's packing routines: per ISA that has them (has_packb), one for every NR."""
+        nrs: Dict[str, set] = {}
+        for e in entries:
+            if has_packb(e.spec.isa):
+                nrs.setdefault(e.spec.isa, set()).add(e.spec.nr)
+        out = []
+        for isa, sizes in sorted(nrs.items()):
+            body = env.get_template("gemms8/pack.c.j2").render(isa=ISAS[isa], nrs=sorted(sizes))
+            decls = tuple(f"void {packb_name(isa, nr)}(int64_t, int64_t, const int8_t*, int64_t, "
+                          f"int8_t*, int64_t);" for nr in sorted(sizes))
+            out.append(ExtraFile(path=pack_path(isa), content=body, template="gemms8/pack.c.j2",
+                                 note=f"{self.registry_file}: the NR of every s8 {isa} kernel",
+                                 isa=isa, declarations=decls))
+        return out
 
     def tester_defines(self, s) -> Dict[str, object]:
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KR": s.kr, "TG_LANES": self.lanes(s),
                 "TG_A_OFFSET": int(get_isa(s.isa).quad(s.dtype).a_offset),
-                "TG_A_GROUP": a_group(s)}
+                "TG_A_GROUP": a_group(s),
+                **({"TG_PACKB": packb_name(s.isa, s.nr)} if has_packb(s.isa) else {})}
+
+    def tester_sources(self, s) -> List[str]:
+        return [pack_path(s.isa)] if has_packb(s.isa) else []
 
     def tester_coverage(self, s) -> Dict[str, int]:
         """The tile's rows and columns; the k groups run one at a time (no unrolled

@@ -21,6 +21,7 @@ typedef struct tg_gemm_s8_config {
   int a_offset;               /* the kernel takes A + 128 (VPDPBUSD's unsigned operand) */
   int a_group;                /* k groups per group of A's panel (gemms8.py's a_group) */
   int64_t kc, nc;             /* k values per packed block (a multiple of kr), columns per B block */
+  tg_s8_packb_fn packb;       /* row-major B's full quads of whole panels (NULL: the C loop) */
   const char* name;
   /* One row of A with row-major B (m == 1): the GEMV that reads B in place, the first
      production gemvs8 kernel of the best usable ISA that has one (NULL: none). */

@@ -18,7 +18,11 @@
  *
  * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_KR=4|8 -DTG_LANES=..
  * -DTG_A_OFFSET=0|1 -DTG_A_GROUP=..
- * -DTG_ISA_ID=TG_ISA_<NAME>; prints the COVER lines (ukernel_tester.h) and
+ * -DTG_ISA_ID=TG_ISA_<NAME> [-DTG_PACKB=<fn>: the ISA's B packing (tg_s8_packb_fn), checked
+ * byte for byte against a plain loop on row-major B for 1-9 panels (every count of columns
+ * past the last strip of four vectors), 0-3 and 17 k quads, row strides with padding, panels
+ * with a quad more than packed, sums that must be added to, B ending at a PROT_NONE page and the
+ * panels too]; prints the COVER lines (ukernel_tester.h) and
  * "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77 (77: the CPU lacks the ISA).
  */
 #define _GNU_SOURCE
@@ -120,8 +124,59 @@ static void run_case(int m, int n, int kq, int64_t cs_c, int accumulate, enum fi
   release(&ra); release(&rb); release(&rc);
 }
 
+#ifdef TG_PACKB
+/* kq full quads packed into panels of kq + more quads (a driver's partial last quad) */
+static void run_packb(int64_t panels, int64_t kq, int64_t pad, int64_t more) {
+  region rb, rd;
+  guard_alternate();
+  const int64_t cols = panels * TG_NR, rs_b = cols + pad, rows = 4 * kq;
+  const int64_t panel = 4 * TG_NR * (kq + more) + 4 * TG_NR, sums_at = panel - 4 * TG_NR;
+  const size_t b_bytes = rows ? (size_t) ((rows - 1) * rs_b + cols) : 1;
+  int8_t* b = (int8_t*) guarded_bytes(b_bytes, guard_front, &rb);
+  for (size_t e = 0; e < b_bytes; e++) b[e] = value(RANDOM, 0);
+  int8_t* d = (int8_t*) guarded_bytes((size_t) (panels * panel), !guard_front, &rd);
+  int32_t* old = malloc((size_t) cols * sizeof(int32_t));  /* the sums before */
+  for (int64_t q = 0; q < panels; q++)
+    for (int j = 0; j < TG_NR; j++) {
+      old[q * TG_NR + j] = (int32_t) (uniform() * 2e9);
+      memcpy(d + q * panel + sums_at + 4 * j, &old[q * TG_NR + j], 4);
+    }
+  TG_PACKB(panels, kq, b, rs_b, d, panel);
+  cases++;
+  for (int64_t q = 0; q < panels; q++)
+    for (int j = 0; j < TG_NR; j++) {
+      const int64_t col = q * TG_NR + j;
+      uint32_t sum = 0;
+      int bad = 0;
+      for (int64_t r = 0; r < rows; r++) {
+        const int8_t want = b[r * rs_b + col];
+        sum += (uint32_t) want;
+        bad |= d[q * panel + ((r / 4) * TG_NR + j) * 4 + r % 4] != want;
+      }
+      int32_t got;
+      memcpy(&got, d + q * panel + sums_at + 4 * j, 4);
+      const int32_t want_sum = (int32_t) ((uint32_t) old[col] + sum);
+      if (bad || got != want_sum) {
+        if (++failed <= 20)
+          fprintf(stderr, "FAIL packb panels=%ld kq=%ld pad=%ld more=%ld column %ld: %s\n",
+                  (long) panels, (long) kq, (long) pad, (long) more, (long) col,
+                  bad ? "quads" : "column sum");
+        q = panels;
+        break;
+      }
+    }
+  free(old);
+  release(&rb); release(&rd);
+}
+#endif
+
 int main(void) {
   if (!cpu_supported()) return 77;
+#ifdef TG_PACKB
+  for (int64_t panels = 1; panels <= 9; panels++)
+    for (int64_t kq = 0; kq <= 17; kq += kq == 3 ? 14 : 1)
+      for (int64_t pad = 0; pad <= 5; pad += 5) run_packb(panels, kq, pad, pad ? 1 : 0);
+#endif
 #if TG_A_GROUP > 1  /* whole groups too, one and two (17 and 5 end in a partial one) */
   const int kqs[] = {0, 1, 2, 3, 17, TG_A_GROUP, 2 * TG_A_GROUP};
 #else
