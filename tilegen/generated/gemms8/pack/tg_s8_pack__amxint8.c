@@ -32,6 +32,10 @@ void tg_s8_packb_32c4__amxint8(int64_t panels, int64_t kq, const int8_t* restric
   for (int64_t p = 0; p < kq; p++) {
     const int8_t* r = b + 4 * p * rs_b;
     for (int64_t c = 0; c < strips; c += 64) {
+      _mm_prefetch((const char*) (r + 8 * rs_b + c), _MM_HINT_T0);
+      _mm_prefetch((const char*) (r + 9 * rs_b + c), _MM_HINT_T0);
+      _mm_prefetch((const char*) (r + 10 * rs_b + c), _MM_HINT_T0);
+      _mm_prefetch((const char*) (r + 11 * rs_b + c), _MM_HINT_T0);
       const __m512i r0 = _mm512_loadu_si512((const void*) (r + c)), r1 = _mm512_loadu_si512((const void*) (r + rs_b + c));
       const __m512i r2 = _mm512_loadu_si512((const void*) (r + 2 * rs_b + c)), r3 = _mm512_loadu_si512((const void*) (r + 3 * rs_b + c));
       __m512i v0, v1, v2, v3;

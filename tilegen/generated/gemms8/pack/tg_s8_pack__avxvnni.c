@@ -39,6 +39,10 @@ void tg_s8_packb_16c4__avxvnni(int64_t panels, int64_t kq, const int8_t* restric
   for (int64_t p = 0; p < kq; p++) {
     const int8_t* r = b + 4 * p * rs_b;
     for (int64_t c = 0; c < strips; c += 32) {
+      _mm_prefetch((const char*) (r + 8 * rs_b + c), _MM_HINT_T0);
+      _mm_prefetch((const char*) (r + 9 * rs_b + c), _MM_HINT_T0);
+      _mm_prefetch((const char*) (r + 10 * rs_b + c), _MM_HINT_T0);
+      _mm_prefetch((const char*) (r + 11 * rs_b + c), _MM_HINT_T0);
       const __m256i r0 = _mm256_loadu_si256((const void*) (r + c)), r1 = _mm256_loadu_si256((const void*) (r + rs_b + c));
       const __m256i r2 = _mm256_loadu_si256((const void*) (r + 2 * rs_b + c)), r3 = _mm256_loadu_si256((const void*) (r + 3 * rs_b + c));
       __m256i v0, v1, v2, v3;

@@ -24,6 +24,10 @@ void tg_s8_packb_8c4__neondot(int64_t panels, int64_t kq, const int8_t* restrict
   for (int64_t p = 0; p < kq; p++) {
     const int8_t* r = b + 4 * p * rs_b;
     for (int64_t c = 0; c < strips; c += 16) {
+      __builtin_prefetch(r + 8 * rs_b + c, 0, 3);
+      __builtin_prefetch(r + 9 * rs_b + c, 0, 3);
+      __builtin_prefetch(r + 10 * rs_b + c, 0, 3);
+      __builtin_prefetch(r + 11 * rs_b + c, 0, 3);
       const int32x4_t r0 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + c))), r1 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + rs_b + c)));
       const int32x4_t r2 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + 2 * rs_b + c))), r3 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + 3 * rs_b + c)));
       int32x4_t v0, v1, v2, v3;
@@ -71,6 +75,10 @@ void tg_s8_packb_12c4__neondot(int64_t panels, int64_t kq, const int8_t* restric
   for (int64_t p = 0; p < kq; p++) {
     const int8_t* r = b + 4 * p * rs_b;
     for (int64_t c = 0; c < strips; c += 16) {
+      __builtin_prefetch(r + 8 * rs_b + c, 0, 3);
+      __builtin_prefetch(r + 9 * rs_b + c, 0, 3);
+      __builtin_prefetch(r + 10 * rs_b + c, 0, 3);
+      __builtin_prefetch(r + 11 * rs_b + c, 0, 3);
       const int32x4_t r0 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + c))), r1 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + rs_b + c)));
       const int32x4_t r2 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + 2 * rs_b + c))), r3 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + 3 * rs_b + c)));
       int32x4_t v0, v1, v2, v3;
@@ -118,6 +126,10 @@ void tg_s8_packb_16c4__neondot(int64_t panels, int64_t kq, const int8_t* restric
   for (int64_t p = 0; p < kq; p++) {
     const int8_t* r = b + 4 * p * rs_b;
     for (int64_t c = 0; c < strips; c += 16) {
+      __builtin_prefetch(r + 8 * rs_b + c, 0, 3);
+      __builtin_prefetch(r + 9 * rs_b + c, 0, 3);
+      __builtin_prefetch(r + 10 * rs_b + c, 0, 3);
+      __builtin_prefetch(r + 11 * rs_b + c, 0, 3);
       const int32x4_t r0 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + c))), r1 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + rs_b + c)));
       const int32x4_t r2 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + 2 * rs_b + c))), r3 = vreinterpretq_s32_s8(vld1q_s8((const int8_t*) (r + 3 * rs_b + c)));
       int32x4_t v0, v1, v2, v3;
