@@ -316,7 +316,8 @@ def test_gemm_int32_result_refuses_what_is_not_exact():
 @pytest.mark.parametrize("m", [2, 3, 4])
 @pytest.mark.parametrize("a_dtype", [np.int8, np.uint8])
 def test_few_rows_take_a_gemv_each(m, a_dtype):
-    """Up to four rows of A with row-major B run the GEMV once per row (B read in place): exact
+    """Up to four rows of A with row-major B run the GEMV once per row (B read in place; up to
+    two where the ISA packs B in registers, the packed path past them): exact
     for strided rows of A, odd k, n off the vector width, on 1 and 2 threads alike."""
     rng = np.random.default_rng(m)
     k, n = 1031, 1100

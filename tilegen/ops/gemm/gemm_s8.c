@@ -5,8 +5,9 @@
    and 128 x B's column sums after each panel to take that back (run) -- blocks k by KC and
    columns by NC (from the core's caches, as the float GEMM does) and threads as the bfloat16
    driver does: B's block packed in parallel and the row panels split, or for a few rows B
-   streamed through L2 per thread. Up to TG_S8_GEMV_ROWS rows of A with row-major B take the GEMV
-   kernel instead (gemvs8.py), once per row: B read in place, the columns split between threads. */
+   streamed through L2 per thread. Up to TG_S8_GEMV_ROWS rows of A (2 or 4) with row-major B
+   take the GEMV kernel instead (gemvs8.py), once per row: B read in place, the columns split
+   between threads. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +20,12 @@
 #include "tilegen.h"
 
 #define TG_S8_PARALLEL_MIN_OPS 4.0e6  /* below this a product runs on one thread */
-/* Up to this many rows of A, one GEMV per row (B read in place, once per row) beats packing B:
-   the packed path moves B's bytes about three times (read, packed, read again) and pays for a
-   tile of at least 8 rows (AMD Zen 4, 4 x 4096 x 4096: 2.6 ms by rows, 6.4 ms packed). */
-#define TG_S8_GEMV_ROWS 4
+/* Up to this many rows of A, one GEMV per row (B read in place, once per row) beats packing B,
+   which moves B's bytes about three times (read, packed, read again) and pays for a tile of at
+   least 6 rows: up to 4 rows where B is packed by a C loop (AMD Zen 4, 4 x 4096 x 4096: 2.6 ms
+   by rows, 6.4 ms packed), up to 2 where the ISA packs it in registers (cfg->packb; there 3 and
+   4 rows take 1.4 and 1.7 ms packed against 1.7 and 2.3 by rows, 2 rows 1.3 against 1.0). */
+#define TG_S8_GEMV_ROWS(cfg) ((cfg)->packb != NULL ? 2 : 4)
 #define TG_S8_STREAM_PANELS 4         /* up to this many row panels, B is streamed */
 #define TG_S8_STREAM_KC 512           /* its k block: a multiple of every KR; short (few rows) */
 
@@ -81,7 +84,7 @@ void tg_gemm_s8_select(void) {
   publish(&c);
   if (tg_dispatch_verbose())
     fprintf(stderr, "tilegen: s8 gemm: %s, %s (KC %lld, NC %lld); m <= %d: %s\n",
-            tg_isa_name_of(c.isa), c.name, (long long) c.kc, (long long) c.nc, TG_S8_GEMV_ROWS,
+            tg_isa_name_of(c.isa), c.name, (long long) c.kc, (long long) c.nc, TG_S8_GEMV_ROWS(&c),
             c.gemv_name != NULL ? c.gemv_name : "(blocked)");
 }
 
@@ -377,7 +380,7 @@ static int run(int64_t m, int64_t n, int64_t k, const int8_t* a, int64_t rs_a, i
                int a_unsigned, const int8_t* b, int64_t rs_b, int64_t cs_b, int accumulate,
                int32_t* c, int64_t rs_c, int64_t cs_c) {
   const tg_gemm_s8_config* selected = tg_gemm_s8_cfg();
-  if (m <= TG_S8_GEMV_ROWS && cs_b == 1 && cs_c == 1 && selected->gemv != NULL)
+  if (m <= TG_S8_GEMV_ROWS(selected) && cs_b == 1 && cs_c == 1 && selected->gemv != NULL)
     return gemv_run(selected, m, n, k, a, rs_a, cs_a, a_unsigned, b, rs_b, accumulate, c, rs_c);
   const tg_gemm_s8_config cfg = for_rows(selected, m);
   const int64_t panels = (m + cfg.mr - 1) / cfg.mr;
