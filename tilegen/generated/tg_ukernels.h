@@ -564,6 +564,11 @@ typedef void (*tg_bf16_gemm_ukernel_fn)(int64_t m, int64_t n, int64_t kp, const 
                                         const uint16_t* b, float* c, int64_t rs_c,
                                         int64_t cs_c, float alpha, float beta);
 
+/* `panels` NR-wide panels of B's 2 kp rows (b: row-major, row stride rs_b values, panels * NR
+   columns all present) packed as the kernels read them, panel q at dst + q * panel values (per
+   k pair NR pairs): templates/gemmbf16/pack.c.j2. */
+typedef void (*tg_bf16_packb_fn)(int64_t panels, int64_t kp, const uint16_t* b, int64_t rs_b,
+                                 uint16_t* dst, int64_t panel);
 
 /* ======== gemmf16 ======== */
 /* C (m <= MR rows, n <= NR columns, float16 bits, element (i, j) at c[i*rs_c + j*cs_c]) = A B,
@@ -843,6 +848,11 @@ void tg_bf16_gemm_ukernel_8x32c2__avx512bf16(int64_t, int64_t, int64_t, const ui
 void tg_bf16_gemm_ukernel_6x64c2__avx512bf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_12x32c2__avx512(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_4x16c2__avx2(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_bf16_packb_32c2__amxbf16(int64_t, int64_t, const uint16_t*, int64_t, uint16_t*, int64_t);
+void tg_bf16_packb_16c2__avx2(int64_t, int64_t, const uint16_t*, int64_t, uint16_t*, int64_t);
+void tg_bf16_packb_32c2__avx512(int64_t, int64_t, const uint16_t*, int64_t, uint16_t*, int64_t);
+void tg_bf16_packb_32c2__avx512bf16(int64_t, int64_t, const uint16_t*, int64_t, uint16_t*, int64_t);
+void tg_bf16_packb_64c2__avx512bf16(int64_t, int64_t, const uint16_t*, int64_t, uint16_t*, int64_t);
 void tg_f16_gemm_ukernel_14x64__avx512fp16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, uint16_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_32x32c4__amxint8(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
 void tg_s8_gemm_ukernel_14x32c4__avx512vnni(int64_t, int64_t, int64_t, const int8_t*, const int8_t*, int32_t*, int64_t, int64_t, int);
@@ -1011,6 +1021,9 @@ void tg_bf16_gemm_ukernel_12x8c2__neonbf16(int64_t, int64_t, int64_t, const uint
 void tg_bf16_gemm_ukernel_8x12c2__neonbf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_4x16c2__neonbf16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
 void tg_bf16_gemm_ukernel_12x8c2__neon(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*, int64_t, int64_t, float, float);
+void tg_bf16_packb_8c2__neonbf16(int64_t, int64_t, const uint16_t*, int64_t, uint16_t*, int64_t);
+void tg_bf16_packb_12c2__neonbf16(int64_t, int64_t, const uint16_t*, int64_t, uint16_t*, int64_t);
+void tg_bf16_packb_16c2__neonbf16(int64_t, int64_t, const uint16_t*, int64_t, uint16_t*, int64_t);
 void tg_f16_gemm_ukernel_8x16__neonfp16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, uint16_t*, int64_t, int64_t, int);
 void tg_f16_gemm_ukernel_8x24__neonfp16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, uint16_t*, int64_t, int64_t, int);
 void tg_f16_gemm_ukernel_16x8__neonfp16(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, uint16_t*, int64_t, int64_t, int);
@@ -1524,23 +1537,23 @@ double tg_f64_fma_probe__scalar(int64_t iters);
   TG_GEMM_UKERNELS_f64_ANY(X)
 
 /* TG_GEMMBF16_UKERNELS_<dtype>_<ARCH>(X): every gemmbf16 kernel of that dtype built
-   for that architecture, registry order. X(isa id, MR, NR, production, A group (k pairs per group of A's panel: a_group), kernel, "name") */
+   for that architecture, registry order. X(isa id, MR, NR, production, A group (k pairs per group of A's panel: a_group), kernel, B packing of row-major B (tg_bf16_packb_fn) or NULL, "name") */
 #define TG_GEMMBF16_UKERNELS_bf16_X86_64(X) \
-  TG_IF_ISA_AMXBF16(X(TG_ISA_AMXBF16, 32, 32, 1, 16, tg_bf16_gemm_ukernel_32x32c2__amxbf16, "tg_bf16_gemm_ukernel_32x32c2__amxbf16")) \
-  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 14, 32, 1, 1, tg_bf16_gemm_ukernel_14x32c2__avx512bf16, "tg_bf16_gemm_ukernel_14x32c2__avx512bf16")) \
-  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 8, 32, 0, 1, tg_bf16_gemm_ukernel_8x32c2__avx512bf16, "tg_bf16_gemm_ukernel_8x32c2__avx512bf16")) \
-  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 6, 64, 0, 1, tg_bf16_gemm_ukernel_6x64c2__avx512bf16, "tg_bf16_gemm_ukernel_6x64c2__avx512bf16")) \
-  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 12, 32, 1, 1, tg_bf16_gemm_ukernel_12x32c2__avx512, "tg_bf16_gemm_ukernel_12x32c2__avx512")) \
-  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 1, 1, tg_bf16_gemm_ukernel_4x16c2__avx2, "tg_bf16_gemm_ukernel_4x16c2__avx2")) \
+  TG_IF_ISA_AMXBF16(X(TG_ISA_AMXBF16, 32, 32, 1, 16, tg_bf16_gemm_ukernel_32x32c2__amxbf16, tg_bf16_packb_32c2__amxbf16, "tg_bf16_gemm_ukernel_32x32c2__amxbf16")) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 14, 32, 1, 1, tg_bf16_gemm_ukernel_14x32c2__avx512bf16, tg_bf16_packb_32c2__avx512bf16, "tg_bf16_gemm_ukernel_14x32c2__avx512bf16")) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 8, 32, 0, 1, tg_bf16_gemm_ukernel_8x32c2__avx512bf16, tg_bf16_packb_32c2__avx512bf16, "tg_bf16_gemm_ukernel_8x32c2__avx512bf16")) \
+  TG_IF_ISA_AVX512BF16(X(TG_ISA_AVX512BF16, 6, 64, 0, 1, tg_bf16_gemm_ukernel_6x64c2__avx512bf16, tg_bf16_packb_64c2__avx512bf16, "tg_bf16_gemm_ukernel_6x64c2__avx512bf16")) \
+  TG_IF_ISA_AVX512(X(TG_ISA_AVX512, 12, 32, 1, 1, tg_bf16_gemm_ukernel_12x32c2__avx512, tg_bf16_packb_32c2__avx512, "tg_bf16_gemm_ukernel_12x32c2__avx512")) \
+  TG_IF_ISA_AVX2(X(TG_ISA_AVX2, 4, 16, 1, 1, tg_bf16_gemm_ukernel_4x16c2__avx2, tg_bf16_packb_16c2__avx2, "tg_bf16_gemm_ukernel_4x16c2__avx2")) \
 
 #define TG_GEMMBF16_UKERNELS_bf16_AARCH64(X) \
-  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 12, 8, 1, 1, tg_bf16_gemm_ukernel_12x8c2__neonbf16, "tg_bf16_gemm_ukernel_12x8c2__neonbf16")) \
-  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 8, 12, 0, 1, tg_bf16_gemm_ukernel_8x12c2__neonbf16, "tg_bf16_gemm_ukernel_8x12c2__neonbf16")) \
-  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 4, 16, 0, 1, tg_bf16_gemm_ukernel_4x16c2__neonbf16, "tg_bf16_gemm_ukernel_4x16c2__neonbf16")) \
-  TG_IF_ISA_NEON(X(TG_ISA_NEON, 12, 8, 1, 1, tg_bf16_gemm_ukernel_12x8c2__neon, "tg_bf16_gemm_ukernel_12x8c2__neon")) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 12, 8, 1, 1, tg_bf16_gemm_ukernel_12x8c2__neonbf16, tg_bf16_packb_8c2__neonbf16, "tg_bf16_gemm_ukernel_12x8c2__neonbf16")) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 8, 12, 0, 1, tg_bf16_gemm_ukernel_8x12c2__neonbf16, tg_bf16_packb_12c2__neonbf16, "tg_bf16_gemm_ukernel_8x12c2__neonbf16")) \
+  TG_IF_ISA_NEONBF16(X(TG_ISA_NEONBF16, 4, 16, 0, 1, tg_bf16_gemm_ukernel_4x16c2__neonbf16, tg_bf16_packb_16c2__neonbf16, "tg_bf16_gemm_ukernel_4x16c2__neonbf16")) \
+  TG_IF_ISA_NEON(X(TG_ISA_NEON, 12, 8, 1, 1, tg_bf16_gemm_ukernel_12x8c2__neon, NULL, "tg_bf16_gemm_ukernel_12x8c2__neon")) \
 
 #define TG_GEMMBF16_UKERNELS_bf16_ANY(X) \
-  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 2, 1, 1, tg_bf16_gemm_ukernel_2x2c2__scalar, "tg_bf16_gemm_ukernel_2x2c2__scalar")) \
+  TG_IF_ISA_SCALAR(X(TG_ISA_SCALAR, 2, 2, 1, 1, tg_bf16_gemm_ukernel_2x2c2__scalar, NULL, "tg_bf16_gemm_ukernel_2x2c2__scalar")) \
 
 #define TG_FOREACH_GEMMBF16_UKERNEL_bf16(X) \
   TG_IF_BUILT_X86_64(TG_GEMMBF16_UKERNELS_bf16_X86_64(X)) \

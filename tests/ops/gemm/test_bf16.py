@@ -321,3 +321,32 @@ def test_column_blocks_at_and_below_the_block_depth(k, n):
     b = rng.integers(-4, 5, (k, n)).astype(BF16)
     want = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_array_equal(tg.gemm(a, b), want)
+
+
+@pytest.mark.parametrize("m", [16, 61])
+def test_row_major_b_packing_every_edge(m, kernels):
+    """Row-major B is packed by the ISA's own routine where it has one (the pairs of whole
+    panels, one vector of columns of two rows at a time, templates/gemmbf16/pack.c.j2) and by
+    the driver's loop for the rest: column counts around its vectors and panels, depths with an
+    odd last row, B a view into wider rows at an odd column offset, streamed (16 rows) and
+    blocked (61 rows) products, on one thread and (where the product is large enough to be
+    split) two. Exact on integer values."""
+    rng = np.random.default_rng(m)
+    saved = tg.get_num_threads()
+    try:
+        for k in (2, 7, 515):
+            wide = ints(rng, (k, 300))
+            a = ints(rng, (m, k))
+            for n in (15, 16, 17, 31, 32, 33, 64, 65, 97, 160, 191, 255):
+                b = wide[:, 3:3 + n]
+                want = ref(a, b)
+                for name in kernels:
+                    _gemm.set_bf16_kernel(name)
+                    tg.set_num_threads(1)
+                    assert np.array_equal(tg.matmul(a, b), want), (name, k, n)
+                    if 2 * m * k * n >= 4e6:  # threaded (gemm_bf16.c: TG_BF16_PARALLEL_MIN_FLOPS)
+                        tg.set_num_threads(2)
+                        got = on_a_worker(lambda: tg.matmul(a, b))
+                        assert np.array_equal(got, want), (name, k, n, "2 threads")
+    finally:
+        tg.set_num_threads(saved)

@@ -363,6 +363,14 @@ def test_row_major_b_packing_every_edge(m, a_dtype, kernels):
     blocked (61 rows) products, on one thread and (where the product is large enough to be
     split) two. Exact against an int64 product."""
     rng = np.random.default_rng(m)
+    saved = tg.get_num_threads()
+    try:
+        _packing_edges(rng, m, a_dtype, kernels)
+    finally:
+        tg.set_num_threads(saved)
+
+
+def _packing_edges(rng, m, a_dtype, kernels):
     for k in (4, 7, 515):
         wide = i8(rng, (k, 300))
         a = rng.integers(0 if a_dtype == np.uint8 else -128, 256 if a_dtype == np.uint8 else 128,

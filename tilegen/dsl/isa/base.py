@@ -279,13 +279,18 @@ class DotOps(_Spellings):
       unzip_lo(lo, hi), unzip_hi(lo, hi)   from the float32 vectors of per-column results of
                        the zip_lo / zip_hi pair vectors, columns 0 .. lanes - 1 and
                        lanes .. 2 * lanes - 1 in order (empty where zip is not offered)
+      order2(lo, hi)   a block statement: the zip_lo / zip_hi pair vectors permuted in place
+                       into columns 0 .. lanes - 1 and lanes .. 2 * lanes - 1 in order (what
+                       unzip does to their results; empty where zip keeps the natural order)
+      store(p, x)      the pair vector x stored at p (2 * lanes values)
     `pair_load` names a helper type pun for the broadcast (a pair read as 32 bits).
     """
 
     ARGS = {"load": ("p",), "bcast": ("p",), "dot": ("acc", "a", "b"),
             "dot_lane": ("acc", "b", "a", "lane"), "first": ("x",), "second": ("x",),
             "widen": ("p",), "zip_lo": ("a", "b"), "zip_hi": ("a", "b"),
-            "unzip_lo": ("lo", "hi"), "unzip_hi": ("lo", "hi")}
+            "unzip_lo": ("lo", "hi"), "unzip_hi": ("lo", "hi"), "order2": ("lo", "hi"),
+            "store": ("p", "x")}
 
     vtype: str
     lanes: int
@@ -300,6 +305,8 @@ class DotOps(_Spellings):
     zip_hi_: str = ""
     unzip_lo_: str = ""        # the zipped columns back in order
     unzip_hi_: str = ""
+    order2_: str = ""          # the zipped pair vectors into natural column order
+    store_: str = ""
     helpers: str = ""
 
     def __post_init__(self) -> None:

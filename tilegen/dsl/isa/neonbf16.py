@@ -26,7 +26,8 @@ BF16 = DotOps(
              "vreinterpretq_u16_bf16({b})))"),
     zip_hi_=("vreinterpretq_bf16_u16(vzip2q_u16(vreinterpretq_u16_bf16({a}), "
              "vreinterpretq_u16_bf16({b})))"),
-    unzip_lo_="({lo})", unzip_hi_="({hi})",
+    unzip_lo_="({lo})", unzip_hi_="({hi})", order2_="",
+    store_="vst1q_bf16((bfloat16_t*) (void*) ({p}), {x})",
     # single rows (columns around whole pair vectors), widened exactly as on neon
     widen_=NEON_BF16.widen_,
     helpers=PAIR_HELPER)

@@ -243,17 +243,25 @@ def bf16_ops(bits: int, native: bool = False) -> DotOps:
                     "4, 5, 6, 7, 20, 21, 22, 23), {hi})")
         unzip_hi = ("_mm512_permutex2var_ps({lo}, _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, "
                     "27, 12, 13, 14, 15, 28, 29, 30, 31), {hi})")
+        order2 = ("{{ const __m512i tg_l = {lo}; "
+                  "{lo} = _mm512_permutex2var_epi32(tg_l, _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, "
+                  "19, 4, 5, 6, 7, 20, 21, 22, 23), {hi}); "
+                  "{hi} = _mm512_permutex2var_epi32(tg_l, _mm512_setr_epi32(8, 9, 10, 11, 24, 25, "
+                  "26, 27, 12, 13, 14, 15, 28, 29, 30, 31), {hi}); }}")
     else:
         widen = ("_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32("
                  "_mm_loadu_si128((const __m128i*) (const void*) ({p}))), 16))")
         unzip_lo = "_mm256_permute2f128_ps({lo}, {hi}, 0x20)"
         unzip_hi = "_mm256_permute2f128_ps({lo}, {hi}, 0x31)"
+        order2 = ("{{ const __m256i tg_l = {lo}; {lo} = _mm256_permute2x128_si256(tg_l, {hi}, 0x20); "
+                  "{hi} = _mm256_permute2x128_si256(tg_l, {hi}, 0x31); }}")
     common = dict(vtype=vtype, lanes=bits // 32,
                   load_=f"{w}_loadu_{si}((const void*) ({{p}}))",
                   bcast_=f"{w}_set1_epi32(tg_pair_bits({{p}}))", widen_=widen,
                   zip_lo_=f"{w}_unpacklo_epi16({{a}}, {{b}})",
                   zip_hi_=f"{w}_unpackhi_epi16({{a}}, {{b}})", unzip_lo_=unzip_lo,
-                  unzip_hi_=unzip_hi)
+                  unzip_hi_=unzip_hi, order2_=order2,
+                  store_=f"{w}_storeu_{si}((void*) ({{p}}), {{x}})")
     if native:
         return DotOps(dot_="tg_dpbf16({acc}, {a}, {b})", helpers=PAIR_HELPER + TIED_DOT.format(
             name="tg_dpbf16", acc="__m512", op="__m512i", insn="vdpbf16ps",

@@ -46,11 +46,11 @@ static void publish(const tg_gemm_bf16_config* c) {
   tg_dispatch_report("gemm", NULL, "bf16", c->isa, c->name);
 }
 
-#define TG_PICK(ISA, MR, NR, PROD, AG, FN, NAME)                                            \
+#define TG_PICK(ISA, MR, NR, PROD, AG, FN, PACKB, NAME)                                     \
   if ((ISA) == isa && ((PROD) || want != NULL) && c->fn == NULL &&                          \
       (want == NULL || strcmp(NAME, want) == 0)) {                                          \
     c->isa = (ISA); c->fn = FN; c->mr = (MR); c->nr = (NR); c->a_group = (AG);               \
-    c->name = NAME;                                                                          \
+    c->packb = PACKB; c->name = NAME;                                                        \
   }
 
 static void pick(tg_gemm_bf16_config* c, int isa, const char* want) {
@@ -110,7 +110,7 @@ int tilegen_x_set_gemm_bf16_kernel(const char* name) {
 const char* tilegen_x_gemm_bf16_kernel_name(int i) {
   const int isa = tg_gemm_bf16_cfg()->isa;
   const char* out = NULL;
-#define TG_NTH(ISA, MR, NR, PROD, AG, FN, NAME) if ((ISA) == isa && i-- == 0) out = NAME;
+#define TG_NTH(ISA, MR, NR, PROD, AG, FN, PACKB, NAME) if ((ISA) == isa && i-- == 0) out = NAME;
   TG_FOREACH_GEMMBF16_UKERNEL_bf16(TG_NTH)
 #undef TG_NTH
   return out;
@@ -202,15 +202,29 @@ static void pack_a(const uint16_t* a, int64_t rs_a, int64_t cs_a, int64_t i0, in
    them) into pair panels, one after another from dst: per k pair, NR (k, k + 1) pairs. The k
    pairs are the outer loop so that row-major B is read along its rows (a panel at a time would
    walk kc rows a page apart for 64 bytes each); full panels take branch-free paths, which GCC
-   vectorizes: packing is the whole cost of a product with few rows. */
+   vectorizes: packing is the whole cost of a product with few rows. Where the ISA has its own B
+   packing (cfg->packb: templates/gemmbf16/pack.c.j2, rows paired in registers) it takes
+   row-major B's full pairs of the whole panels, and this loop the rest. */
 __attribute__((optimize("tree-vectorize")))
-static void pack_b(const uint16_t* b, int64_t rs_b, int64_t cs_b, int64_t k0, int64_t kc,
-                   int64_t j0, int64_t nc, int nr, int64_t q0, int64_t q1, uint16_t* dst) {
+static void pack_b(const tg_gemm_bf16_config* cfg, const uint16_t* b, int64_t rs_b,
+                   int64_t cs_b, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int64_t q0,
+                   int64_t q1, uint16_t* dst) {
+  const int nr = cfg->nr;
   const int64_t kp = (kc + 1) / 2, panel = 2 * nr * kp;
+  int64_t kp_done = 0, q_done = q0;
+  if (cfg->packb != NULL && cs_b == 1) {
+    q_done = nc / nr < q1 ? nc / nr : q1;
+    if (q_done > q0) {
+      kp_done = kc / 2;
+      cfg->packb(q_done - q0, kp_done, b + k0 * rs_b + j0 + q0 * nr, rs_b, dst, panel);
+    } else {
+      q_done = q0;
+    }
+  }
   for (int64_t p = 0; p < kp; p++) {
     const int64_t k = k0 + 2 * p;
     const int second = 2 * p + 1 < kc;
-    for (int64_t q = q0; q < q1; q++) {
+    for (int64_t q = p < kp_done ? q_done : q0; q < q1; q++) {
       const int64_t jp = q * nr, cols = nc - jp < nr ? nc - jp : nr;
       const uint16_t* r0 = b + k * rs_b + (j0 + jp) * cs_b;
       const uint16_t* r1 = r0 + rs_b;
@@ -238,11 +252,11 @@ static tg_gemm_bf16_config for_rows(const tg_gemm_bf16_config* cfg, int64_t m) {
   tg_gemm_bf16_config best = *cfg;
   if (m >= 4 * (int64_t) cfg->mr) return best;
   int64_t best_rows = (m + cfg->mr - 1) / cfg->mr * cfg->mr;
-#define TG_ROWS(ISA, MR, NR, PROD, AG, FN, NAME)                           \
+#define TG_ROWS(ISA, MR, NR, PROD, AG, FN, PACKB, NAME)                    \
   if ((ISA) == cfg->isa && (m + (MR) - 1) / (MR) * (MR) < best_rows) {     \
     best_rows = (m + (MR) - 1) / (MR) * (MR);                              \
     best.fn = FN; best.mr = (MR); best.nr = (NR); best.a_group = (AG);     \
-    best.name = NAME;                                                      \
+    best.packb = PACKB; best.name = NAME;                                  \
   }
   TG_FOREACH_GEMMBF16_UKERNEL_bf16(TG_ROWS)
 #undef TG_ROWS
@@ -288,7 +302,7 @@ static void multiply(const block_job* j, int64_t kc, int64_t j0, int64_t nc, con
 static void pack_task(void* ctx, int task, int ntasks) {
   block_job* j = ctx;
   const int64_t q0 = j->col_panels * task / ntasks, q1 = j->col_panels * (task + 1) / ntasks;
-  pack_b(j->b, j->rs_b, j->cs_b, j->k0, j->kc, j->j0, j->nc, j->cfg->nr, q0, q1,
+  pack_b(j->cfg, j->b, j->rs_b, j->cs_b, j->k0, j->kc, j->j0, j->nc, q0, q1,
          j->pb + q0 * 2 * j->cfg->nr * ((j->kc + 1) / 2));
 }
 
@@ -328,7 +342,7 @@ static void stream_task(void* ctx, int task, int ntasks) {
              pa + pi * 2 * mr * a_pairs(kc, j->cfg->a_group));
     for (int64_t g = q0; g < q1; g += j->stream_w) {
       const int64_t g1 = q1 - g < j->stream_w ? q1 : g + j->stream_w;
-      pack_b(j->b, j->rs_b, j->cs_b, k0, kc, 0, j->n, nr, g, g1, pb);
+      pack_b(j->cfg, j->b, j->rs_b, j->cs_b, k0, kc, 0, j->n, g, g1, pb);
       multiply(j, kc, 0, j->n, pa, 0, j->panels, pb, g, g1, k0 == 0 ? j->beta0 : 1.0f);
     }
   }

@@ -17,18 +17,39 @@ ukernel_tile.c.j2). B's panel is already a B tile's rows (per k pair, NR pairs: 
 is packed in k groups (a_group: 16 pairs, a tile's 64 bytes): per group, MR rows of 16 pairs,
 the last group zero-padded to 16 pairs. The kernel copies B's last, partial group into a zeroed
 buffer (its panel ends at kp).
+
+Where the table pairs two rows in registers (DotOps.zip_lo / zip_hi with order2 and store) the
+family also generates that ISA's B packing (templates/gemmbf16/pack.c.j2, one routine per NR:
+tg_bf16_packb_<NR>c2__<isa>, named in each kernel's row), which the driver runs on row-major B.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
-from tilegen.dsl.family import OpFamily, RegisterBudget
-from tilegen.dsl.isa import DotOps, TileOps, VecOps, get_isa
+from tilegen.dsl.family import ExtraFile, OpFamily, RegisterBudget
+from tilegen.dsl.isa import ISAS, DotOps, TileOps, VecOps, get_isa
 from tilegen.dsl.lowering import Plan
 
 from .tile_units import (BUDGET_RULE, a_group, check_whole_tiles, grouped_a_panels, tile_budget,
                          tiles)
+
+
+def has_packb(isa: str) -> bool:
+    """The ISA packs B in registers (templates/gemmbf16/pack.c.j2): its table zips two rows into
+    pair vectors (order2 puts them in column order where zip does not) and stores them.
+    Elsewhere the driver's C loop packs B."""
+    d = get_isa(isa).dot("bf16")
+    return bool(d.zip_lo_ and d.zip_hi_ and d.store_)
+
+
+def packb_name(isa: str, nr: int) -> str:
+    return f"tg_bf16_packb_{nr}c2__{isa}"
+
+
+def pack_path(isa: str) -> str:
+    return os.path.join("tilegen", "generated", "gemmbf16", "pack", f"tg_bf16_pack__{isa}.c")
 
 
 @dataclass(frozen=True)
@@ -51,7 +72,8 @@ class GemmBf16(OpFamily):
     dtypes = ("bf16",)
     c_select = "tg_gemm_bf16_select"
     c_row_doc = ("X(isa id, MR, NR, production, A group (k pairs per group of A's panel: "
-                 "a_group), kernel, \"name\")")
+                 "a_group), kernel, B packing of row-major B (tg_bf16_packb_fn) or NULL, "
+                 "\"name\")")
     example_dims = (("m", 256), ("n", 256), ("k", 256))
 
     def python_call(self, spec, kernel):
@@ -124,11 +146,32 @@ class GemmBf16(OpFamily):
 
     def c_row(self, entry) -> str:
         s = entry.spec
+        packb = packb_name(s.isa, s.nr) if has_packb(s.isa) else "NULL"
         return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {int(entry.production)}, "
-                f"{a_group(s)}, {s.name}, \"{s.name}\"")
+                f"{a_group(s)}, {s.name}, {packb}, \"{s.name}\"")
+
+    def extra_files(self, entries, env) -> List[ExtraFile]:
+        """B's packing routines: per ISA that has them (has_packb), one for every NR."""
+        nrs: Dict[str, set] = {}
+        for e in entries:
+            if has_packb(e.spec.isa):
+                nrs.setdefault(e.spec.isa, set()).add(e.spec.nr)
+        out = []
+        for isa, sizes in sorted(nrs.items()):
+            body = env.get_template("gemmbf16/pack.c.j2").render(isa=ISAS[isa], nrs=sorted(sizes))
+            decls = tuple(f"void {packb_name(isa, nr)}(int64_t, int64_t, const uint16_t*, "
+                          f"int64_t, uint16_t*, int64_t);" for nr in sorted(sizes))
+            out.append(ExtraFile(path=pack_path(isa), content=body, template="gemmbf16/pack.c.j2",
+                                 note=f"{self.registry_file}: the NR of every bf16 {isa} kernel",
+                                 isa=isa, declarations=decls))
+        return out
 
     def tester_defines(self, s) -> Dict[str, object]:
-        return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s), "TG_A_GROUP": a_group(s)}
+        return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s), "TG_A_GROUP": a_group(s),
+                **({"TG_PACKB": packb_name(s.isa, s.nr)} if has_packb(s.isa) else {})}
+
+    def tester_sources(self, s) -> List[str]:
+        return [pack_path(s.isa)] if has_packb(s.isa) else []
 
     def tester_coverage(self, s) -> Dict[str, int]:
         """The tile's rows and columns (n % NR also fixes the masked or temporary column

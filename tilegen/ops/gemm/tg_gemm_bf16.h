@@ -18,6 +18,7 @@ typedef struct tg_gemm_bf16_config {
   int mr, nr;
   int a_group;                /* k pairs per group of A's panel (gemmbf16.py's a_group) */
   int64_t kc, nc;             /* k values per packed block (even), columns per B block */
+  tg_bf16_packb_fn packb;     /* row-major B's full pairs of whole panels (NULL: the C loop) */
   const char* name;
   /* One row of C (m == 1), B read in place: the first production gemvbf16 kernel of each form
      of the best usable ISA that has one (NULL: none built); axpy for row-major B, dot

@@ -14,7 +14,11 @@
  * 16: per group, MR rows of 16 pairs, the last group zero-padded), as gemmbf16.py's a_group says.
  *
  * Built per kernel with -DTG_UKERNEL=<fn> -DTG_MR=.. -DTG_NR=.. -DTG_LANES=.. -DTG_A_GROUP=..
- * -DTG_ISA_ID=TG_ISA_<NAME> (-DTG_T=uint16_t); prints the COVER lines (ukernel_tester.h) and
+ * -DTG_ISA_ID=TG_ISA_<NAME> (-DTG_T=uint16_t) [-DTG_PACKB=<fn>: the ISA's B packing
+ * (tg_bf16_packb_fn), checked value for value against a plain loop on row-major B for 1-9
+ * panels (every count of columns past the last whole vector), 0-3 and 17 k pairs, row strides
+ * with padding, panels with a pair more than packed, B ending at a PROT_NONE page and the
+ * panels too]; prints the COVER lines (ukernel_tester.h) and
  * "KERNEL <name> CASES <n> FAILED <f>"; exit 0 / 1 / 77 (77: the CPU lacks the ISA).
  */
 #define _GNU_SOURCE
@@ -116,8 +120,42 @@ static void run_case(int m, int n, int kp, int64_t cs_c, double alpha, double be
   release(&ra); release(&rb); release(&rc);
 }
 
+#ifdef TG_PACKB
+/* kp full pairs packed into panels of kp + more pairs (a driver's odd last row) */
+static void run_packb(int64_t panels, int64_t kp, int64_t pad, int64_t more) {
+  region rb, rd;
+  guard_alternate();
+  const int64_t cols = panels * TG_NR, rs_b = cols + pad, rows = 2 * kp;
+  const int64_t panel = 2 * TG_NR * (kp + more);
+  const size_t b_count = rows ? (size_t) ((rows - 1) * rs_b + cols) : 1;
+  uint16_t* b = guarded_u16(b_count, &rb);
+  for (size_t e = 0; e < b_count; e++) b[e] = (uint16_t) (uniform() * 32768 + 32768);
+  uint16_t* d = guarded_u16((size_t) (panels * panel), &rd);
+  TG_PACKB(panels, kp, b, rs_b, d, panel);
+  cases++;
+  for (int64_t q = 0; q < panels; q++)
+    for (int j = 0; j < TG_NR; j++)
+      for (int64_t r = 0; r < rows; r++)
+        if (d[q * panel + ((r / 2) * TG_NR + j) * 2 + r % 2] != b[r * rs_b + q * TG_NR + j]) {
+          if (++failed <= 20)
+            fprintf(stderr, "FAIL packb panels=%ld kp=%ld pad=%ld more=%ld: column %ld row %ld\n",
+                    (long) panels, (long) kp, (long) pad, (long) more, (long) (q * TG_NR + j),
+                    (long) r);
+          q = panels;
+          j = TG_NR;
+          break;
+        }
+  release(&rb); release(&rd);
+}
+#endif
+
 int main(void) {
   if (!cpu_supported()) return 77;
+#ifdef TG_PACKB
+  for (int64_t panels = 1; panels <= 9; panels++)
+    for (int64_t kp = 0; kp <= 17; kp += kp == 3 ? 14 : 1)
+      for (int64_t pad = 0; pad <= 5; pad += 5) run_packb(panels, kp, pad, pad ? 1 : 0);
+#endif
 #if TG_A_GROUP > 1  /* whole groups too, one and two (17 and 300 end in a partial one) */
   const int kps[] = {0, 1, 2, 3, 17, TG_A_GROUP, 2 * TG_A_GROUP};
 #else
