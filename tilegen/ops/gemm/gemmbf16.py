@@ -24,14 +24,14 @@ tg_bf16_packb_<NR>c2__<isa>, named in each kernel's row), which the driver runs 
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Dict, List, Optional
 
 from tilegen.dsl.family import ExtraFile, OpFamily, RegisterBudget
-from tilegen.dsl.isa import ISAS, DotOps, TileOps, VecOps, get_isa
+from tilegen.dsl.isa import DotOps, TileOps, VecOps, get_isa
 from tilegen.dsl.lowering import Plan
 
+from .b_packing import BPacking
 from .tile_units import (BUDGET_RULE, a_group, check_whole_tiles, grouped_a_panels, tile_budget,
                          tiles)
 
@@ -44,12 +44,7 @@ def has_packb(isa: str) -> bool:
     return bool(d.zip_lo_ and d.zip_hi_ and d.store_)
 
 
-def packb_name(isa: str, nr: int) -> str:
-    return f"tg_bf16_packb_{nr}c2__{isa}"
-
-
-def pack_path(isa: str) -> str:
-    return os.path.join("tilegen", "generated", "gemmbf16", "pack", f"tg_bf16_pack__{isa}.c")
+PACKING = BPacking("gemmbf16", "bf16", 2, "uint16_t", has_packb)
 
 
 @dataclass(frozen=True)
@@ -146,32 +141,18 @@ class GemmBf16(OpFamily):
 
     def c_row(self, entry) -> str:
         s = entry.spec
-        packb = packb_name(s.isa, s.nr) if has_packb(s.isa) else "NULL"
         return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {int(entry.production)}, "
-                f"{a_group(s)}, {s.name}, {packb}, \"{s.name}\"")
+                f"{a_group(s)}, {s.name}, {PACKING.row_field(s)}, \"{s.name}\"")
 
     def extra_files(self, entries, env) -> List[ExtraFile]:
-        """B's packing routines: per ISA that has them (has_packb), one for every NR."""
-        nrs: Dict[str, set] = {}
-        for e in entries:
-            if has_packb(e.spec.isa):
-                nrs.setdefault(e.spec.isa, set()).add(e.spec.nr)
-        out = []
-        for isa, sizes in sorted(nrs.items()):
-            body = env.get_template("gemmbf16/pack.c.j2").render(isa=ISAS[isa], nrs=sorted(sizes))
-            decls = tuple(f"void {packb_name(isa, nr)}(int64_t, int64_t, const uint16_t*, "
-                          f"int64_t, uint16_t*, int64_t);" for nr in sorted(sizes))
-            out.append(ExtraFile(path=pack_path(isa), content=body, template="gemmbf16/pack.c.j2",
-                                 note=f"{self.registry_file}: the NR of every bf16 {isa} kernel",
-                                 isa=isa, declarations=decls))
-        return out
+        return PACKING.files(entries, env, self.registry_file)
 
     def tester_defines(self, s) -> Dict[str, object]:
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_LANES": self.lanes(s), "TG_A_GROUP": a_group(s),
-                **({"TG_PACKB": packb_name(s.isa, s.nr)} if has_packb(s.isa) else {})}
+                **PACKING.tester_defines(s)}
 
     def tester_sources(self, s) -> List[str]:
-        return [pack_path(s.isa)] if has_packb(s.isa) else []
+        return PACKING.tester_sources(s)
 
     def tester_coverage(self, s) -> Dict[str, int]:
         """The tile's rows and columns (n % NR also fixes the masked or temporary column

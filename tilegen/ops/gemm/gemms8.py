@@ -28,13 +28,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-import os
 from typing import List
 
 from tilegen.dsl.family import ExtraFile, OpFamily, RegisterBudget
-from tilegen.dsl.isa import ISAS, QuadOps, TileOps, get_isa
+from tilegen.dsl.isa import QuadOps, TileOps, get_isa
 from tilegen.dsl.lowering import Plan
 
+from .b_packing import BPacking
 from .tile_units import (BUDGET_RULE, a_group, check_whole_tiles, grouped_a_panels, tile_budget,
                          tiles)
 
@@ -61,12 +61,7 @@ def has_packb(isa: str) -> bool:
     return bool(q.rows4_) and q.native and kr_of(q) == 4
 
 
-def packb_name(isa: str, nr: int) -> str:
-    return f"tg_s8_packb_{nr}c4__{isa}"
-
-
-def pack_path(isa: str) -> str:
-    return os.path.join("tilegen", "generated", "gemms8", "pack", f"tg_s8_pack__{isa}.c")
+PACKING = BPacking("gemms8", "s8", 4, "int8_t", has_packb)
 
 
 class GemmS8(OpFamily):
@@ -165,34 +160,20 @@ class GemmS8(OpFamily):
     def c_row(self, entry) -> str:
         s = entry.spec
         offset = int(get_isa(s.isa).quad(s.dtype).a_offset)
-        packb = packb_name(s.isa, s.nr) if has_packb(s.isa) else "NULL"
         return (f"TG_ISA_{s.isa.upper()}, {s.mr}, {s.nr}, {s.kr}, {int(entry.production)}, {offset}, "
-                f"{a_group(s)}, {s.name}, {packb}, \"{s.name}\"")
+                f"{a_group(s)}, {s.name}, {PACKING.row_field(s)}, \"{s.name}\"")
 
     def extra_files(self, entries, env) -> List[ExtraFile]:
-        """B's packing routines: per ISA that has them (has_packb), one for every NR."""
-        nrs: Dict[str, set] = {}
-        for e in entries:
-            if has_packb(e.spec.isa):
-                nrs.setdefault(e.spec.isa, set()).add(e.spec.nr)
-        out = []
-        for isa, sizes in sorted(nrs.items()):
-            body = env.get_template("gemms8/pack.c.j2").render(isa=ISAS[isa], nrs=sorted(sizes))
-            decls = tuple(f"void {packb_name(isa, nr)}(int64_t, int64_t, const int8_t*, int64_t, "
-                          f"int8_t*, int64_t);" for nr in sorted(sizes))
-            out.append(ExtraFile(path=pack_path(isa), content=body, template="gemms8/pack.c.j2",
-                                 note=f"{self.registry_file}: the NR of every s8 {isa} kernel",
-                                 isa=isa, declarations=decls))
-        return out
+        return PACKING.files(entries, env, self.registry_file)
 
     def tester_defines(self, s) -> Dict[str, object]:
         return {"TG_MR": s.mr, "TG_NR": s.nr, "TG_KR": s.kr, "TG_LANES": self.lanes(s),
                 "TG_A_OFFSET": int(get_isa(s.isa).quad(s.dtype).a_offset),
                 "TG_A_GROUP": a_group(s),
-                **({"TG_PACKB": packb_name(s.isa, s.nr)} if has_packb(s.isa) else {})}
+                **PACKING.tester_defines(s)}
 
     def tester_sources(self, s) -> List[str]:
-        return [pack_path(s.isa)] if has_packb(s.isa) else []
+        return PACKING.tester_sources(s)
 
     def tester_coverage(self, s) -> Dict[str, int]:
         """The tile's rows and columns; the k groups run one at a time (no unrolled
