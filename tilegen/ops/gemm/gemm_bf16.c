@@ -211,16 +211,12 @@ static void pack_b(const tg_gemm_bf16_config* cfg, const uint16_t* b, int64_t rs
                    int64_t q1, uint16_t* dst) {
   const int nr = cfg->nr;
   const int64_t kp = (kc + 1) / 2, panel = 2 * nr * kp;
-  int64_t kp_done = 0, q_done = q0;
-  if (cfg->packb != NULL && cs_b == 1) {
-    q_done = nc / nr < q1 ? nc / nr : q1;
-    if (q_done > q0) {
-      kp_done = kc / 2;
-      cfg->packb(q_done - q0, kp_done, b + k0 * rs_b + j0 + q0 * nr, rs_b, dst, panel);
-    } else {
-      q_done = q0;
-    }
-  }
+  /* Row-major B: the ISA's packing takes the full pairs of the whole panels. */
+  const int64_t q_done =
+      tg_gemm_lowp_whole_panels(cfg->packb != NULL && cs_b == 1, nc, nr, q0, q1);
+  const int64_t kp_done = q_done > q0 ? kc / 2 : 0;
+  if (kp_done > 0)
+    cfg->packb(q_done - q0, kp_done, b + k0 * rs_b + j0 + q0 * nr, rs_b, dst, panel);
   for (int64_t p = 0; p < kp; p++) {
     const int64_t k = k0 + 2 * p;
     const int second = 2 * p + 1 < kc;

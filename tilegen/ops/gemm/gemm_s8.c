@@ -178,16 +178,11 @@ static void pack_b(const tg_gemm_s8_config* cfg, const int8_t* b, int64_t rs_b, 
   const int64_t kq = (kc + kr - 1) / kr, panel = kr * nr * kq + 4 * nr;
   for (int64_t q = q0; q < q1; q++) memset(dst + (q - q0) * panel + kr * nr * kq, 0, 4 * (size_t) nr);
   /* Row-major B: the ISA's packing takes the full quads of the whole panels. */
-  int64_t kq_done = 0, q_done = q0;
-  if (cfg->packb != NULL && cs_b == 1) {
-    q_done = nc / nr < q1 ? nc / nr : q1;
-    if (q_done > q0) {
-      kq_done = kc / kr;
-      cfg->packb(q_done - q0, kq_done, b + k0 * rs_b + j0 + q0 * nr, rs_b, dst, panel);
-    } else {
-      q_done = q0;
-    }
-  }
+  const int64_t q_done =
+      tg_gemm_lowp_whole_panels(cfg->packb != NULL && cs_b == 1, nc, nr, q0, q1);
+  const int64_t kq_done = q_done > q0 ? kc / kr : 0;
+  if (kq_done > 0)
+    cfg->packb(q_done - q0, kq_done, b + k0 * rs_b + j0 + q0 * nr, rs_b, dst, panel);
   for (int64_t p = 0; p < kq; p++) {
     const int64_t k = k0 + kr * p, have = kc - kr * p < kr ? kc - kr * p : kr;
     for (int64_t q = p < kq_done ? q_done : q0; q < q1; q++) {
@@ -304,7 +299,7 @@ static void rows_task(void* ctx, int task, int ntasks) {
 
 static void stream_task(void* ctx, int task, int ntasks) {
   block_job* j = ctx;
-  const int mr = j->cfg->mr, nr = j->cfg->nr, kr = j->cfg->kr;
+  const int mr = j->cfg->mr, kr = j->cfg->kr;
   int8_t* pa = tg_workspace(TG_WS_GEMM_LP_A, (size_t) (j->panels * a_panel_bytes(j->cfg, j->stream_kc)));
   int8_t* pb = tg_workspace(TG_WS_GEMM_LP_B, (size_t) (j->stream_w * b_panel_bytes(j->cfg, j->stream_kc)));
   if (pa == NULL || pb == NULL) {

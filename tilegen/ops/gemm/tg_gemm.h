@@ -32,6 +32,15 @@ static inline int64_t tg_gemm_lowp_nc_at_depth(int64_t nc, int64_t kc, int64_t k
   return wide < nc ? nc : wide;
 }
 
+/* The end of the column panels [q0, q1) of a packed B block (nc columns, NR-wide panels) that
+   an ISA's own packing routine takes: the whole ones, where it has one for this B (`own`); q0
+   (none) otherwise. The driver's loop packs the rest. */
+static inline int64_t tg_gemm_lowp_whole_panels(int own, int64_t nc, int64_t nr, int64_t q0,
+                                                int64_t q1) {
+  const int64_t whole = nc / nr < q1 ? nc / nr : q1;
+  return own && whole > q0 ? whole : q0;
+}
+
 /* Matrix-vector products (every dtype's GEMV path) run on threads from this many bytes of the
    matrix: below it a thread hand-off costs about what it saves. */
 #define TG_GEMV_PARALLEL_MIN_BYTES 1.0e6
